@@ -1,0 +1,247 @@
+"""Search a stored space: choose exact or HNSW, apply filters, return hits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from repspace.errors import InputError
+from repspace.search.exact import exact_search, normalize_rows
+from repspace.search.hnsw import HNSWParams, ensure_hnsw
+from repspace.search.results import Hit, SearchPlan
+from repspace.space import Metric
+
+if TYPE_CHECKING:
+    from repspace.filters import Filter
+    from repspace.store import Space
+
+#: With ``method="auto"``, spaces up to this many live items are searched exactly.
+EXACT_MAX_ITEMS = 50_000
+#: With a filter, exact search over the matches when they are at most this many...
+EXACT_MAX_MATCHES = 20_000
+#: ... or at most this share of the space (HNSW with a selector degrades there).
+EXACT_MAX_SELECTIVITY = 0.02
+#: Default HNSW search beam.
+DEFAULT_EF = 64
+#: Largest beam the filter-aware effort raise may choose.
+MAX_EF = 4096
+
+Method = Literal["auto", "exact", "hnsw"]
+
+
+@dataclass(frozen=True)
+class KnnResult:
+    """Rows and scores, (m, k) each; row -1 where fewer than k were found."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+    plan: SearchPlan
+
+
+def knn(
+    space: Space,
+    queries: np.ndarray,
+    k: int = 10,
+    *,
+    where: str | Filter | None = None,
+    method: Method = "auto",
+    ef: int | None = None,
+    hnsw: HNSWParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> KnnResult:
+    """Nearest rows of ``space`` for a batch of query vectors.
+
+    Parameters
+    ----------
+    space : Space
+    queries : (m, dim) array
+    k : int
+    where : filter expression, optional (see :mod:`repspace.filters`)
+    method : ``auto`` (exact up to 50,000 items or for selective filters, HNSW
+        beyond), ``exact`` or ``hnsw``.
+    ef : HNSW search beam (default 64, raised as a filter gets more selective).
+    hnsw : HNSW construction parameters (default M=32, efConstruction=100).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
+    >>> _ = sp.add(["a", "b", "c"], [[0, 0], [1, 0], [5, 5]])
+    >>> r = knn(sp, np.array([[0.9, 0.0]]), k=2)
+    >>> r.rows.tolist(), r.plan.method
+    ([[1, 0]], 'exact')
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}")
+    if method not in ("auto", "exact", "hnsw"):
+        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    q = _check_queries(queries, space.dim)
+    info = space.info()
+    total = info.count
+    candidates: np.ndarray | None = None
+    if where is not None and (not isinstance(where, str) or where.strip()):
+        candidates = space.filter_rows(where)
+    n_cand = total if candidates is None else len(candidates)
+    m = q.shape[0]
+    empty = KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
+                      SearchPlan("exact", n_cand, total, reason="nothing to search"))
+    if n_cand == 0:
+        return empty
+    if method == "auto":
+        if total <= EXACT_MAX_ITEMS:
+            method, reason = "exact", f"{total} items <= {EXACT_MAX_ITEMS}: exact is fast and exact"
+        elif candidates is not None and (n_cand <= EXACT_MAX_MATCHES or n_cand / total <= EXACT_MAX_SELECTIVITY):
+            method, reason = "exact", f"filter keeps {n_cand} of {total} items: exact over the matches"
+        else:
+            method, reason = "hnsw", f"{n_cand} candidates of {total}: HNSW"
+    else:
+        reason = f"{method} requested"
+    if method == "exact":
+        rows, scores = _exact(space, q, k, candidates, n_cand, total)
+        return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
+    loaded = ensure_hnsw(space, hnsw, progress=progress)
+    allowed = None
+    if candidates is not None:
+        allowed = np.zeros(info.next_row, dtype=bool)
+        allowed[candidates] = True
+    elif loaded.needs_mask:  # rows died since the index was built: mask them out
+        allowed = np.zeros(info.next_row, dtype=bool)
+        allowed[space.rows()] = True
+    ef_used = max(ef or DEFAULT_EF, k)
+    if candidates is not None:
+        ef_used = int(min(MAX_EF, max(ef_used, ef_used * total / max(n_cand, 1))))
+    scores, rows = loaded.index.search(q, k, ef_used, allowed)
+    if space.metric is Metric.L2:
+        scores = np.sqrt(np.maximum(scores, 0)).astype(np.float32)
+    return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
+                     SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _check_queries(queries: Any, dim: int) -> np.ndarray:
+    try:
+        q = np.asarray(queries, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InputError("query vectors are not numeric") from None
+    if q.ndim == 1:
+        q = q[None, :]
+    if q.ndim != 2 or q.shape[1] != dim:
+        raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
+    if not np.isfinite(q).all():
+        raise InputError("query vector has NaN or inf")
+    return np.ascontiguousarray(q)
+
+
+def _exact(
+    space: Space, q: np.ndarray, k: int, candidates: np.ndarray | None, n_cand: int, total: int
+) -> tuple[np.ndarray, np.ndarray]:
+    metric = space.metric
+    if candidates is not None and n_cand <= max(EXACT_MAX_MATCHES, total // 5):
+        base_rows, base = candidates, space.read_rows(candidates)
+        if metric is Metric.COSINE:
+            base = normalize_rows(base)
+    else:
+        snap = space.snapshot()
+        base_rows, base = snap.rows, _search_matrix(space, snap)
+        if candidates is not None:
+            keep = np.isin(base_rows, candidates)
+            base_rows, base = base_rows[keep], base[keep]
+    eff = Metric.IP if metric is Metric.COSINE else metric
+    qq = normalize_rows(q) if metric is Metric.COSINE else q
+    scores, idx = exact_search(qq, base, k, eff)
+    return base_rows[idx], scores
+
+
+def _search_matrix(space: Space, snap: Any) -> np.ndarray:
+    """The snapshot's vectors as searched (normalised for cosine), cached per generation."""
+    if space.metric is not Metric.COSINE:
+        return snap.vectors
+    cached = getattr(space, "_normalized", None)
+    if cached is not None and cached[0] is snap:
+        return cached[1]
+    normed = normalize_rows(snap.vectors)
+    space._normalized = (snap, normed)  # type: ignore[attr-defined]
+    return normed
+
+
+def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None) -> list[Hit]:
+    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped)."""
+    valid = [(int(r), float(s)) for r, s in zip(rows, scores) if r >= 0]
+    items = space.items([r for r, _ in valid])
+    out = []
+    for r, s in valid:
+        it = items.get(r)
+        if it is None or it.id == exclude:
+            continue
+        out.append(Hit(id=it.id, score=s, text=it.text, metadata=it.metadata, row=r))
+    return out
+
+
+def search_space(
+    space: Space,
+    query: str | np.ndarray | None = None,
+    k: int = 10,
+    *,
+    id: str | None = None,
+    where: str | Filter | None = None,
+    method: Method = "auto",
+    ef: int | None = None,
+    hnsw: HNSWParams | None = None,
+    encoder: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+    explain: bool = False,
+) -> list[Hit] | tuple[list[Hit], SearchPlan]:
+    """Search a space by text, by stored id, or by vector.
+
+    Parameters
+    ----------
+    query : str or array, optional
+        A text (embedded with the space's own encoder, from its provenance) or
+        a vector of the space's dimension.
+    id : str, optional
+        Search with the stored vector of this item; the item itself is left out.
+    k, where, method, ef, hnsw : see :func:`knn`.
+    encoder : an :class:`~repspace.encoders.Encoder` to embed a text query
+        (default: re-created from the space's provenance).
+    explain : also return the :class:`SearchPlan`.
+
+    Returns
+    -------
+    list of Hit (and the plan when ``explain``)
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = sp.add(["a", "b", "c"], [[1, 0], [0.9, 0.1], [0, 1]], metadata=[{"y": 1}, {"y": 2}, {"y": 3}])
+    >>> [h.id for h in search_space(sp, id="a", k=2)]
+    ['b', 'c']
+    >>> [h.id for h in search_space(sp, np.array([1.0, 0.0]), k=3, where="y >= 2")]
+    ['b', 'c']
+    """
+    exclude = None
+    if id is not None:
+        if query is not None:
+            raise InputError("give a query or an id, not both")
+        vec = space.vectors_of([id])
+        exclude, k_ask = id, k + 1
+    elif isinstance(query, str):
+        if not query.strip():
+            raise InputError("the query text is empty")
+        if encoder is None:
+            from repspace.encoders import from_provenance
+
+            encoder = from_provenance(space.provenance)
+        vec = encoder.encode([query])
+        k_ask = k
+    elif query is None:
+        raise InputError("give a query text, a vector or an id")
+    else:
+        vec, k_ask = np.asarray(query), k
+    result = knn(space, vec, k_ask, where=where, method=method, ef=ef, hnsw=hnsw, progress=progress)
+    hits = hits_for(space, result.rows[0], result.scores[0], exclude=exclude)[:k] if result.rows.size else []
+    return (hits, result.plan) if explain else hits

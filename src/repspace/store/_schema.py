@@ -1,0 +1,54 @@
+"""The store's schema as numbered migrations.
+
+``PRAGMA user_version`` holds the number of the last migration applied. Opening a
+store applies the missing ones in order, each in its own transaction; a store
+whose version is newer than this code knows is refused (never downgraded).
+Add a migration by appending to :data:`MIGRATIONS`; never edit a released one.
+"""
+
+from __future__ import annotations
+
+#: Migration ``i`` (1-based) brings a store from version ``i - 1`` to ``i``.
+MIGRATIONS: list[str] = [
+    # 1: spaces, items and vector blocks.
+    """
+    CREATE TABLE spaces (
+        id          INTEGER PRIMARY KEY,
+        uid         TEXT    NOT NULL UNIQUE,
+        name        TEXT    NOT NULL UNIQUE,
+        dim         INTEGER NOT NULL CHECK (dim > 0),
+        metric      TEXT    NOT NULL CHECK (metric IN ('cosine', 'ip', 'l2')),
+        dtype       TEXT    NOT NULL CHECK (dtype IN ('float32', 'float16')),
+        provenance  TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(provenance)),
+        generation  INTEGER NOT NULL DEFAULT 0,
+        next_row    INTEGER NOT NULL DEFAULT 0,
+        dead_rows   INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT    NOT NULL,
+        updated_at  TEXT    NOT NULL
+    );
+    -- One row per live item. `row` is the item's position in the space's
+    -- append-only vector array; a replaced or deleted item leaves a dead row.
+    CREATE TABLE items (
+        space_id  INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        row       INTEGER NOT NULL,
+        item_id   TEXT    NOT NULL,
+        text      TEXT,
+        meta      TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(meta)),
+        hash      TEXT,
+        PRIMARY KEY (space_id, row)
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX items_by_id ON items (space_id, item_id);
+    CREATE INDEX items_by_hash ON items (space_id, hash) WHERE hash IS NOT NULL;
+    -- Vectors in blocks of consecutive rows (a few MiB each), so that loading a
+    -- space is a handful of large reads rather than one row per vector.
+    CREATE TABLE blocks (
+        space_id   INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        first_row  INTEGER NOT NULL,
+        n_rows     INTEGER NOT NULL CHECK (n_rows > 0),
+        data       BLOB    NOT NULL
+    );
+    CREATE UNIQUE INDEX blocks_by_row ON blocks (space_id, first_row);
+    """,
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)

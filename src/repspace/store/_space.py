@@ -1,0 +1,501 @@
+"""A handle on one stored space: add, delete, read vectors and items.
+
+Rows are append-only: an item's vector is written once, at row ``r`` of the
+space's vector array, and never changes. Replacing an item appends a new row and
+leaves the old one dead; deleting leaves a dead row. This is what makes derived
+indexes safe to reuse: an index over rows ``0..m`` is never *wrong* after a
+change, only incomplete (extend it with the new rows) or holding dead rows
+(excluded at search time).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from repspace.errors import ConflictError, InputError, NotFoundError
+from repspace.space import Metric, SpaceInfo
+from repspace.store import _validate as v
+
+if TYPE_CHECKING:
+    from repspace.filters import Filter
+    from repspace.search.results import Hit
+    from repspace.store._store import Store
+
+#: Target size of one vector block in bytes.
+BLOCK_BYTES = 4 << 20
+#: Parameters per SQL statement when looking up many ids or rows at once.
+_CHUNK = 500
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A consistent view of a space at one generation: ids row-aligned with vectors.
+
+    Attributes
+    ----------
+    ids : list of str, the live items in row order.
+    rows : int64 array, each item's row in the space's vector array.
+    vectors : float32 array (n, dim), row-aligned with ``ids``.
+    generation : the space's generation when read.
+    """
+
+    ids: list[str]
+    rows: np.ndarray
+    vectors: np.ndarray
+    generation: int
+    next_row: int
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What a batch did: items ``added`` (new ids), ``replaced`` (same id, new
+    vector), ``updated`` (same vector, new text or metadata) and ``unchanged``."""
+
+    added: int
+    replaced: int
+    updated: int
+    unchanged: int
+    generation: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {k: getattr(self, k) for k in ("added", "replaced", "updated", "unchanged", "generation")}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One stored item (without its vector)."""
+
+    id: str
+    text: str | None
+    metadata: dict[str, Any]
+    row: int
+
+
+class Space:
+    """A stored space. Get one from :meth:`repspace.Store.space` or ``create_space``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> sp = store.create_space("toy", dim=3)
+    >>> sp.add(["a", "b"], np.eye(3)[:2], texts=["x", "y"], metadata=[{"n": 1}, {"n": 2}]).added
+    2
+    >>> sp.ids(), sp.vectors().shape
+    (['a', 'b'], (2, 3))
+    >>> [h.id for h in sp.search(np.array([0.0, 1.0, 0.0]), k=1)]
+    ['b']
+    """
+
+    def __init__(self, store: Store, info: SpaceInfo) -> None:
+        self.store = store
+        self._info = info
+        self._cache: Snapshot | None = None
+        self._cache_lock = threading.Lock()
+
+    # ----------------------------------------------------------------- identity
+    @property
+    def name(self) -> str:
+        return self._info.name
+
+    @property
+    def dim(self) -> int:
+        return self._info.dim
+
+    @property
+    def metric(self) -> Metric:
+        return self._info.metric
+
+    @property
+    def dtype(self) -> str:
+        return self._info.dtype
+
+    @property
+    def uid(self) -> str:
+        return self._info.uid
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        return dict(self._info.provenance)
+
+    def info(self) -> SpaceInfo:
+        """The space's current description (re-read from the store)."""
+        with self.store.db.read() as c:
+            self._info = self._read_info(c)
+        return self._info
+
+    def __len__(self) -> int:
+        return self.info().count
+
+    def __repr__(self) -> str:
+        return f"<Space {self.name!r} dim={self.dim} metric={self.metric.value}>"
+
+    def _read_info(self, c: Any) -> SpaceInfo:
+        row = c.execute(
+            "SELECT id, name, dim, metric, dtype, provenance, generation, uid, created_at, updated_at,"
+            " next_row, dead_rows FROM spaces WHERE uid = ?",
+            (self._info.uid,),
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"space {self._info.name!r} no longer exists")
+        sid = row[0]
+        count = c.execute("SELECT count(*) FROM items WHERE space_id = ?", (sid,)).fetchone()[0]
+        self._sid = sid
+        return SpaceInfo(
+            name=row[1], dim=row[2], metric=Metric(row[3]), dtype=row[4], count=count,
+            provenance=json.loads(row[5]), generation=row[6], uid=row[7], created_at=row[8],
+            updated_at=row[9], next_row=row[10], dead_rows=row[11],
+        )
+
+    def _state(self, c: Any) -> tuple[int, int, int, int]:
+        """(space id, generation, next_row, dead_rows) inside a transaction."""
+        row = c.execute(
+            "SELECT id, generation, next_row, dead_rows FROM spaces WHERE uid = ?", (self._info.uid,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"space {self._info.name!r} no longer exists")
+        return row
+
+    # ------------------------------------------------------------------- writes
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: Any,
+        texts: Sequence[str | None] | None = None,
+        metadata: Sequence[dict[str, Any] | None] | None = None,
+        *,
+        on_conflict: Literal["upsert", "error"] = "upsert",
+    ) -> AddResult:
+        """Add a batch of items atomically: all of it is stored, or none of it.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Unique within the batch.
+        vectors : array-like (n, dim)
+            Finite numbers; stored as the space's dtype, returned as float32.
+        texts, metadata : optional sequences aligned with ``ids``.
+        on_conflict : ``"upsert"`` (default) or ``"error"``
+            With ``upsert`` an existing id is replaced (a new vector gets a new
+            row; an identical vector keeps its row and only text and metadata are
+            updated). With ``error`` the whole batch is refused if any id exists.
+
+        Returns
+        -------
+        AddResult
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> sp.add(["a"], [[1.0, 0.0]]).added, sp.add(["a"], [[0.0, 1.0]]).replaced
+        (1, 1)
+        """
+        if on_conflict not in ("upsert", "error"):
+            raise InputError(f"on_conflict must be 'upsert' or 'error', not {on_conflict!r}")
+        ids = v.check_ids(ids)
+        vecs = v.check_vectors(vectors, ids, self.dim, self.dtype)
+        texts = v.check_texts(texts, ids)
+        metas = v.check_metas(metadata, ids)
+        hashes = [v.text_hash(t) if t is not None else None for t in texts]
+        stored = vecs.astype(self.dtype, copy=False)
+        with self.store.db.write() as c:
+            sid, generation, next_row, dead_rows = self._state(c)
+            existing = self._rows_by_id(c, sid, ids)
+            if existing and on_conflict == "error":
+                some = ", ".join(repr(i) for i in list(existing)[:3])
+                raise ConflictError(f"{len(existing)} id(s) already in space {self.name!r}: {some}")
+            old_vectors = self._read_rows(c, sid, [r for r, *_ in existing.values()]) if existing else None
+            old_index = {r: j for j, (r, *_) in enumerate(existing.values())}
+            new_pos, dead, updates, unchanged = [], [], [], 0
+            for i, item_id in enumerate(ids):
+                old = existing.get(item_id)
+                if old is None:
+                    new_pos.append(i)
+                    continue
+                row, old_text, old_meta = old
+                same_vector = old_vectors[old_index[row]].tobytes() == stored[i].tobytes()
+                if not same_vector:
+                    dead.append(row)
+                    new_pos.append(i)
+                elif old_text != texts[i] or old_meta != metas[i]:
+                    updates.append((texts[i], metas[i], hashes[i], sid, row))
+                else:
+                    unchanged += 1
+            replaced = len(dead)
+            if dead:
+                for chunk in _chunks(dead):
+                    c.execute(
+                        f"DELETE FROM items WHERE space_id = ? AND row IN ({','.join('?' * len(chunk))})",
+                        (sid, *chunk),
+                    )
+            if updates:
+                c.executemany("UPDATE items SET text = ?, meta = ?, hash = ? WHERE space_id = ? AND row = ?", updates)
+            if new_pos:
+                c.executemany(
+                    "INSERT INTO items (space_id, row, item_id, text, meta, hash) VALUES (?, ?, ?, ?, ?, ?)",
+                    ((sid, next_row + j, ids[i], texts[i], metas[i], hashes[i]) for j, i in enumerate(new_pos)),
+                )
+                block = stored[new_pos] if len(new_pos) != len(ids) else stored
+                self._write_blocks(c, sid, next_row, block)
+            changed = bool(new_pos or updates)
+            if changed:
+                generation += 1
+                c.execute(
+                    "UPDATE spaces SET generation = ?, next_row = ?, dead_rows = ?, updated_at = ? WHERE id = ?",
+                    (generation, next_row + len(new_pos), dead_rows + replaced, _now(), sid),
+                )
+        return AddResult(
+            added=len(new_pos) - replaced, replaced=replaced, updated=len(updates),
+            unchanged=unchanged, generation=generation,
+        )
+
+    def delete(self, ids: Iterable[str], *, missing_ok: bool = False) -> int:
+        """Delete items by id, atomically; returns how many were deleted.
+
+        Unknown ids raise :class:`NotFoundError` and delete nothing, unless
+        ``missing_ok``.
+        """
+        ids = list(dict.fromkeys(ids))
+        with self.store.db.write() as c:
+            sid, generation, next_row, dead_rows = self._state(c)
+            found = self._rows_by_id(c, sid, ids)
+            missing = [i for i in ids if i not in found]
+            if missing and not missing_ok:
+                some = ", ".join(repr(i) for i in missing[:3])
+                raise NotFoundError(f"{len(missing)} id(s) not in space {self.name!r}: {some}")
+            rows = [r for r, *_ in found.values()]
+            for chunk in _chunks(rows):
+                c.execute(
+                    f"DELETE FROM items WHERE space_id = ? AND row IN ({','.join('?' * len(chunk))})", (sid, *chunk)
+                )
+            if rows:
+                c.execute(
+                    "UPDATE spaces SET generation = ?, dead_rows = ?, updated_at = ? WHERE id = ?",
+                    (generation + 1, dead_rows + len(rows), _now(), sid),
+                )
+        return len(rows)
+
+    def _write_blocks(self, c: Any, sid: int, first_row: int, block: np.ndarray) -> None:
+        per_block = max(1, BLOCK_BYTES // max(1, block.shape[1] * block.itemsize))
+        for start in range(0, len(block), per_block):
+            part = np.ascontiguousarray(block[start : start + per_block])
+            c.execute(
+                "INSERT INTO blocks (space_id, first_row, n_rows, data) VALUES (?, ?, ?, ?)",
+                (sid, first_row + start, len(part), memoryview(part).cast("B")),
+            )
+
+    # -------------------------------------------------------------------- reads
+    def snapshot(self) -> Snapshot:
+        """Ids and vectors of the live items, consistent with each other.
+
+        Read in one transaction, so a concurrent writer's batch is either wholly
+        in or wholly out. Cached per generation.
+        """
+        with self.store.db.read() as c:
+            sid, generation, next_row, dead_rows = self._state(c)
+            cached = self._cache
+            if cached is not None and cached.generation == generation:
+                return cached
+            pairs = c.execute("SELECT row, item_id FROM items WHERE space_id = ? ORDER BY row", (sid,)).fetchall()
+            all_rows = self._load_all_rows(c, sid, next_row)
+        rows = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
+        ids = [p[1] for p in pairs]
+        vectors = all_rows if len(rows) == next_row else all_rows[rows]
+        snap = Snapshot(ids=ids, rows=rows, vectors=vectors, generation=generation, next_row=next_row)
+        with self._cache_lock:
+            self._cache = snap
+        return snap
+
+    def ids(self) -> list[str]:
+        """Ids of the live items, in row order (aligned with :meth:`vectors`)."""
+        return self.snapshot().ids
+
+    def vectors(self) -> np.ndarray:
+        """All live vectors as float32 (n, dim), row-aligned with :meth:`ids`."""
+        return self.snapshot().vectors
+
+    def _load_all_rows(self, c: Any, sid: int, next_row: int) -> np.ndarray:
+        return self._read_range(c, sid, 0, next_row)
+
+    def _read_range(self, c: Any, sid: int, lo: int, hi: int) -> np.ndarray:
+        """Vectors of rows ``lo..hi-1`` (live and dead) as float32, block by block."""
+        out = np.empty((max(0, hi - lo), self.dim), dtype=np.float32)
+        dt = np.dtype(self.dtype)
+        for first, n, data in c.execute(
+            "SELECT first_row, n_rows, data FROM blocks WHERE space_id = ? AND first_row < ?"
+            " AND first_row + n_rows > ? ORDER BY first_row",
+            (sid, hi, lo),
+        ):
+            block = np.frombuffer(data, dtype=dt).reshape(n, self.dim)
+            a, b = max(first, lo), min(first + n, hi)
+            out[a - lo : b - lo] = block[a - first : b - first]
+        return out
+
+    def rows(self) -> np.ndarray:
+        """Rows of the live items, ascending."""
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            cur = c.execute("SELECT row FROM items WHERE space_id = ? ORDER BY row", (sid,))
+            return np.fromiter((r[0] for r in cur), dtype=np.int64)
+
+    def live_rows(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Live rows in ``[lo, hi)`` and their vectors, read from one snapshot."""
+        with self.store.db.read() as c:
+            sid, _, next_row, _ = self._state(c)
+            hi = next_row if hi is None else min(hi, next_row)
+            rows = np.fromiter(
+                (r[0] for r in c.execute(
+                    "SELECT row FROM items WHERE space_id = ? AND row >= ? AND row < ? ORDER BY row", (sid, lo, hi)
+                )),
+                dtype=np.int64,
+            )
+            block = self._read_range(c, sid, lo, hi)
+        return rows, block[rows - lo] if len(rows) != hi - lo else block
+
+    def read_rows(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Vectors of the given rows (live or dead), float32, reading only the bytes needed."""
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            return self._read_rows(c, sid, rows)
+
+    def _read_rows(self, c: Any, sid: int, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.empty((len(rows), self.dim), dtype=np.float32)
+        if len(rows) == 0:
+            return out
+        blocks = c.execute(
+            "SELECT first_row, rowid, n_rows FROM blocks WHERE space_id = ? ORDER BY first_row", (sid,)
+        ).fetchall()
+        firsts = [b[0] for b in blocks]
+        dt = np.dtype(self.dtype)
+        width = self.dim * dt.itemsize
+        order = np.argsort(rows, kind="stable")
+        current, blob = None, None
+        try:
+            for j in order:
+                r = int(rows[j])
+                b = bisect.bisect_right(firsts, r) - 1
+                if b < 0 or r >= firsts[b] + blocks[b][2]:
+                    raise NotFoundError(f"row {r} is not stored in space {self.name!r}")
+                if b != current:
+                    if blob is not None:
+                        blob.close()
+                    blob = c.blobopen("blocks", "data", blocks[b][1], readonly=True)
+                    current = b
+                blob.seek((r - firsts[b]) * width)
+                out[j] = np.frombuffer(blob.read(width), dtype=dt)
+        finally:
+            if blob is not None:
+                blob.close()
+        return out
+
+    def items(self, rows: Sequence[int] | np.ndarray) -> dict[int, Item]:
+        """The live items at the given rows (dead rows are left out)."""
+        rows = [int(r) for r in rows]
+        out: dict[int, Item] = {}
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            for chunk in _chunks(rows):
+                for row, item_id, text, meta in c.execute(
+                    f"SELECT row, item_id, text, meta FROM items WHERE space_id = ? AND row IN"
+                    f" ({','.join('?' * len(chunk))})",
+                    (sid, *chunk),
+                ):
+                    out[row] = Item(id=item_id, text=text, metadata=json.loads(meta), row=row)
+        return out
+
+    def get(self, ids: Sequence[str]) -> list[Item]:
+        """Items by id, in the order asked; unknown ids raise :class:`NotFoundError`."""
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            found = self._rows_by_id(c, sid, list(ids))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise NotFoundError(f"id {missing[0]!r} is not in space {self.name!r}")
+        return [Item(id=i, text=found[i][1], metadata=json.loads(found[i][2]), row=found[i][0]) for i in ids]
+
+    def vectors_of(self, ids: Sequence[str]) -> np.ndarray:
+        """Vectors of the given ids (float32, in the order asked)."""
+        return self.read_rows([it.row for it in self.get(ids)])
+
+    def rows_for_hashes(self, hashes: Iterable[str]) -> dict[str, int]:
+        """For each content hash already in the space, one live row that has it."""
+        hashes = list(dict.fromkeys(h for h in hashes if h is not None))
+        out: dict[str, int] = {}
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            for chunk in _chunks(hashes):
+                for h, row in c.execute(
+                    f"SELECT hash, min(row) FROM items WHERE space_id = ? AND hash IN ({','.join('?' * len(chunk))})"
+                    " GROUP BY hash",
+                    (sid, *chunk),
+                ):
+                    out[h] = row
+        return out
+
+    def filter_rows(self, where: str | Filter) -> np.ndarray:
+        """Rows of the live items matching a filter expression (see :mod:`repspace.filters`)."""
+        from repspace.filters import Filter
+
+        flt = where if isinstance(where, Filter) else Filter.parse(where)
+        with self.store.db.read() as c:
+            sid, *_ = self._state(c)
+            cur = c.execute(
+                f"SELECT row FROM items WHERE space_id = ? AND ({flt.sql}) ORDER BY row", (sid, *flt.params)
+            )
+            return np.fromiter((r[0] for r in cur), dtype=np.int64)
+
+    def iter_items(self, batch: int = 10000) -> Iterator[tuple[list[Item], np.ndarray]]:
+        """Live items with their vectors, in row order, in batches, from one consistent snapshot."""
+        with self.store.db.read() as c:
+            sid, generation, next_row, _ = self._state(c)
+            cur = c.execute("SELECT row, item_id, text, meta FROM items WHERE space_id = ? ORDER BY row", (sid,))
+            while True:
+                chunk = cur.fetchmany(batch)
+                if not chunk:
+                    break
+                items = [Item(id=i, text=t, metadata=json.loads(m), row=r) for r, i, t, m in chunk]
+                yield items, self._read_rows(c, sid, [it.row for it in items])
+
+    def _rows_by_id(self, c: Any, sid: int, ids: list[str]) -> dict[str, tuple[int, str | None, str]]:
+        out: dict[str, tuple[int, str | None, str]] = {}
+        for chunk in _chunks(ids):
+            for item_id, row, text, meta in c.execute(
+                f"SELECT item_id, row, text, meta FROM items WHERE space_id = ? AND item_id IN"
+                f" ({','.join('?' * len(chunk))})",
+                (sid, *chunk),
+            ):
+                out[item_id] = (row, text, meta)
+        return out
+
+    # ------------------------------------------------------------------- search
+    def search(self, query: Any, k: int = 10, **options: Any) -> list[Hit]:
+        """Nearest items to a text, a stored id (``id=...``) or a vector.
+
+        A facade over :func:`repspace.search.search_space`; see it for options
+        (``where``, ``exact``, ``ef``). The import is deferred so that the core
+        loads without FAISS.
+        """
+        from repspace.search import search_space
+
+        return search_space(self, query, k=k, **options)
+
+
+def _chunks(seq: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]

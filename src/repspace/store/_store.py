@@ -1,0 +1,153 @@
+"""The store: one SQLite file holding every space, plus derived indexes beside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from repspace.errors import ConflictError, InputError, NotFoundError
+from repspace.space import DTYPES, Metric, SpaceInfo, check_space_name
+from repspace.store._db import Database
+from repspace.store._space import Space, _now
+
+#: Environment variable naming the store file.
+STORE_ENV = "REPSPACE_STORE"
+
+
+def default_store_path() -> Path:
+    """``$REPSPACE_STORE``, else ``$XDG_DATA_HOME/repspace/store.db`` (``~/.local/share/...``).
+
+    Examples
+    --------
+    >>> default_store_path().name
+    'store.db'
+    """
+    env = os.environ.get(STORE_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "repspace" / "store.db"
+
+
+class Store:
+    """All spaces in one SQLite file (WAL mode); FAISS indexes live in ``<file>.indexes/``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        The store file; defaults to :func:`default_store_path`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("demo", dim=4, metric="cosine", provenance={"encoder": "precomputed"})
+    >>> [s.name for s in store.spaces()]
+    ['demo']
+    >>> store.space("demo").dim
+    4
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.db = Database(self.path)
+        self._spaces: dict[str, Space] = {}
+
+    @property
+    def index_dir(self) -> Path:
+        """Folder of derived files (indexes), beside the store file."""
+        return self.path.with_name(self.path.name + ".indexes")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Store {str(self.path)!r}>"
+
+    # ------------------------------------------------------------------ spaces
+    def create_space(
+        self,
+        name: str,
+        dim: int,
+        metric: str | Metric = "cosine",
+        *,
+        dtype: str = "float32",
+        provenance: dict[str, Any] | None = None,
+        exist_ok: bool = False,
+    ) -> Space:
+        """Create an empty space.
+
+        With ``exist_ok`` an existing space of the same name is returned if its
+        dimension and metric agree (a :class:`ConflictError` otherwise).
+        """
+        check_space_name(name)
+        metric = Metric.parse(metric)
+        if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
+            raise InputError(f"dimension must be a positive integer, not {dim!r}")
+        if dtype not in DTYPES:
+            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+        prov = json.dumps(provenance or {}, sort_keys=True, allow_nan=False)
+        with self.db.write() as c:
+            row = c.execute("SELECT dim, metric FROM spaces WHERE name = ?", (name,)).fetchone()
+            if row is not None:
+                if not exist_ok:
+                    raise ConflictError(f"space {name!r} already exists")
+                if row[0] != dim or row[1] != metric.value:
+                    raise ConflictError(
+                        f"space {name!r} exists with dim={row[0]}, metric={row[1]}; asked for dim={dim}, "
+                        f"metric={metric.value}"
+                    )
+            else:
+                now = _now()
+                c.execute(
+                    "INSERT INTO spaces (uid, name, dim, metric, dtype, provenance, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (uuid.uuid4().hex, name, dim, metric.value, dtype, prov, now, now),
+                )
+        return self.space(name)
+
+    def space(self, name: str) -> Space:
+        """The space called ``name``; :class:`NotFoundError` if there is none."""
+        with self.db.read() as c:
+            row = c.execute("SELECT uid FROM spaces WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                names = [r[0] for r in c.execute("SELECT name FROM spaces ORDER BY name")]
+                hint = f"; spaces: {', '.join(names[:10])}" if names else "; the store has no spaces yet"
+                raise NotFoundError(f"no space {name!r} in {self.path}{hint}")
+            cached = self._spaces.get(name)
+            if cached is not None and cached.uid == row[0]:
+                return cached
+            space = Space(self, SpaceInfo(name=name, dim=1, metric=Metric.COSINE, dtype="float32", count=0, uid=row[0]))
+            space._info = space._read_info(c)
+        self._spaces[name] = space
+        return space
+
+    def spaces(self) -> list[SpaceInfo]:
+        """Descriptions of every space, by name."""
+        with self.db.read() as c:
+            uids = [r[0] for r in c.execute("SELECT uid FROM spaces ORDER BY name")]
+            out = []
+            for uid in uids:
+                tmp = Space(self, SpaceInfo(name="", dim=1, metric=Metric.COSINE, dtype="float32", count=0, uid=uid))
+                out.append(tmp._read_info(c))
+        return out
+
+    def delete_space(self, name: str) -> SpaceInfo:
+        """Delete a space, its items and vectors, and its derived indexes."""
+        space = self.space(name)
+        with self.db.write() as c:
+            info = space._read_info(c)
+            c.execute("DELETE FROM spaces WHERE uid = ?", (space.uid,))
+        self._spaces.pop(name, None)
+        shutil.rmtree(self.index_dir / space.uid, ignore_errors=True)
+        return info
