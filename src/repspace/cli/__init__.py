@@ -1,0 +1,49 @@
+"""The ``repspace`` command line: a thin skin over the Python API.
+
+Every command parses its options, calls one library function and prints the
+result (a rich table, or ``--json``). Errors from the library become one line
+on stderr and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main", "app"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (errors print one line on stderr)."""
+    from repspace.cli._app import app
+    from repspace.cli._common import err
+    from repspace.errors import RepspaceError
+
+    try:
+        app(args=argv, prog_name="repspace", standalone_mode=False)
+    except RepspaceError as e:
+        err.print(f"error: {e}", highlight=False, markup=False)
+        return e.exit_code
+    except KeyboardInterrupt:
+        err.print("interrupted", highlight=False)
+        return 130
+    except SystemExit as e:
+        return int(e.code or 0) if not isinstance(e.code, str) else 1
+    except Exception as e:  # click's usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show(file=sys.stderr)
+            return e.exit_code
+        if isinstance(e, click.exceptions.Abort):
+            err.print("aborted", highlight=False)
+            return 1
+        raise
+    return 0
+
+
+def __getattr__(name: str):  # lazy: importing repspace.cli does not build the app
+    if name == "app":
+        from repspace.cli._app import app
+
+        return app
+    raise AttributeError(name)

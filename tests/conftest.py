@@ -1,0 +1,33 @@
+"""Fixtures shared by every test folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+#: ../shared/data beside the repository (CI lays a copy there).
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The real data sets in ../shared/data; tests using it skip when the folder is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"real data folder {SHARED_DATA} is absent (it sits beside the repository in CI)")
+    return SHARED_DATA
+
+
+@pytest.fixture()
+def store(tmp_path: Path):
+    """A fresh store in a temporary folder."""
+    from repspace import Store
+
+    s = Store(tmp_path / "store.db")
+    yield s
+    s.close()
