@@ -137,9 +137,10 @@ def glove_records() -> Records:
 
 
 def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: bool = False,
-             glove: bool = True) -> DemoResult:
-    """Build and search the two demo spaces; ``quick`` uses 500 docstrings and no GloVe."""
+             glove: bool | None = None) -> DemoResult:
+    """Build and search the two demo spaces; ``quick`` uses 500 docstrings and (unless ``glove``) no GloVe."""
     t0 = time.perf_counter()
+    glove = not quick if glove is None else glove
     result = DemoResult()
     say("1/3  Reading docstrings of the Python standard library (parsed with ast, nothing imported)...")
     docs = stdlib_docstrings(limit=500 if quick else 3000)

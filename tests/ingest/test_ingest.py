@@ -60,9 +60,12 @@ def test_ingest_embeds_once_and_matches_sentence_transformers(store, sentences):
     assert len(sp) == 120
 
     # New ids whose texts are already stored reuse the stored vectors.
-    copies = ingest_records(store, "sts", records(sentences[:10], ids=[f"copy{i}" for i in range(10)]))
+    copies = ingest_records(store, "sts", records(sentences[10:20], ids=[f"copy{i}" for i in range(10)]))
     assert (copies.encoded, copies.reused, copies.added) == (0, 10, 10)
-    np.testing.assert_array_equal(sp.vectors_of(["copy0"]), sp.vectors_of(["s0"]))
+    np.testing.assert_array_equal(sp.vectors_of(["copy0"]), sp.vectors_of(["s10"]))
+    # ... while the two texts replaced above are gone, so bringing them back embeds them again.
+    back = ingest_records(store, "sts", records([sentences[3], sentences[7]], ids=["back3", "back7"]))
+    assert (back.encoded, back.added) == (2, 2)
 
     # A text query is embedded with the space's own encoder: the sentence finds itself.
     hit = sp.search(sentences[5], k=1)[0]

@@ -26,6 +26,6 @@ def demo_cmd(
     store = open_store()
     note(f"store: {store.path}")
     with progress_bar(json) as bar:
-        result = run_demo(store, say=(lambda s: None) if json else print, progress=bar, quick=quick, glove=not quick)
+        result = run_demo(store, say=(lambda s: None) if json else print, progress=bar, quick=quick)
     if json:
         print_json(result.to_dict())

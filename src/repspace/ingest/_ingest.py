@@ -163,7 +163,7 @@ def ingest_records(
     if any(t is None for t in texts):
         i = next(i for i, t in enumerate(texts) if t is None)
         raise InputError(f"{records.source}: item {ids[i]!r} has no text to embed")
-    from repspace.encoders import get_encoder
+    from repspace.encoders import from_provenance, get_encoder
 
     opts = dict(encoder_options or {})
     existing = _existing_space(store, space)
@@ -173,10 +173,9 @@ def ingest_records(
             f"space {space!r} was made with encoder {existing.provenance.get('encoder')!r}, not {spec!r}; "
             "ingest into a new space"
         )
-    if existing is not None and not opts:
-        opts = _options_from_provenance(existing.provenance)
     layer = opts.get("layer")
-    enc = get_encoder(spec, **opts)
+    # Adding to an existing space re-creates its encoder from its recorded recipe.
+    enc = from_provenance(existing.provenance) if existing is not None and not opts else get_encoder(spec, **opts)
     if layer == "all" or (isinstance(layer, (list, tuple))):
         return _ingest_layers(store, space, enc, ids, texts, records, metric, dtype, batch_size,
                               commit_every, on_conflict, progress, duplicates, t0)
@@ -328,12 +327,6 @@ def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:
         [records.metadata[i] for i in keep],
         records.columns,
     ), len(records.ids) - len(keep)
-
-
-def _options_from_provenance(prov: dict[str, Any]) -> dict[str, Any]:
-    """Encoder options recorded in a space's provenance (so re-ingest uses the same recipe)."""
-    return {k: prov[k] for k in ("layer", "pooling", "normalize", "prompt", "max_length")
-            if prov.get(k) is not None}
 
 
 def _phase(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:

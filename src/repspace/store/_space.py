@@ -493,7 +493,7 @@ class Space:
         return {item_id: (row, text, meta) for item_id, row, text, meta in cur}
 
     # ------------------------------------------------------------------- search
-    def search(self, query: Any, k: int = 10, **options: Any) -> list[Hit]:
+    def search(self, query: Any = None, k: int = 10, **options: Any) -> list[Hit]:
         """Nearest items to a text, a stored id (``id=...``) or a vector.
 
         A facade over :func:`repspace.search.search_space`; see it for options

@@ -1,0 +1,27 @@
+"""The ``>>>`` examples of every encoder module run and pass."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "repspace.encoders",
+    "repspace.encoders.base",
+    "repspace.encoders.registry",
+    "repspace.encoders.threads",
+    "repspace.encoders.static",
+    "repspace.encoders.sentence_transformers",
+    "repspace.encoders.hf_layers",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert result.attempted > 0, f"{name} has no examples"
+    assert result.failed == 0
