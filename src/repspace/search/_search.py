@@ -104,13 +104,16 @@ def knn(
         rows, scores = _exact(space, q, k, candidates, n_cand, total)
         return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
     loaded = ensure_hnsw(space, hnsw, progress=progress)
+    # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
+    size = loaded.stamp.rows
     allowed = None
     if candidates is not None:
-        allowed = np.zeros(info.next_row, dtype=bool)
-        allowed[candidates] = True
+        allowed = np.zeros(size, dtype=bool)
+        allowed[candidates[candidates < size]] = True
     elif loaded.needs_mask:  # rows died since the index was built: mask them out
-        allowed = np.zeros(info.next_row, dtype=bool)
-        allowed[space.rows()] = True
+        live = space.rows()
+        allowed = np.zeros(size, dtype=bool)
+        allowed[live[live < size]] = True
     ef_used = max(ef or DEFAULT_EF, k)
     if candidates is not None:
         ef_used = int(min(MAX_EF, max(ef_used, ef_used * total / max(n_cand, 1))))
@@ -223,6 +226,8 @@ def search_space(
     >>> [h.id for h in search_space(sp, np.array([1.0, 0.0]), k=3, where="y >= 2")]
     ['b', 'c']
     """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}")
     exclude = None
     if id is not None:
         if query is not None:

@@ -1,9 +1,13 @@
 """Exact k-nearest-neighbour search by blocked matrix products.
 
-The scores are BLAS products (numpy's ``matmul``); what is written here is only
-the blocking (so memory stays bounded at any size) and the top-k selection with
-a deterministic tie rule (equal scores: lower row first), which FAISS's
-``knn`` does not promise.
+The scores come from BLAS (numpy's ``matmul``); what is written here is the
+blocking (memory stays bounded at any size) and a selection that numpy and
+FAISS do not offer: each block's candidates, and every row whose BLAS score is
+within rounding of the k-th, are re-scored pair by pair in float64. That makes
+the result deterministic: identical vectors get identical scores wherever they
+sit (a blocked matmul can differ in the last bit by position), ties go to the
+lower row, and l2 distances are exact even far from the origin, where the
+expansion ‖q‖² − 2q·x + ‖x‖² loses all precision in float32.
 """
 
 from __future__ import annotations
@@ -14,6 +18,11 @@ from repspace.space import Metric
 
 #: Largest score block held at once, in float32 entries (256 MiB).
 BLOCK_ENTRIES = 64 * 1024 * 1024
+#: Relative width of the band below the k-th BLAS score whose rows are re-scored
+#: (float32 rounding of a d-term dot product is far below this).
+TIE_BAND = 1e-4
+#: Largest float64 array used while re-scoring candidates, in entries (64 MiB).
+RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -51,7 +60,7 @@ def exact_search(
         Similarities (``cosine``, ``ip``; descending) or Euclidean distances
         (``l2``; ascending).
     indices : (m, k') int64
-        Row numbers in ``base``; ties go to the lower row.
+        Row numbers in ``base``; equal scores go to the lower row.
 
     Examples
     --------
@@ -71,44 +80,74 @@ def exact_search(
         return np.empty((m, 0), np.float32), np.empty((m, 0), np.int64)
     if metric is Metric.COSINE:
         q, x = normalize_rows(q), normalize_rows(x)
-    x_sq = np.einsum("ij,ij->i", x, x) if metric is Metric.L2 else None
+    l2 = metric is Metric.L2
+    x_sq = np.einsum("ij,ij->i", x, x) if l2 else None
     block = max(kk, min(n, BLOCK_ENTRIES // max(1, m)))
-    best_s = np.empty((m, 0), np.float32)
+    best_s = np.empty((m, 0), np.float64)
     best_i = np.empty((m, 0), np.int64)
     for start in range(0, n, block):
         stop = min(n, start + block)
         s = q @ x[start:stop].T  # (m, b): the BLAS product
         if x_sq is not None:
             s *= 2.0
-            s -= x_sq[start:stop]  # -||x||² + 2 q·x : larger is nearer
-        cs, ci = _top_k(s, kk)
+            s -= x_sq[start:stop]  # 2q·x − ‖x‖²: larger is nearer
+        cs, ci = _block_top_k(s, kk, q, x[start:stop], l2)
         best_s = np.concatenate([best_s, cs], axis=1)
         best_i = np.concatenate([best_i, ci + start], axis=1)
         if best_s.shape[1] > kk:
             best_s, best_i = _merge(best_s, best_i, kk)
     best_s, best_i = _merge(best_s, best_i, kk)
-    if metric is Metric.L2:
-        q_sq = np.einsum("ij,ij->i", q, q)[:, None]
-        best_s = np.sqrt(np.maximum(q_sq - best_s, 0.0)).astype(np.float32)
-    return best_s, best_i
+    if l2:
+        return np.sqrt(np.maximum(-best_s, 0.0)).astype(np.float32), best_i
+    return best_s.astype(np.float32), best_i
 
 
-def _top_k(s: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k columns of each row of ``s`` (unordered), ties at the boundary to lower columns."""
-    b = s.shape[1]
+def _rescore(q: np.ndarray, xb: np.ndarray, l2: bool) -> np.ndarray:
+    """Pairwise float64 scores of one query against some rows: q·x, or −‖q − x‖²."""
+    q64, x64 = q.astype(np.float64), xb.astype(np.float64)
+    if l2:
+        diff = x64 - q64
+        return -np.einsum("ij,ij->i", diff, diff)
+    return x64 @ q64
+
+
+def _block_top_k(
+    s: np.ndarray, k: int, q: np.ndarray, xb: np.ndarray, l2: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k columns of each row of ``s``, re-scored exactly, sorted by (score desc, column asc)."""
+    m, b = s.shape
     if k >= b:
-        idx = np.broadcast_to(np.arange(b), s.shape).copy()
-        return s.copy(), idx
-    idx = np.argpartition(-s, k - 1, axis=1)[:, :k]
+        k = b
+        idx = np.broadcast_to(np.arange(b), (m, b))
+    else:
+        idx = np.argpartition(-s, k - 1, axis=1)[:, :k]
     top = np.take_along_axis(s, idx, axis=1)
     kth = top.min(axis=1)
-    # Rows where the k-th score is tied with a column that argpartition left out:
-    # redo them with a stable sort so the lower columns win.
-    tied = (s >= kth[:, None]).sum(axis=1) > k
-    for r in np.flatnonzero(tied):
-        order = np.argsort(-s[r], kind="stable")[:k]
-        idx[r], top[r] = order, s[r, order]
-    return top, idx
+    band = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    crowded = (s >= band[:, None]).sum(axis=1) > k
+    out_s = np.empty((m, k), np.float64)
+    out_i = np.empty((m, k), np.int64)
+    plain = np.flatnonzero(~crowded)
+    step = max(1, RESCORE_ENTRIES // max(1, k * xb.shape[1]))
+    for lo in range(0, len(plain), step):  # bounded memory: (rows, k, d) float64 at a time
+        rows = plain[lo : lo + step]
+        cand = idx[rows]  # (p, k)
+        q64 = q[rows].astype(np.float64)
+        x64 = xb[cand].astype(np.float64)  # (p, k, d)
+        if l2:
+            x64 -= q64[:, None, :]
+            scores = -np.einsum("pkd,pkd->pk", x64, x64)
+        else:
+            scores = np.einsum("pkd,pd->pk", x64, q64)
+        order = np.lexsort((cand, -scores), axis=-1)
+        out_s[rows] = np.take_along_axis(scores, order, axis=1)
+        out_i[rows] = np.take_along_axis(cand, order, axis=1)
+    for r in np.flatnonzero(crowded):  # near-ties at the k-th place: re-score the whole band
+        cand = np.flatnonzero(s[r] >= band[r])
+        scores = _rescore(q[r], xb[cand], l2)
+        order = np.lexsort((cand, -scores))[:k]
+        out_s[r], out_i[r] = scores[order], cand[order]
+    return out_s, out_i
 
 
 def _merge(s: np.ndarray, i: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,11 +212,14 @@ def ensure_hnsw(
         if cached is not None and cached[0] == mtime and cached[1].stamp == stamp:
             loaded = cached[1].index
         else:
-            loaded = HNSWIndex.load(path, info.dim, info.metric, params)
-        if loaded.ntotal != stamp.ntotal:
+            try:
+                loaded = HNSWIndex.load(path, info.dim, info.metric, params)
+            except RuntimeError:  # a damaged file: it is only a cache, so rebuild it
+                loaded = None
+        if loaded is None or loaded.ntotal != stamp.ntotal:
             ok, action, loaded = False, "rebuilt", None
     if not ok or loaded is None:
-        action = "rebuilt" if stamp is not None else "built"
+        action = "rebuilt" if (stamp is not None or stamp_path.exists() or path.exists()) else "built"
         loaded = HNSWIndex(info.dim, info.metric, params)
         stamp = Stamp(FORMAT, info.uid, info.metric.value, info.dim, params.m, params.ef_construction,
                       rows=0, dead_rows_seen=info.dead_rows, dead_at_build=info.dead_rows, clean=True,
@@ -250,8 +253,15 @@ def ensure_hnsw(
 
 
 def _read_stamp(path: Path) -> Stamp | None:
+    """The stamp beside an index, or None when it is missing or not exactly of the expected shape."""
     try:
         data = json.loads(path.read_text())
-        return Stamp(**data)
+        stamp = Stamp(**data)
     except (OSError, ValueError, TypeError):
         return None
+    for f in fields(Stamp):
+        value = getattr(stamp, f.name)
+        want = {"int": int, "str": str, "bool": bool}[str(f.type)]
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return None
+    return stamp

@@ -186,7 +186,8 @@ class Space:
             Finite numbers; stored as the space's dtype, returned as float32.
         texts, metadata : optional sequences aligned with ``ids``.
         on_conflict : ``"upsert"`` (default) or ``"error"``
-            With ``upsert`` an existing id is replaced (a new vector gets a new
+            With ``upsert`` an existing id is replaced: the item becomes what
+            this batch says, text and metadata included (a new vector gets a new
             row; an identical vector keeps its row and only text and metadata are
             updated). With ``error`` the whole batch is refused if any id exists.
 
@@ -225,7 +226,7 @@ class Space:
                     new_pos.append(i)
                     continue
                 row, old_text, old_meta = old
-                same_vector = old_vectors[old_index[row]].tobytes() == stored[i].tobytes()
+                same_vector = old_vectors[old_index[row]].astype(self.dtype).tobytes() == stored[i].tobytes()
                 if not same_vector:
                     dead.append(row)
                     new_pos.append(i)
@@ -266,7 +267,7 @@ class Space:
         Unknown ids raise :class:`NotFoundError` and delete nothing, unless
         ``missing_ok``.
         """
-        ids = list(dict.fromkeys(ids))
+        ids = list(dict.fromkeys(_as_ids(ids)))
         with self.store.db.write() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             found = self._rows_by_id(c, sid, ids)
@@ -312,6 +313,9 @@ class Space:
         rows = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         ids = [p[1] for p in pairs]
         vectors = all_rows if len(rows) == next_row else all_rows[rows]
+        # The snapshot is cached and shared: callers get read-only views (copy to modify).
+        rows.flags.writeable = False
+        vectors.flags.writeable = False
         snap = Snapshot(ids=ids, rows=rows, vectors=vectors, generation=generation, next_row=next_row)
         with self._cache_lock:
             self._cache = snap
@@ -336,7 +340,7 @@ class Space:
         return self.snapshot().ids
 
     def vectors(self) -> np.ndarray:
-        """All live vectors as float32 (n, dim), row-aligned with :meth:`ids`."""
+        """All live vectors as float32 (n, dim), row-aligned with :meth:`ids` (read-only; copy to modify)."""
         return self.snapshot().vectors
 
     def _load_all_rows(self, c: Any, sid: int, next_row: int) -> np.ndarray:
@@ -426,6 +430,7 @@ class Space:
 
     def get(self, ids: Sequence[str]) -> list[Item]:
         """Items by id, in the order asked; unknown ids raise :class:`NotFoundError`."""
+        ids = _as_ids(ids)
         with self.store.db.read() as c:
             sid, *_ = self._state(c)
             found = self._rows_by_id(c, sid, list(ids))
@@ -436,9 +441,10 @@ class Space:
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are in the space."""
+        ids = _as_ids(ids)
         with self.store.db.read() as c:
             sid, *_ = self._state(c)
-            return set(self._rows_by_id(c, sid, list(ids)))
+            return set(self._rows_by_id(c, sid, ids))
 
     def vectors_of(self, ids: Sequence[str]) -> np.ndarray:
         """Vectors of the given ids (float32, in the order asked)."""
@@ -471,16 +477,20 @@ class Space:
             return np.fromiter((r[0] for r in cur), dtype=np.int64)
 
     def iter_items(self, batch: int = 10000) -> Iterator[tuple[list[Item], np.ndarray]]:
-        """Live items with their vectors, in row order, in batches, from one consistent snapshot."""
-        with self.store.db.read() as c:
-            sid, generation, next_row, _ = self._state(c)
-            cur = c.execute("SELECT row, item_id, text, meta FROM items WHERE space_id = ? ORDER BY row", (sid,))
-            while True:
-                chunk = cur.fetchmany(batch)
-                if not chunk:
-                    break
-                items = [Item(id=i, text=t, metadata=json.loads(m), row=r) for r, i, t, m in chunk]
-                yield items, self._read_rows(c, sid, [it.row for it in items])
+        """Live items with their vectors in row order, ``batch`` at a time.
+
+        The set of rows is fixed when iteration starts; each batch is read in its
+        own short transaction, so the loop body may read and write the store.
+        Items deleted meanwhile are skipped (vectors never change, so the rest
+        is exactly as it was).
+        """
+        rows = self.rows()
+        for lo in range(0, len(rows), batch):
+            chunk = rows[lo : lo + batch]
+            found = self.items(chunk)
+            kept = [int(r) for r in chunk if int(r) in found]
+            if kept:
+                yield [found[r] for r in kept], self.read_rows(kept)
 
     def _rows_by_id(self, c: Any, sid: int, ids: list[str]) -> dict[str, tuple[int, str | None, str]]:
         # One statement with the ids as a JSON array parameter: far faster than
@@ -504,3 +514,9 @@ class Space:
 
         return search_space(self, query, k=k, **options)
 
+
+def _as_ids(ids: str | Iterable[Any]) -> list[str]:
+    """Ids as strings, as :meth:`Space.add` stores them (a lone string is one id)."""
+    if isinstance(ids, str):
+        return [ids]
+    return [str(i) if isinstance(i, (int, np.integer)) and not isinstance(i, bool) else i for i in ids]

@@ -13,6 +13,7 @@ from repspace.errors import ConflictError, InputError, NotFoundError
 from repspace.space import DTYPES, Metric, SpaceInfo, check_space_name
 from repspace.store._db import Database
 from repspace.store._space import Space, _now
+from repspace.store._validate import json_default
 
 #: Environment variable naming the store file.
 STORE_ENV = "REPSPACE_STORE"
@@ -96,16 +97,19 @@ class Store:
             raise InputError(f"dimension must be a positive integer, not {dim!r}")
         if dtype not in DTYPES:
             raise InputError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
-        prov = json.dumps(provenance or {}, sort_keys=True, allow_nan=False)
+        try:
+            prov = json.dumps(provenance or {}, sort_keys=True, allow_nan=False, default=json_default)
+        except (TypeError, ValueError) as e:
+            raise InputError(f"provenance of space {name!r} is not valid JSON: {e}") from None
         with self.db.write() as c:
-            row = c.execute("SELECT dim, metric FROM spaces WHERE name = ?", (name,)).fetchone()
+            row = c.execute("SELECT dim, metric, dtype FROM spaces WHERE name = ?", (name,)).fetchone()
             if row is not None:
                 if not exist_ok:
                     raise ConflictError(f"space {name!r} already exists")
-                if row[0] != dim or row[1] != metric.value:
+                if tuple(row) != (dim, metric.value, dtype):
                     raise ConflictError(
-                        f"space {name!r} exists with dim={row[0]}, metric={row[1]}; asked for dim={dim}, "
-                        f"metric={metric.value}"
+                        f"space {name!r} exists with dim={row[0]}, metric={row[1]}, dtype={row[2]}; asked for "
+                        f"dim={dim}, metric={metric.value}, dtype={dtype}"
                     )
             else:
                 now = _now()

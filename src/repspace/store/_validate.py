@@ -114,14 +114,14 @@ def check_metas(metas: Sequence[Any] | None, ids: list[str]) -> list[str]:
         if not isinstance(m, Mapping):
             raise InputError(f"metadata of id {ids[i]!r} is {type(m).__name__}, not an object")
         try:
-            out.append(json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=_json_default))
+            out.append(json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=json_default))
         except (TypeError, ValueError) as e:
             raise InputError(f"metadata of id {ids[i]!r} is not valid JSON: {e}") from None
         _check_utf8(out[-1], f"metadata of id {ids[i]!r}")
     return out
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
