@@ -147,3 +147,30 @@ def test_snapshot_cache_follows_generation(store):
         assert sp2.ids() == ["b"] and sp2.vectors().tolist() == [[0.0, 1.0]]
     finally:
         other.close()
+
+
+def test_live_count_matches_the_items_table_after_random_operations(store):
+    """info().count is derived (next_row - dead_rows); check it against count(*) after many operations."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    sp = store.create_space("counted", dim=2)
+    ops = st.lists(st.tuples(st.sampled_from(["add", "delete"]), st.lists(st.integers(0, 15), max_size=6,
+                                                                           unique=True), st.integers(0, 3)),
+                   max_size=25)
+
+    @settings(max_examples=40, deadline=None)
+    @given(ops)
+    def run(sequence):
+        for op, keys, salt in sequence:
+            ids = [f"k{k}" for k in keys]
+            if op == "add" and ids:
+                sp.add(ids, [[float(k), float(salt)] for k in keys], texts=[f"t{salt}"] * len(ids))
+            elif ids:
+                sp.delete(ids, missing_ok=True)
+            (actual,) = store.db.conn.execute("SELECT count(*) FROM items").fetchone()
+            info = sp.info()
+            assert info.count == actual == len(sp.ids())
+            assert sp.vectors().shape == (actual, 2)
+
+    run()
