@@ -339,6 +339,22 @@ def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield items[start : start + size]
 
 
+def encode_in_chunks(
+    texts: list[str], size: int, spec: str, encode: Callable[[Sequence[str]], Any], progress: Progress | None
+) -> np.ndarray:
+    """Call a library's own ``encode`` on consecutive chunks, reporting progress after each.
+
+    The chunks only pace the progress reports; batching inside a chunk is the library's.
+    """
+    parts = []
+    for chunk in chunks(texts, size):
+        with encoding_errors(spec):
+            parts.append(encode(chunk))
+        if progress is not None:
+            progress(len(chunk))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def one_line(exc: BaseException) -> str:
     """The first non-empty line of an exception's message, with its type."""
     text = str(exc).strip()

@@ -26,7 +26,7 @@ from repspace.encoders.base import (
     Encoder,
     Progress,
     check_folder,
-    chunks,
+    encode_in_chunks,
     encoding_errors,
     model_fingerprint,
     opt_int,
@@ -128,21 +128,12 @@ class SentenceTransformerEncoder(Encoder):
 
     def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
         model = self.model
-        parts = []
-        for chunk in chunks(texts, self.chunk_size):
-            with encoding_errors(self.spec):
-                parts.append(
-                    model.encode(
-                        chunk,
-                        prompt=self.prompt,
-                        batch_size=batch_size,
-                        show_progress_bar=False,
-                        convert_to_numpy=True,
-                    )
-                )
-            if progress is not None:
-                progress(len(chunk))
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+        return encode_in_chunks(
+            texts, self.chunk_size, self.spec,
+            lambda chunk: model.encode(chunk, prompt=self.prompt, batch_size=batch_size, show_progress_bar=False,
+                                       convert_to_numpy=True),
+            progress,
+        )
 
     # -- provenance ------------------------------------------------------------
 
