@@ -208,3 +208,22 @@ def test_l2_distances_accurate_far_from_origin(rng):
     assert i[:, 0].tolist() == list(range(20))
     true = np.linalg.norm(q.astype(np.float64) - x[:20].astype(np.float64), axis=1)
     np.testing.assert_allclose(s[:, 0], true, rtol=0.05)
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+def test_faiss_batch_path_equals_blocked_path(monkeypatch, metric):
+    """Batches take FAISS's candidates; the result must equal the numpy blocked path exactly,
+    duplicates and ties included."""
+    import repspace.search.exact as ex
+
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((3000, 24)).astype(np.float32)
+    base[1500:1600] = base[100:200]  # exact duplicates far apart
+    base[2999] = base[5]
+    queries = np.concatenate([base[:40] + 0.01, rng.standard_normal((60, 24)).astype(np.float32)])
+    assert len(queries) >= ex.FAISS_MIN_QUERIES
+    fast = ex.exact_search(queries, base, 10, metric)
+    monkeypatch.setattr(ex, "FAISS_MIN_QUERIES", 10**9)
+    slow = ex.exact_search(queries, base, 10, metric)
+    np.testing.assert_array_equal(fast[1], slow[1])
+    np.testing.assert_array_equal(fast[0], slow[0])

@@ -1,9 +1,10 @@
 """Exact k-nearest-neighbour search by blocked matrix products.
 
-The scores come from BLAS (numpy's ``matmul``); what is written here is the
-blocking (memory stays bounded at any size) and a selection that numpy and
-FAISS do not offer: each block's candidates, and every row whose BLAS score is
-within rounding of the k-th, are re-scored pair by pair in float64. That makes
+Candidates come from BLAS: FAISS's ``knn`` (fused sgemm + heap) for batches of
+queries, numpy's ``matmul`` over blocks of rows for a few queries. What is
+written here is a selection that neither offers: the candidates, and every row
+whose BLAS score is within rounding of the k-th, are re-scored pair by pair in
+float64. That makes
 the result deterministic: identical vectors get identical scores wherever they
 sit (a blocked matmul can differ in the last bit by position), ties go to the
 lower row, and l2 distances are exact even far from the origin, where the
@@ -21,6 +22,9 @@ BLOCK_ENTRIES = 64 * 1024 * 1024
 #: Relative width of the band below the k-th BLAS score whose rows are re-scored
 #: (float32 rounding of a d-term dot product is far below this).
 TIE_BAND = 1e-4
+#: From this many queries on, candidates come from FAISS's fused BLAS + heap search
+#: (faster than numpy's matmul + argpartition for batches; slower for one query).
+FAISS_MIN_QUERIES = 20
 #: Largest float64 array used while re-scoring candidates, in entries (64 MiB).
 RESCORE_ENTRIES = 8 * 1024 * 1024
 
@@ -81,6 +85,69 @@ def exact_search(
     if metric is Metric.COSINE:
         q, x = normalize_rows(q), normalize_rows(x)
     l2 = metric is Metric.L2
+    if m >= FAISS_MIN_QUERIES and kk < n:
+        return _faiss_search(q, x, kk, l2)
+    return _blocked_search(q, x, kk, l2)
+
+
+def _finish(best_s: np.ndarray, best_i: np.ndarray, l2: bool) -> tuple[np.ndarray, np.ndarray]:
+    if l2:
+        return np.sqrt(np.maximum(-best_s, 0.0)).astype(np.float32), best_i
+    return best_s.astype(np.float32), best_i
+
+
+def _faiss_search(q: np.ndarray, x: np.ndarray, k: int, l2: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Batches: FAISS's fused BLAS + heap selection finds k + a margin candidates per query,
+    which are re-scored exactly; queries whose margin does not clear the tie band are
+    redone by the blocked path, so the result is the same as :func:`_blocked_search`'s."""
+    import faiss
+
+    kc = min(x.shape[0], k + max(8, k))
+    d, idx = faiss.knn(q, x, kc, metric=faiss.METRIC_L2 if l2 else faiss.METRIC_INNER_PRODUCT)
+    approx = -d if l2 else d  # larger is nearer
+    kth = approx[:, k - 1]
+    band = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    crowded = approx[:, kc - 1] >= band  # the band may hold rows beyond the candidates
+    out_s = np.empty((q.shape[0], k), np.float64)
+    out_i = np.empty((q.shape[0], k), np.int64)
+    plain = np.flatnonzero(~crowded)
+    if len(plain):
+        s, i = _rescore_rows(q[plain], x, idx[plain], l2, k)
+        out_s[plain], out_i[plain] = s, i
+    hard = np.flatnonzero(crowded)
+    if len(hard):
+        s, i = _blocked_search(q[hard], x, k, l2, finish=False)
+        out_s[hard], out_i[hard] = s, i
+    return _finish(out_s, out_i, l2)
+
+
+def _rescore_rows(
+    q: np.ndarray, xb: np.ndarray, cand: np.ndarray, l2: bool, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact float64 scores of each query's candidate rows; the best k by (score desc, row asc)."""
+    out_s = np.empty((q.shape[0], k), np.float64)
+    out_i = np.empty((q.shape[0], k), np.int64)
+    step = max(1, RESCORE_ENTRIES // max(1, cand.shape[1] * xb.shape[1]))
+    for lo in range(0, q.shape[0], step):  # bounded memory: (rows, candidates, d) float64 at a time
+        c = cand[lo : lo + step]
+        q64 = q[lo : lo + step].astype(np.float64)
+        x64 = xb[c].astype(np.float64)
+        if l2:
+            x64 -= q64[:, None, :]
+            scores = -np.einsum("pkd,pkd->pk", x64, x64)
+        else:
+            scores = np.einsum("pkd,pd->pk", x64, q64)
+        order = np.lexsort((c, -scores), axis=-1)[:, :k]
+        out_s[lo : lo + step] = np.take_along_axis(scores, order, axis=1)
+        out_i[lo : lo + step] = np.take_along_axis(c, order, axis=1)
+    return out_s, out_i
+
+
+def _blocked_search(
+    q: np.ndarray, x: np.ndarray, kk: int, l2: bool, finish: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Few queries: numpy matmul over blocks of rows, with exact re-scoring of candidates."""
+    m, n = q.shape[0], x.shape[0]
     x_sq = np.einsum("ij,ij->i", x, x) if l2 else None
     block = max(kk, min(n, BLOCK_ENTRIES // max(1, m)))
     best_s = np.empty((m, 0), np.float64)
@@ -97,9 +164,7 @@ def exact_search(
         if best_s.shape[1] > kk:
             best_s, best_i = _merge(best_s, best_i, kk)
     best_s, best_i = _merge(best_s, best_i, kk)
-    if l2:
-        return np.sqrt(np.maximum(-best_s, 0.0)).astype(np.float32), best_i
-    return best_s.astype(np.float32), best_i
+    return _finish(best_s, best_i, l2) if finish else (best_s, best_i)
 
 
 def _rescore(q: np.ndarray, xb: np.ndarray, l2: bool) -> np.ndarray:
@@ -128,20 +193,8 @@ def _block_top_k(
     out_s = np.empty((m, k), np.float64)
     out_i = np.empty((m, k), np.int64)
     plain = np.flatnonzero(~crowded)
-    step = max(1, RESCORE_ENTRIES // max(1, k * xb.shape[1]))
-    for lo in range(0, len(plain), step):  # bounded memory: (rows, k, d) float64 at a time
-        rows = plain[lo : lo + step]
-        cand = idx[rows]  # (p, k)
-        q64 = q[rows].astype(np.float64)
-        x64 = xb[cand].astype(np.float64)  # (p, k, d)
-        if l2:
-            x64 -= q64[:, None, :]
-            scores = -np.einsum("pkd,pkd->pk", x64, x64)
-        else:
-            scores = np.einsum("pkd,pd->pk", x64, q64)
-        order = np.lexsort((cand, -scores), axis=-1)
-        out_s[rows] = np.take_along_axis(scores, order, axis=1)
-        out_i[rows] = np.take_along_axis(cand, order, axis=1)
+    if len(plain):
+        out_s[plain], out_i[plain] = _rescore_rows(q[plain], xb, np.asarray(idx[plain]), l2, k)
     for r in np.flatnonzero(crowded):  # near-ties at the k-th place: re-score the whole band
         cand = np.flatnonzero(s[r] >= band[r])
         scores = _rescore(q[r], xb[cand], l2)
