@@ -56,6 +56,12 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class _Vectors:
+    generation: int
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
 class AddResult:
     """What a batch did: items ``added`` (new ids), ``replaced`` (same id, new
     vector), ``updated`` (same vector, new text or metadata) and ``unchanged``."""
@@ -101,6 +107,7 @@ class Space:
         self.store = store
         self._info = info
         self._cache: Snapshot | None = None
+        self._vectors_only: _Vectors | None = None
         self._cache_lock = threading.Lock()
 
     # ----------------------------------------------------------------- identity
@@ -339,8 +346,25 @@ class Space:
         return self.snapshot().ids
 
     def vectors(self) -> np.ndarray:
-        """All live vectors as float32 (n, dim), row-aligned with :meth:`ids` (read-only; copy to modify)."""
-        return self.snapshot().vectors
+        """All live vectors as float32 (n, dim), row-aligned with :meth:`ids` (read-only; copy to modify).
+
+        When no row is dead the ids are not read at all (they are most of the
+        cost of a snapshot); use :meth:`snapshot` for ids and vectors read together.
+        """
+        with self.store.db.read() as c:
+            sid, generation, next_row, dead_rows = self._state(c)
+            for cached in (self._cache, self._vectors_only):
+                if cached is not None and cached.generation == generation:
+                    return cached.vectors
+            if dead_rows:
+                vectors = None
+            else:
+                vectors = self._load_all_rows(c, sid, next_row)
+        if vectors is None:
+            return self.snapshot().vectors
+        vectors.flags.writeable = False
+        self._vectors_only = _Vectors(generation, vectors)
+        return vectors
 
     def _load_all_rows(self, c: Any, sid: int, next_row: int) -> np.ndarray:
         return self._read_range(c, sid, 0, next_row)
