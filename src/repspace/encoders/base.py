@@ -345,7 +345,11 @@ def encode_in_chunks(
     """Call a library's own ``encode`` on consecutive chunks, reporting progress after each.
 
     The chunks only pace the progress reports; batching inside a chunk is the library's.
+    Without a progress callback the library gets every text in one call (so it
+    sorts them all by length, exactly as when called directly).
     """
+    if progress is None:
+        size = max(1, len(texts))
     parts = []
     for chunk in chunks(texts, size):
         with encoding_errors(spec):
