@@ -103,7 +103,7 @@ def knn(
     if method == "exact":
         rows, scores = _exact(space, q, k, candidates, n_cand, total)
         return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
-    loaded = ensure_hnsw(space, hnsw, progress=progress)
+    loaded = ensure_hnsw(space, hnsw, progress=progress, info=info)
     # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
     size = loaded.stamp.rows
     allowed = None

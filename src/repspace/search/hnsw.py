@@ -27,6 +27,7 @@ from repspace.search.exact import normalize_rows
 from repspace.space import Metric
 
 if TYPE_CHECKING:
+    from repspace.space import SpaceInfo
     from repspace.store import Space
 
 #: Version of the stamp/file layout; a different one means rebuild.
@@ -171,6 +172,8 @@ class LoadedIndex:
 
 
 _MEMORY: dict[tuple[str, str], tuple[float, LoadedIndex]] = {}
+#: (index file mtime, stamp file mtime) when this process last wrote or checked them.
+_FILES: dict[str, tuple[int, int]] = {}
 
 
 def ensure_hnsw(
@@ -178,14 +181,19 @@ def ensure_hnsw(
     params: HNSWParams | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    info: SpaceInfo | None = None,
 ) -> LoadedIndex:
     """Load the space's HNSW index, bringing it up to date first (built, extended or rebuilt).
 
-    ``progress(done, total)`` is called while rows are added.
+    ``progress(done, total)`` is called while rows are added; ``info`` is the
+    space's description when the caller has just read it.
     """
     params = params or HNSWParams()
-    info = space.info()
+    info = info or space.info()
     path, stamp_path = index_paths(space, params)
+    fresh = _fresh_in_memory(path, stamp_path, info)
+    if fresh is not None:  # the common case: nothing changed since this process last used it
+        return fresh
     stamp = _read_stamp(stamp_path)
     ok = (
         stamp is not None
@@ -249,7 +257,24 @@ def ensure_hnsw(
         _write_json(stamp_path, asdict(stamp))
     result = LoadedIndex(loaded, stamp, needs_mask, action)
     _MEMORY[(str(path), space.uid)] = (path.stat().st_mtime_ns, result)
+    _FILES[str(path)] = (path.stat().st_mtime_ns, stamp_path.stat().st_mtime_ns)
     return result
+
+
+def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo) -> LoadedIndex | None:
+    """The index this process holds, if neither its files nor the space changed since."""
+    cached = _MEMORY.get((str(path), info.uid))
+    files = _FILES.get(str(path))
+    if cached is None or files is None:
+        return None
+    try:
+        now = (path.stat().st_mtime_ns, stamp_path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    held = cached[1]
+    if now != files or held.stamp.rows != info.next_row or held.stamp.dead_rows_seen != info.dead_rows:
+        return None
+    return LoadedIndex(held.index, held.stamp, held.needs_mask, "loaded")
 
 
 def _read_stamp(path: Path) -> Stamp | None:
