@@ -108,11 +108,14 @@ def profiles(details: Any, path: str = "") -> list[str]:
 def section(doc: dict[str, Any]) -> list[str]:
     name = doc["benchmark"]
     load = doc.get("loadavg_1_5_15") or {}
+    m = doc.get("machine", {})
     lines = [f"## {TITLES.get(name, name)}", "",
              f"`benchmarks/bench_{name}.py`, run {doc['date']}"
              + (f", {doc['elapsed_s']:.0f} s" if doc.get("elapsed_s") else "")
              + (f"; machine load average (1 min) {load['start'][0]:.1f} at start, {load['end'][0]:.1f} at end"
-                if load.get("start") and load.get("end") else "") + ".", "",
+                if load.get("start") and load.get("end") else "")
+             + f"; repspace commit `{(m.get('repspace_commit') or '?')[:12]}`, source fingerprint "
+               f"`{m.get('repspace_src_sha256') or '?'}`.", "",
              "Parameters: " + ", ".join(f"`{k}`={json.dumps(v)}" for k, v in doc["params"].items()), ""]
     sweep = [r for r in doc["results"] if r.get("kind") == "hnsw_search"]
     others = [r for r in doc["results"] if r.get("kind") != "hnsw_search"]
@@ -134,7 +137,8 @@ def machine_section(docs: list[dict[str, Any]]) -> list[str]:
     return ["## Machine", "",
             f"{m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, {m['platform']}; Python {m['python']}, "
             f"numpy {m['numpy']}, faiss {m['faiss']}, torch {m['torch']}, sentence-transformers "
-            f"{m['sentence_transformers']}; repspace {m['repspace']} at commit `{(m.get('repspace_commit') or '?')[:12]}`.",
+            f"{m['sentence_transformers']}; repspace {m['repspace']}. Each section names the commit checked out and a "
+            "fingerprint of `src/repspace` (the working tree can differ from the commit).",
             "", f"Thread pools (threadpoolctl): {blas}.", ""]
 
 
