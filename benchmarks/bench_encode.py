@@ -23,9 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common as c
+import numpy as np
 
 NAME = "encode"
 BATCH = 64

@@ -26,9 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common as c
+import numpy as np
 
 NAME = "exact"
 K = 10
@@ -144,7 +143,7 @@ def run(quick: bool = False) -> Path:
     rows, lat = latency_rows(space, q, base, flat, p["single_queries"])
     results += rows
     details.update(lat)
-    results.append(c.row(f"first knn call on a fresh Store (load + normalise + 1 query)", first_s, "s",
+    results.append(c.row("first knn call on a fresh Store (load + normalise + 1 query)", first_s, "s",
                          note="not a ratio: what the batch and latency figures exclude"))
     details["top10_agreement_with_faiss"] = agreement
     if any(r["status"] == "MISS" for r in results):

@@ -40,9 +40,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common as c
+import numpy as np
 
 NAME = "hnsw"
 K = 10
@@ -216,9 +215,10 @@ def latency_rows(label: str, space: Any, index: Any, q: np.ndarray, count: int) 
         gc.collect()
         with c.no_gc():
             for i in range(count):  # alternate call by call
-                ours.append(c.timed(lambda: knn(space, q[i : i + 1], K, method="hnsw", ef=LATENCY_EF,
-                                                hnsw=params()), collect=False)[0])
-                theirs.append(c.timed(lambda: index.search(qn[i : i + 1], K, params=sp), collect=False)[0])
+                one, one_n = q[i : i + 1], qn[i : i + 1]
+                ours.append(c.timed(lambda one=one: knn(space, one, K, method="hnsw", ef=LATENCY_EF,
+                                                        hnsw=params()), collect=False)[0])
+                theirs.append(c.timed(lambda one_n=one_n: index.search(one_n, K, params=sp), collect=False)[0])
         r, f = statistics.median(ours) * 1e3, statistics.median(theirs) * 1e3
         row = c.row(f"{label}: single-query latency (ef={LATENCY_EF}, 1 thread, median of {count})", r, "ms",
                     "faiss IndexHNSWFlat", f, f / r, GOAL, fixed_overhead_ms=r - f)

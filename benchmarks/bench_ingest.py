@@ -22,9 +22,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common as c
+import numpy as np
 
 NAME = "ingest"
 BATCH = 100_000

@@ -26,9 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import common as c
+import numpy as np
 
 NAME = "load"
 GOAL = (">=", 0.5)
@@ -80,6 +79,11 @@ def best_of(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, Any]:
     return best_s, value
 
 
+def ids_and_rows(pairs: list[tuple[int, str]]) -> tuple[np.ndarray, list[str]]:
+    """What a snapshot makes of its ``(row, item_id)`` pairs."""
+    return np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs)), [p[1] for p in pairs]
+
+
 def breakdown(db: Path, space: str) -> dict[str, float]:
     """Where a warm load's time goes, query by query (diagnostic; reads store schema v1 directly).
 
@@ -105,9 +109,8 @@ def breakdown(db: Path, space: str) -> dict[str, float]:
         blocks_sql = "SELECT first_row, n_rows, data FROM blocks WHERE space_id = ? ORDER BY first_row"
         out["count_items_s"], _ = best_of(lambda: conn.execute(count_sql, (sid,)).fetchone())
         out["ids_in_row_order_s"], pairs = best_of(lambda: conn.execute(ids_sql, (sid,)).fetchall())
-        out["ids_to_list_and_rows_s"], _ = best_of(
-            lambda: (np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs)), [p[1] for p in pairs]))
-        del pairs
+        out["ids_to_list_and_rows_s"], _ = best_of(lambda: ids_and_rows(pairs))
+        pairs = None
         out["stream_blocks_only_s"], _ = best_of(lambda: sum(len(b) for _, _, b in conn.execute(blocks_sql, (sid,))))
 
         def stream_and_copy() -> np.ndarray:

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -288,7 +288,7 @@ def write_result(name: str, params: dict[str, Any], results: list[dict[str, Any]
         "benchmark": name,
         "quick": quick,
         "machine": machine_info(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "elapsed_s": round(time.perf_counter() - started["t"], 1) if started else None,
         "loadavg_1_5_15": {"start": started.get("loadavg"), "end": list(os.getloadavg())},
         "params": params,
@@ -414,7 +414,7 @@ def fill_space(space: Any, ids: list[str], vectors: np.ndarray, batch: int) -> l
     seconds = []
     for start in range(0, len(ids), batch):
         stop = min(len(ids), start + batch)
-        t, _ = timed(lambda: space.add(ids[start:stop], vectors[start:stop]))
+        t, _ = timed(lambda lo=start, hi=stop: space.add(ids[lo:hi], vectors[lo:hi]))
         seconds.append(t)
     return seconds
 

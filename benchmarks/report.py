@@ -81,11 +81,12 @@ def hnsw_table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def profile_block(title: str, prof: list[dict[str, Any]], limit: int = 8) -> list[str]:
-    body = [[p["function"], p["where"], str(p["calls"]), num(p["own_s"]), num(p["cum_s"]),
+    body = [[f"`{p['function']}`", "(C builtin)" if p["where"] == "~" else f"`{p['where']}`", str(p["calls"]),
+             num(p["own_s"]), num(p["cum_s"]),
              f"{100 * p['own_share']:.0f}%"] for p in prof[:limit]]
     return ["", f"<details><summary>cProfile: {title}</summary>", "",
-            "Own time of a Python function includes the C work it does inline that cProfile cannot see: "
-            "numpy operators such as `@` and slice copies, and iterating a SQLite cursor.", "",
+            ("Own time of a Python function includes the C work it does inline that cProfile cannot see: "
+             "numpy operators such as `@` and slice copies, and iterating a SQLite cursor."), "",
             *table(["function", "where", "calls", "own s", "cumulative s", "own share"], body), "", "</details>"]
 
 
@@ -132,13 +133,13 @@ def section(doc: dict[str, Any]) -> list[str]:
 
 def machine_section(docs: list[dict[str, Any]]) -> list[str]:
     m = docs[-1]["machine"]
-    blas = "; ".join(f"{b.get('internal_api')} {b.get('version') or ''} ({b.get('prefix')}, "
-                     f"{b.get('num_threads')} threads)" for b in m.get("blas", []))
+    blas = "; ".join(" ".join(x for x in (b.get("internal_api"), b.get("version")) if x)
+                     + f" ({b.get('prefix')}, {b.get('num_threads')} threads)" for b in m.get("blas", []))
     return ["## Machine", "",
-            f"{m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, {m['platform']}; Python {m['python']}, "
-            f"numpy {m['numpy']}, faiss {m['faiss']}, torch {m['torch']}, sentence-transformers "
-            f"{m['sentence_transformers']}; repspace {m['repspace']}. Each section names the commit checked out and a "
-            "fingerprint of `src/repspace` (the working tree can differ from the commit).",
+            (f"{m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, {m['platform']}; Python {m['python']}, "
+             f"numpy {m['numpy']}, faiss {m['faiss']}, torch {m['torch']}, sentence-transformers "
+             f"{m['sentence_transformers']}; repspace {m['repspace']}. Each section names the commit checked out "
+             "and a fingerprint of `src/repspace` (the working tree can differ from the commit)."),
             "", f"Thread pools (threadpoolctl): {blas}.", ""]
 
 

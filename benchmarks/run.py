@@ -23,8 +23,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import common as c  # noqa: E402  (after the environment is set)
-import report  # noqa: E402
+import common as c
+import report
 
 #: In this order: ingest leaves the stores that load, exact and hnsw reuse.
 BENCHMARKS = ["ingest", "load", "exact", "hnsw", "encode"]
@@ -44,7 +44,7 @@ def run_one(name: str, quick: bool) -> bool:
     t0 = time.perf_counter()
     try:
         path = importlib.import_module(f"bench_{name}").run(quick)
-    except Exception:  # one broken benchmark must not lose the others' results
+    except Exception:  # noqa: BLE001  (one broken benchmark must not lose the others' results)
         traceback.print_exc()
         c.log(f"=== {name} FAILED after {time.perf_counter() - t0:.0f} s")
         return False
