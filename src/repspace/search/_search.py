@@ -147,8 +147,8 @@ def _exact(
         if metric is Metric.COSINE:
             base = normalize_rows(base)
     else:
-        snap = space.snapshot()
-        base_rows, base = snap.rows, _search_matrix(space, snap)
+        base_rows, vectors = space.rows_and_vectors()
+        base = _search_matrix(space, vectors)
         if candidates is not None:
             keep = np.isin(base_rows, candidates)
             base_rows, base = base_rows[keep], base[keep]
@@ -158,15 +158,15 @@ def _exact(
     return base_rows[idx], scores
 
 
-def _search_matrix(space: Space, snap: Any) -> np.ndarray:
-    """The snapshot's vectors as searched (normalised for cosine), cached per generation."""
+def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
+    """The vectors as searched (normalised for cosine), cached while the space's vectors are the same."""
     if space.metric is not Metric.COSINE:
-        return snap.vectors
+        return vectors
     cached = getattr(space, "_normalized", None)
-    if cached is not None and cached[0] is snap:
+    if cached is not None and cached[0] is vectors:
         return cached[1]
-    normed = normalize_rows(snap.vectors)
-    space._normalized = (snap, normed)  # type: ignore[attr-defined]
+    normed = normalize_rows(vectors)
+    space._normalized = (vectors, normed)  # type: ignore[attr-defined]
     return normed
 
 

@@ -58,6 +58,7 @@ class Snapshot:
 @dataclass(frozen=True)
 class _Vectors:
     generation: int
+    rows: np.ndarray
     vectors: np.ndarray
 
 
@@ -315,7 +316,7 @@ class Space:
             if cached is not None and cached.generation == generation:
                 return cached
             pairs = c.execute("SELECT row, item_id FROM items WHERE space_id = ? ORDER BY row", (sid,)).fetchall()
-            all_rows = self._load_all_rows(c, sid, next_row)
+            all_rows = self._read_range(c, sid, 0, next_row)
         rows = np.fromiter((p[0] for p in pairs), dtype=np.int64, count=len(pairs))
         ids = [p[1] for p in pairs]
         vectors = all_rows if len(rows) == next_row else all_rows[rows]
@@ -337,7 +338,7 @@ class Space:
                     "SELECT row, item_id, text, meta FROM items WHERE space_id = ? ORDER BY row", (sid,)
                 )
             ]
-            all_rows = self._load_all_rows(c, sid, next_row)
+            all_rows = self._read_range(c, sid, 0, next_row)
         rows = np.fromiter((it.row for it in items), dtype=np.int64, count=len(items))
         return items, all_rows if len(rows) == next_row else all_rows[rows]
 
@@ -348,26 +349,34 @@ class Space:
     def vectors(self) -> np.ndarray:
         """All live vectors as float32 (n, dim), row-aligned with :meth:`ids` (read-only; copy to modify).
 
-        When no row is dead the ids are not read at all (they are most of the
-        cost of a snapshot); use :meth:`snapshot` for ids and vectors read together.
+        The ids are not read (they are most of the cost of a snapshot); use
+        :meth:`snapshot` for ids and vectors read together.
+        """
+        return self.rows_and_vectors()[1]
+
+    def rows_and_vectors(self) -> tuple[np.ndarray, np.ndarray]:
+        """Live rows and their vectors (read-only), from one read, without the ids.
+
+        When no row is dead the rows are simply ``0..n-1`` and only the vector
+        blocks are read. Cached per generation, like :meth:`snapshot`.
         """
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             for cached in (self._cache, self._vectors_only):
                 if cached is not None and cached.generation == generation:
-                    return cached.vectors
+                    return cached.rows, cached.vectors
             if dead_rows:
-                vectors = None
+                cur = c.execute("SELECT row FROM items WHERE space_id = ? ORDER BY row", (sid,))
+                rows = np.fromiter((r[0] for r in cur), dtype=np.int64)
             else:
-                vectors = self._load_all_rows(c, sid, next_row)
-        if vectors is None:
-            return self.snapshot().vectors
+                rows = np.arange(next_row, dtype=np.int64)
+            vectors = self._read_range(c, sid, 0, next_row)
+        if len(rows) != next_row:
+            vectors = vectors[rows]
+        rows.flags.writeable = False
         vectors.flags.writeable = False
-        self._vectors_only = _Vectors(generation, vectors)
-        return vectors
-
-    def _load_all_rows(self, c: Any, sid: int, next_row: int) -> np.ndarray:
-        return self._read_range(c, sid, 0, next_row)
+        self._vectors_only = _Vectors(generation, rows, vectors)
+        return rows, vectors
 
     def _read_range(self, c: Any, sid: int, lo: int, hi: int) -> np.ndarray:
         """Vectors of rows ``lo..hi-1`` (live and dead) as float32, block by block."""
