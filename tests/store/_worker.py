@@ -13,6 +13,9 @@ writer STORE SPACE PREFIX START NBATCHES BATCH DIM SLEEP
 reader STORE SPACE BATCH DIM EXPECTED DEADLINE_S
     Print "ready", then snapshot/search repeatedly until EXPECTED items are seen
     (or the deadline passes); print one JSON summary line. Exit 1 on any violation.
+opener STORE GO
+    Print "ready", wait until the file GO exists, then open (or create) the store
+    and close it: many openers started together race to create the same file.
 """
 
 from __future__ import annotations
@@ -136,6 +139,17 @@ def _reader(path: str, name: str, batch: int, dim: int, expected: int, deadline_
     return 1 if violations else 0
 
 
+def _opener(path: str, go: str) -> None:
+    from pathlib import Path
+
+    from repspace import Store
+
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.0005)
+    Store(path).close()
+
+
 def main(argv: list[str]) -> int:
     mode = argv[0]
     try:
@@ -147,6 +161,8 @@ def main(argv: list[str]) -> int:
             _writer(argv[1], argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7]), float(argv[8]))
         elif mode == "reader":
             return _reader(argv[1], argv[2], int(argv[3]), int(argv[4]), int(argv[5]), float(argv[6]))
+        elif mode == "opener":
+            _opener(argv[1], argv[2])
         else:
             raise SystemExit(f"unknown mode {mode}")
     except Exception:

@@ -156,6 +156,23 @@ def test_reader_never_sees_half_a_batch(tmp_path):
     assert all(c % batch == 0 for c in summary["counts"])
 
 
+def test_processes_creating_one_new_store_together_all_succeed(tmp_path):
+    # SQLite fails the switch of a brand-new file to WAL at once ("database is
+    # locked", no busy handler) when another process makes the same switch; the
+    # store must retry rather than fail. Released together, the openers collide
+    # in roughly one round of three without the retry.
+    for round_ in range(6):
+        path, go = tmp_path / f"new{round_}.db", tmp_path / f"go{round_}"
+        openers = [Child("opener", path, go) for _ in range(4)]
+        for o in openers:
+            assert o.next_line() == "ready"
+        go.touch()
+        for o in openers:
+            assert o.wait() == 0, o.proc.stderr.read()
+        with Store(path) as store:
+            assert store.spaces() == []
+
+
 def test_two_writers_at_once_lose_nothing(tmp_path):
     path = tmp_path / "ww.db"  # not created yet: both processes race to create it
     batch, dim, nbatches = 500, 8, 16

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 from repspace.errors import StoreError
 from repspace.store._schema import MIGRATIONS, SCHEMA_VERSION
@@ -22,6 +24,8 @@ from repspace.store._schema import MIGRATIONS, SCHEMA_VERSION
 BUSY_TIMEOUT_S = 60.0
 #: Page size for new stores: large pages make the multi-MiB vector blocks cheap to read.
 PAGE_SIZE = 16384
+
+T = TypeVar("T")
 
 
 class Database:
@@ -65,7 +69,7 @@ class Database:
         new = c.execute("PRAGMA page_count").fetchone()[0] == 0
         if new:
             c.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        mode = _retry_busy(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         if mode.lower() != "wal":
             raise StoreError(f"store {self.path} cannot use WAL mode (got {mode!r})")
         # NORMAL is durable against a crashed or killed process in WAL mode (only
@@ -117,6 +121,28 @@ class Database:
         """Close the connection (idempotent)."""
         with self._lock:
             self.conn.close()
+
+
+def _retry_busy(step: Callable[[], T], timeout_s: float = BUSY_TIMEOUT_S) -> T:
+    """Run ``step``, retrying while another connection holds the lock.
+
+    SQLite does not call the busy handler for every lock it meets: switching a
+    brand-new file to WAL while another process does the same fails at once
+    with "database is locked" whatever the connection's timeout. Two processes
+    that open a new store together hit exactly that, so the switch is retried
+    here with a short backoff until the same deadline a writer waits for.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.001
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            message = str(e)
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
 
 
 def _split_sql(script: str) -> list[str]:

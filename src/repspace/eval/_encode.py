@@ -1,0 +1,168 @@
+"""What the tasks call to turn texts into vectors, and the per-run cache in front of it.
+
+Every task takes ``encode``: any callable from a list of texts to a
+``(len(texts), d)`` array, or an object with such an ``encode`` method (a
+repspace :class:`~repspace.encoders.Encoder`, a sentence-transformers model).
+:class:`TextCache` wraps one so that each distinct text is embedded once per
+run however many tasks, splits or compression settings ask for it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from repspace.errors import InputError
+
+#: A function from texts to one vector per text.
+EncodeFn = Callable[[list[str]], np.ndarray]
+
+
+def as_encode(encode: Any) -> EncodeFn:
+    """Accept a callable or an object with an ``encode`` method.
+
+    Parameters
+    ----------
+    encode : callable or object with ``encode``
+        What turns a list of texts into an array.
+
+    Returns
+    -------
+    callable
+        ``texts -> (len(texts), d) float32 array``, checked.
+
+    Examples
+    --------
+    >>> fn = as_encode(lambda texts: np.ones((len(texts), 3)))
+    >>> fn(["a", "b"]).shape
+    (2, 3)
+    """
+    fn = encode.encode if hasattr(encode, "encode") else encode
+    if not callable(fn):
+        raise InputError(f"encode must be a callable or have an encode method, got {type(encode).__name__}")
+
+    def call(texts: list[str]) -> np.ndarray:
+        texts = list(texts)
+        out = np.asarray(fn(texts), dtype=np.float32)
+        if out.ndim != 2 or out.shape[0] != len(texts):
+            raise InputError(f"encode returned shape {out.shape} for {len(texts)} texts; expected ({len(texts)}, d)")
+        if not np.isfinite(out).all():
+            raise InputError("encode returned NaN or infinite values")
+        return np.ascontiguousarray(out)
+
+    return call
+
+
+def text_key(text: str) -> bytes:
+    """The cache key of a text (SHA-256 of its UTF-8 bytes)."""
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+class TextCache:
+    """Embed each distinct text once; answer repeats from memory.
+
+    Parameters
+    ----------
+    encode : callable or object with ``encode``
+        The encoder behind the cache.
+
+    Attributes
+    ----------
+    n_encoded : int
+        Texts actually passed to ``encode`` so far (distinct ones).
+    n_requested : int
+        Texts asked for so far, repeats included.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> def enc(texts):
+    ...     calls.append(list(texts))
+    ...     return np.array([[len(t), 1.0] for t in texts])
+    >>> cache = TextCache(enc)
+    >>> cache(["ab", "c", "ab"]).tolist()
+    [[2.0, 1.0], [1.0, 1.0], [2.0, 1.0]]
+    >>> _ = cache(["c", "def"])
+    >>> calls
+    [['ab', 'c'], ['def']]
+    """
+
+    def __init__(self, encode: Any) -> None:
+        self._encode = as_encode(encode)
+        self._rows: dict[bytes, int] = {}
+        self._blocks: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+        self.n_encoded = 0
+        self.n_requested = 0
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        self.n_requested += len(texts)
+        keys = [text_key(t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts):
+            if key not in self._rows and key not in missing:
+                missing[key] = text
+        if missing:
+            new = self._encode(list(missing.values()))
+            if self._blocks and new.shape[1] != self._blocks[0].shape[1]:
+                raise InputError(f"encode changed dimension from {self._blocks[0].shape[1]} to {new.shape[1]}")
+            start = len(self._rows)
+            for offset, key in enumerate(missing):
+                self._rows[key] = start + offset
+            self._blocks.append(new)
+            self._matrix = None
+            self.n_encoded += len(missing)
+        if not texts:
+            dim = self._blocks[0].shape[1] if self._blocks else 0
+            return np.zeros((0, dim), dtype=np.float32)
+        if self._matrix is None:
+            self._matrix = np.concatenate(self._blocks) if len(self._blocks) > 1 else self._blocks[0]
+            self._blocks = [self._matrix]
+        return self._matrix[[self._rows[k] for k in keys]]
+
+    @classmethod
+    def from_vectors(cls, texts: Sequence[str], vectors: np.ndarray, fallback: Any = None) -> TextCache:
+        """A cache pre-filled with known vectors; texts outside it go to ``fallback``.
+
+        Parameters
+        ----------
+        texts : sequence of str
+            Texts whose vectors are known.
+        vectors : (len(texts), d) array
+        fallback : callable or None
+            Encoder for other texts; ``None`` makes an unknown text an error.
+
+        Examples
+        --------
+        >>> cache = TextCache.from_vectors(["x"], np.array([[1.0, 2.0]]))
+        >>> cache(["x"]).tolist()
+        [[1.0, 2.0]]
+        >>> cache(["y"])
+        Traceback (most recent call last):
+        ...
+        repspace.errors.InputError: 1 text has no vector here (first: 'y') and there is no encoder to embed it
+        """
+
+        def refuse(missing: list[str]) -> np.ndarray:
+            n = len(missing)
+            raise InputError(
+                f"{n} text{'s' if n != 1 else ''} ha{'ve' if n != 1 else 's'} no vector here "
+                f"(first: {missing[0][:60]!r}) and there is no encoder to embed {'them' if n != 1 else 'it'}"
+            )
+
+        cache = cls(fallback if fallback is not None else refuse)
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise InputError(f"{len(texts)} texts but vectors of shape {vectors.shape}")
+        rows: dict[bytes, int] = {}
+        for i, text in enumerate(texts):
+            rows.setdefault(text_key(text), i)
+        keep = list(rows.values())
+        cache._rows = {key: j for j, key in enumerate(rows)}
+        cache._matrix = np.ascontiguousarray(vectors[keep])
+        cache._blocks = [cache._matrix]
+        return cache
