@@ -8,7 +8,8 @@ Examples
 []
 """
 
+from repspace.store._results import SavedResult
 from repspace.store._space import AddResult, Item, Snapshot, Space
 from repspace.store._store import STORE_ENV, Store, default_store_path
 
-__all__ = ["Store", "Space", "Snapshot", "AddResult", "Item", "default_store_path", "STORE_ENV"]
+__all__ = ["Store", "Space", "Snapshot", "AddResult", "Item", "SavedResult", "default_store_path", "STORE_ENV"]

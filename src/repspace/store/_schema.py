@@ -49,6 +49,25 @@ MIGRATIONS: list[str] = [
     );
     CREATE UNIQUE INDEX blocks_by_row ON blocks (space_id, first_row);
     """,
+    # 2: recorded evaluation results. A result about a stored space is linked to
+    # it and to the generation it measured (so a later change makes it visibly
+    # stale); one about an encoder alone has no space.
+    """
+    CREATE TABLE results (
+        id          INTEGER PRIMARY KEY,
+        space_id    INTEGER REFERENCES spaces(id) ON DELETE CASCADE,
+        generation  INTEGER,
+        subject     TEXT    NOT NULL,
+        task_name   TEXT    NOT NULL,
+        split       TEXT    NOT NULL,
+        main_metric TEXT    NOT NULL,
+        main_score  REAL    NOT NULL,
+        result      TEXT    NOT NULL CHECK (json_valid(result)),
+        created_at  TEXT    NOT NULL,
+        CHECK ((space_id IS NULL) = (generation IS NULL))
+    );
+    CREATE INDEX results_by_space ON results (space_id, task_name);
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,6 +12,7 @@ from typing import Any
 from repspace.errors import ConflictError, InputError, NotFoundError
 from repspace.space import DTYPES, Metric, SpaceInfo, check_space_name
 from repspace.store._db import Database
+from repspace.store._results import SavedResult, list_results, save_result
 from repspace.store._space import Space, _now
 from repspace.store._validate import json_default
 
@@ -155,3 +156,52 @@ class Store:
         self._spaces.pop(name, None)
         shutil.rmtree(self.index_dir / space.uid, ignore_errors=True)
         return info
+
+    def save_result(self, result: dict[str, Any], *, space: Space | None = None, subject: str | None = None,
+                    generation: int | None = None) -> int:
+        """Record an evaluation result (``TaskResult.to_dict()``), linked to a space's generation.
+
+        Parameters
+        ----------
+        result : dict
+            MTEB TaskResult layout: ``task_name`` and ``scores`` with one split.
+        space : Space, optional
+            The space measured; the result records its generation (``generation``
+            when given: the one the vectors were read at) and is deleted with it.
+        subject : str, optional
+            What was measured when there is no space (an encoder spec).
+
+        Returns
+        -------
+        int
+            The result's id.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+        >>> sp = store.create_space("v", dim=2)
+        >>> r = {"task_name": "sts:x", "scores": {"test": [{"main_score": 0.5}]}, "evaluation_time": 1.0}
+        >>> store.save_result(r, space=sp)
+        1
+        >>> [(s.space, s.main_score, s.stale) for s in store.results()]
+        [('v', 0.5, False)]
+        """
+        if space is None and not subject:
+            raise InputError("a result needs a space or a subject (an encoder spec)")
+        return save_result(self.db, result, subject=space.name if space is not None else str(subject),
+                           space_uid=space.uid if space is not None else None, generation=generation)
+
+    def results(self, space: str | None = None, task: str | None = None) -> list[SavedResult]:
+        """Recorded results, oldest first; ``stale`` marks those whose space has changed since.
+
+        Parameters
+        ----------
+        space : str, optional
+            Only results about this space (raises :class:`NotFoundError` if it does not exist).
+        task : str, optional
+            Only this task (``sts:stsb-en-test``) or task family (``sts``).
+        """
+        if space is not None:
+            self.space(space)
+        return list_results(self.db, space=space, task=task)

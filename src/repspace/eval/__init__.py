@@ -1,0 +1,1 @@
+"""Evaluation tasks: how good is a space, and what each choice costs in quality."""
