@@ -51,6 +51,7 @@ def root(
 # Command modules register themselves on `app`.
 from repspace.cli import demo as _demo  # noqa: E402,F401
 from repspace.cli import encoders as _encoders  # noqa: E402,F401
+from repspace.cli import eval as _eval  # noqa: E402,F401
 from repspace.cli import ingest as _ingest  # noqa: E402,F401
 from repspace.cli import search as _search  # noqa: E402,F401
 from repspace.cli import spaces as _spaces  # noqa: E402,F401
