@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench evaluation clean
 
 install: $(STAMP)
 
@@ -31,6 +31,10 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+# Quality on real data (published figures reproduced): regenerates EVALUATION.md.
+evaluation: $(STAMP)
+	$(PY) benchmarks/evaluation.py
 
 clean:
 	rm -rf .demo benchmarks/.work

@@ -119,3 +119,20 @@ def test_bad_combinations_are_one_clear_error(tmp_path, kwargs, message):
 def test_unknown_task_is_refused():
     with pytest.raises(InputError, match="unknown task"):
         run("nope", None)
+
+
+def test_retrieval_on_a_space_reuses_documents_by_id(store, shared_data):
+    from repspace.eval import load_beir
+
+    data = load_beir(shared_data / "cranfield-beir")
+    enc = get_encoder("static")
+    bodies = [t.upper() for t in data.corpus_texts]  # stored under another text layout
+    store.create_space("cran", dim=enc.dim, provenance=enc.provenance()).add(
+        list(data.corpus_ids), enc.encode(bodies), texts=bodies)
+    subject = space_subject(store, "cran")
+    (r,) = evaluate("retrieval", [subject], data)
+    assert r.info["documents_from_space"] == 1400
+    assert subject.encode.n_encoded == len(set(data.query_texts))  # only the queries were embedded
+    # The stored vectors really were used: they are those of the upper-cased texts.
+    (direct,) = evaluate("retrieval", encoder_subjects("static"), data)
+    assert r.scores != direct.scores

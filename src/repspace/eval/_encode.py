@@ -124,6 +124,36 @@ class TextCache:
             self._blocks = [self._matrix]
         return self._matrix[[self._rows[k] for k in keys]]
 
+    def remember(self, texts: Sequence[str], vectors: np.ndarray) -> int:
+        """Add known vectors for texts (those already cached keep theirs); returns how many were new.
+
+        Examples
+        --------
+        >>> cache = TextCache(lambda texts: np.zeros((len(texts), 2)))
+        >>> cache.remember(["x", "x"], np.array([[1.0, 2.0], [3.0, 4.0]]))
+        1
+        >>> cache(["x"]).tolist(), cache.n_encoded
+        ([[1.0, 2.0]], 0)
+        """
+        vectors = np.asarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise InputError(f"{len(texts)} texts but vectors of shape {vectors.shape}")
+        new: dict[bytes, int] = {}
+        for i, text in enumerate(texts):
+            key = text_key(text)
+            if key not in self._rows and key not in new:
+                new[key] = i
+        if new:
+            if self._blocks and vectors.shape[1] != self._blocks[0].shape[1]:
+                raise InputError(f"vectors of dimension {vectors.shape[1]} given to a cache of dimension "
+                                 f"{self._blocks[0].shape[1]}")
+            start = len(self._rows)
+            for offset, key in enumerate(new):
+                self._rows[key] = start + offset
+            self._blocks.append(np.ascontiguousarray(vectors[list(new.values())]))
+            self._matrix = None
+        return len(new)
+
     @classmethod
     def from_vectors(cls, texts: Sequence[str], vectors: np.ndarray, fallback: Any = None) -> TextCache:
         """A cache pre-filled with known vectors; texts outside it go to ``fallback``.

