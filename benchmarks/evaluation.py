@@ -78,7 +78,7 @@ def measure(quick: bool) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     tasks = {"sts": _sts_data(quick), "retrieval": _beir_data(quick)}
     minilm = encoder_subjects("minilm")
-    layers = encoder_subjects("hf-layers:minilm", layer="all", options={"pooling": "mean"})
+    layers = encoder_subjects("hf-layers:minilm", layer="all", options={"pooling": "mean", "max_length": 256})
     for task, data in tasks.items():
         c.log(f"evaluation: {task} minilm")
         t0 = time.perf_counter()
@@ -124,6 +124,37 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
 
 
+def _sweep_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Reductions down, precisions across; each cell is the score and the bytes per vector."""
+    precisions = [p for p in PRECISIONS.split(",") if any(r["precision"] == p for r in rows)]
+    cells: dict[str, dict[str, str]] = {}
+    order: list[str] = []
+    for r in sorted(rows, key=lambda r: (r["dims"] or 10**9, r["method"])):
+        label = "full" if r["dims"] is None else f"{r['method']} {r['dims']}"
+        if label not in cells:
+            cells[label] = {}
+            order.append(label)
+        cells[label][r["precision"]] = f"{r['main_score']:.4f} ({r['bytes_per_vector']} B)"
+    return _table(["dimensions", *precisions], [[lab, *(cells[lab].get(p, "") for p in precisions)] for lab in order])
+
+
+def _sweep_findings(rows: list[dict[str, Any]]) -> list[str]:
+    full = next(r for r in rows if r["dims"] is None and r["precision"] == "float32")
+    out = []
+    for within in (0.01, 0.05):
+        ok = [r for r in rows if r["main_score"] >= (1 - within) * full["main_score"]]
+        best = min(ok, key=lambda r: (r["bytes_per_vector"], -r["main_score"]))
+        out.append(f"Smallest vector within {within:.0%} of full float32 ({full['main_score']:.4f}): "
+                   f"{best['codec']}, {best['bytes_per_vector']} bytes ({full['bytes_per_vector'] / best['bytes_per_vector']:.0f}x "
+                   f"smaller), score {best['main_score']:.4f}.")
+    pick = {(r["method"], r["dims"], r["precision"]): r["main_score"] for r in rows}
+    a, b = pick.get(("pca", 128, "int8")), pick.get(("pca", 256, "int8"))
+    if a is not None and b is not None and b < a:
+        out.append(f"int8 calibrates every dimension to the same range, which amplifies PCA's low-variance tail: "
+                   f"pca256/int8 scores {b:.4f}, below pca128/int8 at {a:.4f}.")
+    return [" ".join(out)]
+
+
 def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
     sts, ret = res["sts_minilm"][0], res["retrieval_minilm"][0]
     lines = [
@@ -152,8 +183,8 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
     keys = ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"]
     lines += _table(keys, [[f"{e[k]:.4f}" for k in keys]])
     lines += ["", "## Layer by layer (`hf-layers:minilm`, mean pooling, every layer from one forward pass)", "",
-              "Layer 0 is the embedding output; 6 is the last block (mean pooling + normalisation of layer 6 is",
-              "exactly the sentence-transformers pipeline, so its row matches the figure above).", ""]
+              "Layer 0 is the embedding output; 6 is the last block (mean pooling + normalisation of layer 6, inputs cut at",
+              "256 tokens, is exactly the sentence-transformers pipeline, so its row matches the figures above).", ""]
     rows = []
     for s, r in zip(res["sts_layers"], res["retrieval_layers"]):
         er = _entry(r)
@@ -166,9 +197,7 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
                   "on the task's own vectors (the corpus for retrieval). int8 = per-dimension ranges from the same",
                   "vectors (as sentence-transformers' `quantize_embeddings`), binary = sign bits scored by Hamming.",
                   "", f"![{task} trade-off](benchmarks/results/{res[f'{task}_plot']})", ""]
-        rows = [[r["codec"], str(r["bytes_per_vector"]), f"{r['main_score']:.4f}",
-                 "" if r.get("relative") is None else f"{r['relative']:.3f}"] for r in res[f"{task}_sweep"]]
-        lines += _table(["codec", "bytes/vector", "score", "relative to full float32"], rows)
+        lines += _sweep_table(res[f"{task}_sweep"]) + [""] + _sweep_findings(res[f"{task}_sweep"])
     lines += ["", "## GloVe 6B 50d: word similarity and analogies", ""]
     rows = [[d["task_name"].split(":")[1], str(d["repspace"]["n_pairs"]), str(d["repspace"]["oov_pairs"]),
              f"{_score(d):.4f}", f"{_entry(d)['pearson']:.4f}"] for d in res["wordsim_glove"]]
@@ -185,7 +214,12 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
     args = ap.parse_args(argv)
+    if args.render_only:
+        doc = json.loads((c.RESULTS / "evaluation.json").read_text())
+        DOC.write_text(render(doc["evaluation"], doc["machine"]) + "\n")
+        return 0
     c.begin("evaluation", args.quick)
     res = measure(args.quick)
     res["date"] = time.strftime("%Y-%m-%d", time.gmtime())
