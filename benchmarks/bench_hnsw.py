@@ -111,10 +111,10 @@ def build_faiss(base_n: np.ndarray) -> tuple[Any, float]:
 def reopen(db: Path, label: str) -> tuple[Any, Any, float]:
     """A fresh Store whose first knn call loads the persisted index; (store, space, first call s)."""
     from repspace import Store
-    from repspace.search import hnsw as hnsw_module
+    from repspace.search import _persist as persist_module
     from repspace.search import knn
 
-    getattr(hnsw_module, "_MEMORY", {}).clear()  # forget the in-process copy: load the file
+    persist_module._MEMORY.clear()  # forget the in-process copy: load the file
     store = Store(db)
     space = store.space(label)
     probe = np.ones((1, space.dim), dtype=np.float32)

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-import repspace.search.hnsw as hnsw_mod
+import repspace.search._persist as persist_mod
 from repspace.search import HNSWParams, ensure_hnsw, knn
 
 SMALL = HNSWParams(m=16, ef_construction=64)
@@ -17,7 +17,7 @@ SMALL = HNSWParams(m=16, ef_construction=64)
 @pytest.fixture(autouse=True)
 def _no_memory_cache(monkeypatch):
     """Each test starts with an empty in-process index cache (what a new process has)."""
-    monkeypatch.setattr(hnsw_mod, "_MEMORY", {})
+    monkeypatch.setattr(persist_mod, "_MEMORY", {})
 
 
 def _clustered(rng, n, dim, clusters=40, spread=1.0):
@@ -74,7 +74,7 @@ def test_index_persists_and_is_loaded(store, rng, monkeypatch):
     assert stamp["metric"] == "l2" and stamp["dim"] == 16 and stamp["m"] == 16 and stamp["ef_construction"] == 64
     mtime = index_file.stat().st_mtime_ns
     # A fresh process: empty cache, new Store object.
-    monkeypatch.setattr(hnsw_mod, "_MEMORY", {})
+    monkeypatch.setattr(persist_mod, "_MEMORY", {})
     from repspace import Store
 
     with Store(store.path) as other:

@@ -1,21 +1,17 @@
 """FAISS HNSW graphs over a space's rows, persisted beside the store.
 
-An index maps FAISS labels to the space's *rows*. Rows are append-only (see
-:mod:`repspace.store._space`), so an index built at some point is never wrong
-later, only behind: :func:`ensure_hnsw` extends it with the rows added since,
-excludes rows that died since (a FAISS id-bitmap selector at search time) and
-rebuilds it when more than a quarter of what it holds is dead. Each index file
-has a JSON stamp (space uid, rows covered, dead rows seen, generation,
-parameters); an index whose stamp does not match is rebuilt, never trusted.
+An index maps FAISS labels to the space's *rows*; :func:`ensure_hnsw` keeps it
+up to date with :func:`repspace.search._persist.ensure_index`: extended with
+the rows added since, dead rows excluded at search time (a FAISS id-bitmap
+selector), rebuilt when a quarter of it is dead or its stamp does not match.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,19 +19,13 @@ import faiss
 import numpy as np
 
 from repspace.errors import InputError
+from repspace.search._persist import Loaded, ensure_index
 from repspace.search.exact import normalize_rows
 from repspace.space import Metric
 
 if TYPE_CHECKING:
     from repspace.space import SpaceInfo
     from repspace.store import Space
-
-#: Version of the stamp/file layout; a different one means rebuild.
-FORMAT = 1
-#: Rebuild when this share of the indexed rows has died since the build.
-REBUILD_DEAD_SHARE = 0.25
-#: Rows added per FAISS call while building, so progress can be reported.
-ADD_BATCH = 50_000
 
 
 @dataclass(frozen=True)
@@ -50,24 +40,6 @@ class HNSWParams:
             raise InputError(f"HNSW M must be between 2 and 256, not {self.m}")
         if not (1 <= self.ef_construction <= 10_000):
             raise InputError(f"HNSW efConstruction must be between 1 and 10000, not {self.ef_construction}")
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """What an index file holds, written beside it as JSON."""
-
-    format: int
-    space_uid: str
-    metric: str
-    dim: int
-    m: int
-    ef_construction: int
-    rows: int  # rows 0..rows-1 were considered (live ones added)
-    dead_rows_seen: int  # the space's dead_rows when last built or extended
-    dead_at_build: int  # the space's dead_rows when built
-    clean: bool  # the index holds no dead row
-    generation: int
-    ntotal: int
 
 
 def faiss_metric(metric: Metric) -> int:
@@ -154,26 +126,8 @@ def index_paths(space: Space, params: HNSWParams) -> tuple[Path, Path]:
     return folder / f"{stem}.faiss", folder / f"{stem}.json"
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
-
-
-@dataclass
-class LoadedIndex:
-    """An up-to-date index, its stamp, whether dead rows must be masked, and what was done."""
-
-    index: HNSWIndex
-    stamp: Stamp
-    needs_mask: bool
-    action: str  # "loaded", "built", "extended" or "rebuilt"
-
-
-_MEMORY: dict[tuple[str, str], tuple[float, LoadedIndex]] = {}
-#: (index file mtime, stamp file mtime) when this process last wrote or checked them.
-_FILES: dict[str, tuple[int, int]] = {}
+#: What :func:`ensure_hnsw` returns: the index, its stamp, whether to mask dead rows, what was done.
+LoadedIndex = Loaded
 
 
 def ensure_hnsw(
@@ -182,111 +136,18 @@ def ensure_hnsw(
     *,
     progress: Callable[[int, int], None] | None = None,
     info: SpaceInfo | None = None,
-) -> LoadedIndex:
+) -> Loaded[HNSWIndex]:
     """Load the space's HNSW index, bringing it up to date first (built, extended or rebuilt).
 
     ``progress(done, total)`` is called while rows are added; ``info`` is the
-    space's description when the caller has just read it.
+    space's description when the caller has just read it. See
+    :func:`repspace.search._persist.ensure_index` for the rules.
     """
     params = params or HNSWParams()
-    info = info or space.info()
     path, stamp_path = index_paths(space, params)
-    fresh = _fresh_in_memory(path, stamp_path, info)
-    if fresh is not None:  # the common case: nothing changed since this process last used it
-        return fresh
-    stamp = _read_stamp(stamp_path)
-    ok = (
-        stamp is not None
-        and path.exists()
-        and stamp.format == FORMAT
-        and stamp.space_uid == info.uid
-        and stamp.metric == info.metric.value
-        and stamp.dim == info.dim
-        and stamp.rows <= info.next_row
-        and stamp.dead_rows_seen <= info.dead_rows
+    return ensure_index(
+        space, path, stamp_path, {"m": params.m, "ef_construction": params.ef_construction},
+        create=lambda i: HNSWIndex(i.dim, i.metric, params),
+        load=lambda p, i: HNSWIndex.load(p, i.dim, i.metric, params),
+        progress=progress, info=info,
     )
-    action = "loaded"
-    loaded: HNSWIndex | None = None
-    if ok:
-        assert stamp is not None
-        dead_since_build = info.dead_rows - stamp.dead_at_build
-        if dead_since_build > REBUILD_DEAD_SHARE * max(stamp.ntotal, 1):
-            ok, action = False, "rebuilt"
-    if ok:
-        assert stamp is not None
-        key = (str(path), space.uid)
-        mtime = path.stat().st_mtime_ns
-        cached = _MEMORY.get(key)
-        if cached is not None and cached[0] == mtime and cached[1].stamp == stamp:
-            loaded = cached[1].index
-        else:
-            try:
-                loaded = HNSWIndex.load(path, info.dim, info.metric, params)
-            except RuntimeError:  # a damaged file: it is only a cache, so rebuild it
-                loaded = None
-        if loaded is None or loaded.ntotal != stamp.ntotal:
-            ok, action, loaded = False, "rebuilt", None
-    if not ok or loaded is None:
-        action = "rebuilt" if (stamp is not None or stamp_path.exists() or path.exists()) else "built"
-        loaded = HNSWIndex(info.dim, info.metric, params)
-        stamp = Stamp(FORMAT, info.uid, info.metric.value, info.dim, params.m, params.ef_construction,
-                      rows=0, dead_rows_seen=info.dead_rows, dead_at_build=info.dead_rows, clean=True,
-                      generation=info.generation, ntotal=0)
-        changed = True
-    else:
-        changed = False
-    assert stamp is not None
-    if stamp.rows < info.next_row:
-        # Add the live rows in [stamp.rows, next_row) read from one snapshot.
-        live, vectors = space.live_rows(stamp.rows, info.next_row)
-        total = len(live)
-        for start in range(0, total, ADD_BATCH):
-            loaded.add(vectors[start : start + ADD_BATCH], live[start : start + ADD_BATCH])
-            if progress is not None:
-                progress(min(start + ADD_BATCH, total), total)
-        del vectors
-        if action == "loaded":
-            action = "extended"
-        stamp = Stamp(**{**asdict(stamp), "rows": info.next_row, "generation": info.generation,
-                         "clean": stamp.clean and stamp.dead_rows_seen == info.dead_rows,
-                         "dead_rows_seen": info.dead_rows, "ntotal": loaded.ntotal})
-        changed = True
-    needs_mask = not (stamp.clean and stamp.dead_rows_seen == info.dead_rows)
-    if changed:
-        loaded.save(path)
-        _write_json(stamp_path, asdict(stamp))
-    result = LoadedIndex(loaded, stamp, needs_mask, action)
-    _MEMORY[(str(path), space.uid)] = (path.stat().st_mtime_ns, result)
-    _FILES[str(path)] = (path.stat().st_mtime_ns, stamp_path.stat().st_mtime_ns)
-    return result
-
-
-def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo) -> LoadedIndex | None:
-    """The index this process holds, if neither its files nor the space changed since."""
-    cached = _MEMORY.get((str(path), info.uid))
-    files = _FILES.get(str(path))
-    if cached is None or files is None:
-        return None
-    try:
-        now = (path.stat().st_mtime_ns, stamp_path.stat().st_mtime_ns)
-    except OSError:
-        return None
-    held = cached[1]
-    if now != files or held.stamp.rows != info.next_row or held.stamp.dead_rows_seen != info.dead_rows:
-        return None
-    return LoadedIndex(held.index, held.stamp, held.needs_mask, "loaded")
-
-
-def _read_stamp(path: Path) -> Stamp | None:
-    """The stamp beside an index, or None when it is missing or not exactly of the expected shape."""
-    try:
-        data = json.loads(path.read_text())
-        stamp = Stamp(**data)
-    except (OSError, ValueError, TypeError):
-        return None
-    for f in fields(Stamp):
-        value = getattr(stamp, f.name)
-        want = {"int": int, "str": str, "bool": bool}[str(f.type)]
-        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
-            return None
-    return stamp
