@@ -84,7 +84,7 @@ def test_ingest_info_search_export_delete(capsys, tmp_path, vec_file):
         (["search", "toy", "--vector", "[1,0,0]", "--where", "year >= "], 2, "filter"),
         (["search", "toy", "--vector", "[1,0,0]", "--where", "x = 1; DROP TABLE items"], 2, "filter"),
         (["search", "toy"], 2, "exactly one of"),
-        (["search", "toy", "--vector", "[1,0,0]", "--exact", "--hnsw"], 2, "not both"),
+        (["search", "toy", "--vector", "[1,0,0]", "--exact", "--hnsw"], 2, "choose one of"),
         (["delete", "toy", "zz"], 3, "not in space"),
         (["delete", "toy"], 2, "without --yes"),
         (["ingest", "toy", "missing.jsonl"], 3, "no such file"),

@@ -52,6 +52,7 @@ def root(
 from repspace.cli import demo as _demo  # noqa: E402,F401
 from repspace.cli import encoders as _encoders  # noqa: E402,F401
 from repspace.cli import eval as _eval  # noqa: E402,F401
+from repspace.cli import index as _index  # noqa: E402,F401
 from repspace.cli import ingest as _ingest  # noqa: E402,F401
 from repspace.cli import search as _search  # noqa: E402,F401
 from repspace.cli import spaces as _spaces  # noqa: E402,F401

@@ -41,6 +41,12 @@ def search_cmd(
     exact: Annotated[bool, typer.Option("--exact", help="Exact search (blocked BLAS).")] = False,
     hnsw: Annotated[bool, typer.Option("--hnsw", help="HNSW search (the index is built or updated first).")] = False,
     ef: Annotated[Optional[int], typer.Option(min=1, help="HNSW search beam (default 64).")] = None,
+    index: Annotated[Optional[str], typer.Option(help="Index spec: hnsw32, int8>rescore4, pca64>rerank...")] = None,
+    hybrid: Annotated[bool, typer.Option("--hybrid", help="Fuse dense results with BM25 over the texts.")] = False,
+    bm25: Annotated[bool, typer.Option("--bm25", help="BM25 over the stored texts only.")] = False,
+    fusion: Annotated[str, typer.Option(help="Hybrid fusion: rrf (reciprocal rank) or sum.")] = "rrf",
+    lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
+    mmr: Annotated[Optional[float], typer.Option(help="Diversify with MMR, lambda in [0, 1].")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say how the search was run.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {id, score, text, metadata}.")] = False,
 ) -> None:
@@ -56,9 +62,13 @@ def search_cmd(
       repspace search glove --id king --where "not _id like 'king%'"
 
       repspace search docs "sorting" --where "module in ('functools', 'heapq')" --json
+
+      repspace search docs "parse dates" --index 'int8>rescore4' --explain
+
+      repspace search docs "parse dates" --hybrid --mmr 0.7
     """
-    if exact and hnsw:
-        raise InputError("choose --exact or --hnsw, not both")
+    if sum((exact, hnsw, index is not None)) > 1:
+        raise InputError("choose one of --exact, --hnsw, --index")
     given = sum(x is not None for x in (query, id, vector, vector_file))
     if given != 1:
         raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
@@ -68,7 +78,8 @@ def search_cmd(
     with progress_bar(json) as bar:
         index_progress = (lambda d, t: bar("index", d, t)) if bar else None
         hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
-                               progress=index_progress, explain=True)
+                               index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
+                               mmr=mmr, progress=index_progress, explain=True)
     if json:
         data = [h.to_dict() for h in hits]
         print_json({"hits": data, "plan": plan.to_dict()} if explain else data)
@@ -80,5 +91,6 @@ def search_cmd(
                       jsonlib.dumps(h.metadata, ensure_ascii=False)[:60])
     out.print(table)
     if explain:
-        note(f"plan: {plan.method} over {plan.candidates} of {plan.total} items"
-             + (f", ef={plan.ef}, index {plan.index_action}" if plan.method == "hnsw" else "") + f" ({plan.reason})")
+        effort = f", ef={plan.ef}" if plan.ef else ""
+        action = f", index {plan.index_action}" if plan.index_action else ""
+        note(f"plan: {plan.method} over {plan.candidates} of {plan.total} items{effort}{action} ({plan.reason})")

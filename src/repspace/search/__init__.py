@@ -1,4 +1,4 @@
-"""Search: exact (blocked BLAS) and FAISS HNSW over stored spaces or plain arrays.
+"""Search: exact, HNSW, quantized and reduced funnels, BM25, hybrid fusion and MMR, over spaces or arrays.
 
 Examples
 --------
@@ -10,10 +10,18 @@ Examples
 
 from repspace.search._search import KnnResult, hits_for, knn, search_space
 from repspace.search.exact import exact_search, normalize_rows
+from repspace.search.funnel import FunnelIndex
+from repspace.search.fusion import rrf, weighted_sum
 from repspace.search.hnsw import HNSWIndex, HNSWParams, ensure_hnsw
+from repspace.search.indexes import build_index, drop_index, ensure_funnel, list_indexes
+from repspace.search.lexical import LexicalIndex, ensure_lexical
+from repspace.search.mmr import mmr
 from repspace.search.results import Hit, SearchPlan
+from repspace.search.specs import IndexSpec, parse_spec
 
 __all__ = [
     "search_space", "knn", "KnnResult", "hits_for", "exact_search", "normalize_rows",
     "HNSWIndex", "HNSWParams", "ensure_hnsw", "Hit", "SearchPlan",
+    "IndexSpec", "parse_spec", "FunnelIndex", "build_index", "list_indexes", "drop_index", "ensure_funnel",
+    "LexicalIndex", "ensure_lexical", "rrf", "weighted_sum", "mmr",
 ]

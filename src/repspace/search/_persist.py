@@ -171,7 +171,7 @@ def ensure_index(
         The space's description when the caller has just read it.
     """
     info = info or space.info()
-    fresh = _fresh_in_memory(path, stamp_path, info)
+    fresh = _fresh_in_memory(path, stamp_path, info, ident)
     if fresh is not None:  # the common case: nothing changed since this process last used it
         return fresh
     stamp = read_stamp(stamp_path, ident)
@@ -248,7 +248,7 @@ def _training_sample(vectors: np.ndarray) -> np.ndarray:
     return vectors[pick]
 
 
-def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo) -> Loaded[Any] | None:
+def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[str, Any]) -> Loaded[Any] | None:
     """The index this process holds, if neither its files nor the space changed since."""
     cached = _MEMORY.get((str(path), info.uid))
     files = _FILES.get(str(path))
@@ -259,6 +259,8 @@ def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo) -> Loaded[An
     except OSError:
         return None
     held = cached[1]
+    if held.stamp.ident != tuple(ident.items()):
+        return None
     if now != files or held.stamp.rows != info.next_row or held.stamp.dead_rows_seen != info.dead_rows:
         return None
     return Loaded(held.index, held.stamp, held.needs_mask, "loaded")

@@ -12,6 +12,7 @@ from repspace.errors import InputError
 from repspace.search.exact import exact_search, normalize_rows
 from repspace.search.hnsw import HNSWParams, ensure_hnsw
 from repspace.search.results import Hit, SearchPlan
+from repspace.search.specs import IndexSpec, parse_spec
 from repspace.space import Metric
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ def knn(
     method: Method = "auto",
     ef: int | None = None,
     hnsw: HNSWParams | None = None,
+    index: str | IndexSpec | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> KnnResult:
     """Nearest rows of ``space`` for a batch of query vectors.
@@ -64,6 +66,11 @@ def knn(
         beyond), ``exact`` or ``hnsw``.
     ef : HNSW search beam (default 64, raised as a filter gets more selective).
     hnsw : HNSW construction parameters (default M=32, efConstruction=100).
+    index : an index spec (``exact``, ``hnsw32``, ``int8>rescore4``,
+        ``binary>rescore8``, ``pca64>rerank``, ``prefix64,hnsw32>rerank``,
+        ``ivf1024,pq32>rerank``; see :mod:`repspace.search.specs`); it
+        overrides ``method``. Funnels read the float vectors of their
+        shortlist from the store (two tiers).
 
     Examples
     --------
@@ -79,6 +86,16 @@ def knn(
         raise InputError(f"k must be a positive integer, not {k!r}")
     if method not in ("auto", "exact", "hnsw"):
         raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    spec = None
+    if index is not None:
+        spec = parse_spec(index)
+        if spec.kind == "exact":
+            method = "exact"
+        elif spec.kind == "hnsw":
+            method, hnsw = "hnsw", HNSWParams(m=spec.m)
+            ef = ef or spec.ef
+        else:
+            method = "funnel"
     q = _check_queries(queries, space.dim)
     info = space.info()
     total = info.count
@@ -99,21 +116,16 @@ def knn(
         else:
             method, reason = "hnsw", f"{n_cand} candidates of {total}: HNSW"
     else:
-        reason = f"{method} requested"
+        reason = f"{spec if spec is not None else method} requested"
+    if method == "funnel":
+        assert spec is not None
+        return _funnel(space, q, k, spec, candidates, n_cand, total, ef, reason, progress, info)
     if method == "exact":
         rows, scores = _exact(space, q, k, candidates, n_cand, total)
         return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
     loaded = ensure_hnsw(space, hnsw, progress=progress, info=info)
     # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
-    size = loaded.stamp.rows
-    allowed = None
-    if candidates is not None:
-        allowed = np.zeros(size, dtype=bool)
-        allowed[candidates[candidates < size]] = True
-    elif loaded.needs_mask:  # rows died since the index was built: mask them out
-        live = space.rows()
-        allowed = np.zeros(size, dtype=bool)
-        allowed[live[live < size]] = True
+    allowed = _allowed_mask(space, loaded.stamp.rows, candidates, loaded.needs_mask)
     ef_used = max(ef or DEFAULT_EF, k)
     if candidates is not None:
         ef_used = int(min(MAX_EF, max(ef_used, ef_used * total / max(n_cand, 1))))
@@ -122,6 +134,28 @@ def knn(
         scores = np.sqrt(np.maximum(scores, 0)).astype(np.float32)
     return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_mask: bool) -> np.ndarray | None:
+    """Rows an index may return: the filter's matches, or the live rows when some died since it was built."""
+    if candidates is None and not needs_mask:
+        return None
+    keep = candidates if candidates is not None else space.rows()
+    allowed = np.zeros(size, dtype=bool)
+    allowed[keep[keep < size]] = True
+    return allowed
+
+
+def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np.ndarray | None, n_cand: int,
+            total: int, ef: int | None, reason: str, progress: Any, info: Any) -> KnnResult:
+    from repspace.search.indexes import ensure_funnel
+
+    loaded = ensure_funnel(space, spec, progress=progress, info=info)
+    allowed = _allowed_mask(space, loaded.stamp.rows, candidates, loaded.needs_mask)
+    index = loaded.index.with_search_params(spec)
+    scores, rows = index.search(q, k, allowed=allowed, fetch=space.read_rows, ef=ef)
+    return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
+                     SearchPlan(str(spec), n_cand, total, ef=ef, reason=reason, index_action=loaded.action))
 
 
 def _check_queries(queries: Any, dim: int) -> np.ndarray:
@@ -193,6 +227,12 @@ def search_space(
     method: Method = "auto",
     ef: int | None = None,
     hnsw: HNSWParams | None = None,
+    index: str | IndexSpec | None = None,
+    hybrid: bool = False,
+    bm25: bool = False,
+    fusion: Literal["rrf", "sum"] = "rrf",
+    lexical_weight: float = 1.0,
+    mmr: float | None = None,
     encoder: Any = None,
     progress: Callable[[int, int], None] | None = None,
     explain: bool = False,
@@ -206,7 +246,18 @@ def search_space(
         a vector of the space's dimension.
     id : str, optional
         Search with the stored vector of this item; the item itself is left out.
-    k, where, method, ef, hnsw : see :func:`knn`.
+    k, where, method, ef, hnsw, index : see :func:`knn`.
+    hybrid : bool
+        Fuse the dense ranking with BM25 over the stored texts (text queries only).
+    bm25 : bool
+        BM25 alone (text queries only).
+    fusion : ``rrf`` or ``sum``
+        Reciprocal-rank fusion (c = 60) or a weighted sum of min-max normalised scores.
+    lexical_weight : float
+        Weight of the BM25 list in the fusion (the dense list has weight 1).
+    mmr : float, optional
+        Diversify with maximal marginal relevance, λ in [0, 1] (1 = plain ranking),
+        over a pool of ``max(4k, 50)`` nearest items.
     encoder : an :class:`~repspace.encoders.Encoder` to embed a text query
         (default: re-created from the space's provenance).
     explain : also return the :class:`SearchPlan`.
@@ -237,16 +288,90 @@ def search_space(
     elif isinstance(query, str):
         if not query.strip():
             raise InputError("the query text is empty")
-        if encoder is None:
-            from repspace.encoders import from_provenance
+        if bm25:  # lexical only: the query is never embedded
+            vec = None
+        else:
+            if encoder is None:
+                from repspace.encoders import from_provenance
 
-            encoder = from_provenance(space.provenance)
-        vec = encoder.encode([query])
+                encoder = from_provenance(space.provenance)
+            vec = encoder.encode([query])
         k_ask = k
     elif query is None:
         raise InputError("give a query text, a vector or an id")
     else:
         vec, k_ask = np.asarray(query), k
-    result = knn(space, vec, k_ask, where=where, method=method, ef=ef, hnsw=hnsw, progress=progress)
-    hits = hits_for(space, result.rows[0], result.scores[0], exclude=exclude)[:k] if result.rows.size else []
-    return (hits, result.plan) if explain else hits
+    if (hybrid or bm25) and not isinstance(query, str):
+        raise InputError("hybrid and BM25 search need a query text")
+    if hybrid and bm25:
+        raise InputError("choose hybrid or bm25, not both")
+    if mmr is not None and (hybrid or bm25):
+        raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
+    if bm25 or hybrid:
+        rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
+                                                method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion,
+                                                lexical_weight=lexical_weight, progress=progress)
+    elif mmr is not None:
+        rows, scores, plan = _mmr(space, vec, k_ask, mmr, where=where, method=method, ef=ef, hnsw=hnsw,
+                                  index=index, progress=progress)
+    else:
+        result = knn(space, vec, k_ask, where=where, method=method, ef=ef, hnsw=hnsw, index=index,
+                     progress=progress)
+        rows, scores, plan = result.rows[:1].ravel(), result.scores[:1].ravel(), result.plan
+    hits = hits_for(space, np.ravel(rows), np.ravel(scores), exclude=exclude)[:k] if np.size(rows) else []
+    return (hits, plan) if explain else hits
+
+
+#: Candidates each list contributes to a hybrid fusion.
+HYBRID_POOL = 100
+
+
+def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, *, where: Any, fusion: str,
+                       lexical_weight: float, progress: Any, **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+    from repspace.search.fusion import rrf, weighted_sum
+    from repspace.search.lexical import ensure_lexical
+
+    if fusion not in ("rrf", "sum"):
+        raise InputError(f"fusion must be rrf or sum, not {fusion!r}")
+    if not np.isfinite(lexical_weight) or lexical_weight < 0:
+        raise InputError(f"the lexical weight must be a non-negative number, not {lexical_weight!r}")
+    info = space.info()
+    allowed = None
+    n_cand = info.count
+    if where is not None and (not isinstance(where, str) or where.strip()):
+        matches = space.filter_rows(where)
+        n_cand = len(matches)
+        allowed = np.zeros(info.next_row, dtype=bool)
+        allowed[matches] = True
+    lex = ensure_lexical(space)
+    pool = k if vec is None else max(k, HYBRID_POOL)
+    l_scores, l_rows = lex.search([text], pool, allowed=allowed)
+    if vec is None:
+        return l_rows[0], l_scores[0], SearchPlan("bm25", n_cand, info.count, reason="BM25 over the stored texts")
+    d = knn(space, vec, max(k, HYBRID_POOL), where=where, progress=progress, **dense)
+    if fusion == "rrf":
+        f_scores, f_rows = rrf([d.rows[0], l_rows[0]], k, weights=[1.0, lexical_weight])
+    else:
+        dense_scores = -d.scores[0] if space.metric is Metric.L2 else d.scores[0]  # larger = nearer for the sum
+        f_scores, f_rows = weighted_sum([(dense_scores, d.rows[0]), (l_scores[0], l_rows[0])], k,
+                                        weights=[1.0, lexical_weight])
+    plan = SearchPlan(f"hybrid ({fusion}: {d.plan.method} + bm25)", d.plan.candidates, d.plan.total, ef=d.plan.ef,
+                      reason=f"{d.plan.reason}; fused with BM25, lexical weight {lexical_weight:g}",
+                      index_action=d.plan.index_action)
+    return f_rows, f_scores.astype(np.float32), plan
+
+
+def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Any,
+         **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+    from repspace.search.mmr import mmr as diversify
+
+    d = knn(space, vec, max(4 * k, 50), where=where, progress=progress, **dense)
+    pool = d.rows[0][d.rows[0] >= 0]
+    if not len(pool):
+        return pool, d.scores[0][:0], d.plan
+    rows, relevance = diversify(np.asarray(vec, dtype=np.float32).reshape(-1), space.read_rows(pool), pool, k,
+                                lambda_=lambda_, metric=space.metric.value)
+    plan = SearchPlan(f"{d.plan.method} + mmr", d.plan.candidates, d.plan.total, ef=d.plan.ef,
+                      reason=f"{d.plan.reason}; MMR λ={lambda_:g} over the {len(pool)} nearest",
+                      index_action=d.plan.index_action)
+    return rows, relevance, plan
