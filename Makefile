@@ -30,6 +30,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	$(PY) benchmarks/run.py
 
 # Quality on real data (published figures reproduced): regenerates EVALUATION.md.
