@@ -93,6 +93,7 @@ def measure(quick: bool) -> dict[str, Any]:
                             title=f"{sweep[0].task_name}: all-MiniLM-L6-v2")
         out[f"{task}_plot"] = png.name
         out[f"{task}_seconds"] = round(time.perf_counter() - t0, 1)
+    out.update(measure_lexical(quick, tasks["retrieval"], minilm))
     c.log("evaluation: GloVe")
     words, vectors = c.glove()
     glove = WordVectors(words, vectors)
@@ -107,6 +108,17 @@ def measure(quick: bool) -> dict[str, Any]:
     out["analogy_glove"] = analogy(glove, load_analogies(questions), restrict_vocab=vocab).to_dict()
     out["analogy_source"] = "gensim/test/test_data/questions-words.txt (Mikolov et al. 2013)"
     return out
+
+
+def measure_lexical(quick: bool, data: Any = None, subjects: Any = None) -> dict[str, Any]:
+    """Cranfield: MiniLM dense, BM25 and their reciprocal-rank fusion."""
+    from repspace.evaluate import encoder_subjects, evaluate
+
+    data = data if data is not None else _beir_data(quick)
+    subjects = subjects or encoder_subjects("minilm")
+    c.log("evaluation: retrieval dense / bm25 / hybrid")
+    return {"retrieval_lexical": {mode or "dense": _dicts(evaluate("retrieval", subjects, data, lexical=mode))[0]
+                                  for mode in (None, "bm25", "hybrid")}}
 
 
 # ------------------------------------------------------------------ report
@@ -182,6 +194,12 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
     e = _entry(ret)
     keys = ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"]
     lines += _table(keys, [[f"{e[k]:.4f}" for k in keys]])
+    if "retrieval_lexical" in res:
+        lines += ["", "Dense (MiniLM, exact cosine), BM25 (bm25s, Lucene variant, English stemming and stop words) and",
+                  "their reciprocal-rank fusion (c = 60, top 100 of each, equal weights), as `repspace search --hybrid`:", ""]
+        modes = res["retrieval_lexical"]
+        rows = [[mode, *(f"{_entry(modes[mode])[k]:.4f}" for k in keys)] for mode in ("dense", "bm25", "hybrid")]
+        lines += _table(["ranking", *keys], rows)
     lines += ["", "## Layer by layer (`hf-layers:minilm`, mean pooling, every layer from one forward pass)", "",
               "Layer 0 is the embedding output; 6 is the last block (mean pooling + normalisation of layer 6, inputs cut at",
               "256 tokens, is exactly the sentence-transformers pipeline, so its row matches the figures above).", ""]
@@ -215,7 +233,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
+    ap.add_argument("--only-lexical", action="store_true",
+                    help="measure only dense/BM25/hybrid on Cranfield, into the stored results")
     args = ap.parse_args(argv)
+    if args.only_lexical:
+        path = c.RESULTS / "evaluation.json"
+        doc = json.loads(path.read_text())
+        doc["evaluation"].update(measure_lexical(False))
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        args.render_only = True
     if args.render_only:
         doc = json.loads((c.RESULTS / "evaluation.json").read_text())
         DOC.write_text(render(doc["evaluation"], doc["machine"]) + "\n")

@@ -135,6 +135,9 @@ def retrieval_cmd(
     folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
     split: Annotated[str, typer.Option(help="The qrels split to score.")] = "test",
     index: Annotated[Optional[str], typer.Option(help="Score an approximate index: hnsw32, hnsw16,ef64.")] = None,
+    bm25: Annotated[bool, typer.Option("--bm25", help="Score BM25 over the corpus texts alone.")] = False,
+    hybrid: Annotated[bool, typer.Option("--hybrid", help="Score dense + BM25 (reciprocal-rank fusion).")] = False,
+    lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
@@ -148,10 +151,17 @@ def retrieval_cmd(
       repspace eval retrieval cranfield-beir --index hnsw16,ef32
 
       repspace eval retrieval cranfield-beir --dims 64,128,full --precision float32,binary
+
+      repspace eval retrieval cranfield-beir --hybrid
     """
+    from repspace.errors import InputError
+
+    if bm25 and hybrid:
+        raise InputError("choose --bm25 or --hybrid, not both")
     _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        split=split, index=index)
+        split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
+        lexical_weight=lexical_weight)
 
 
 @eval_app.command("wordsim")

@@ -378,6 +378,8 @@ def retrieval(
     k: int = 100,
     split: str | None = None,
     name: str | None = None,
+    lexical: str | None = None,
+    lexical_weight: float = 1.0,
 ) -> TaskResult:
     """Score an encoder on a retrieval data set (BEIR layout).
 
@@ -401,6 +403,12 @@ def retrieval(
         BeirData it must be ``None`` or its own split.
     name : str, optional
         Task name; default ``retrieval:<data set name>``.
+    lexical : ``None``, ``"bm25"`` or ``"hybrid"``
+        Score BM25 over the corpus texts alone (``encode`` is not called), or
+        the dense ranking fused with BM25 by reciprocal-rank fusion (c = 60,
+        top ``k`` of each list), as ``repspace search --hybrid`` does.
+    lexical_weight : float
+        Weight of the BM25 list in the hybrid fusion (the dense list has 1).
 
     Returns
     -------
@@ -428,6 +436,15 @@ def retrieval(
     else:
         data = load_beir(data, split or "test")
     spec, _, _ = parse_index(index, k)
+    if lexical not in (None, "bm25", "hybrid"):
+        raise InputError(f"lexical must be None, 'bm25' or 'hybrid', not {lexical!r}")
+    if lexical == "bm25":
+        rows = _bm25_rows(data, k)
+        scores = _scores_of(rows, data)
+        info = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "bm25",
+                "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
+        return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
+                          time.perf_counter() - t0, info)
     enc = as_encode(encode)
     docs = enc(list(data.corpus_texts))
     queries = enc(list(data.query_texts))
@@ -444,9 +461,38 @@ def retrieval(
         codec.fit(docs)
         docs, queries = _transformed(codec, docs), _transformed(codec, queries)
         info.update(codec=codec.to_dict(), bytes_per_vector=int(codec.bytes_per_vector))
-    scores = retrieval_from_vectors(queries, docs, data, index=index, k=k)
+    if lexical == "hybrid":
+        from repspace.search.fusion import rrf
+
+        _, m, ef = parse_index(index, k)
+        dense = _search(queries, docs, k, m, ef)
+        lex = _bm25_rows(data, k)
+        rows = []
+        for d_rows, l_rows in zip(dense, lex):
+            _, fused = rrf([np.asarray(d_rows), np.asarray(l_rows)], k, weights=[1.0, lexical_weight])
+            rows.append(fused[fused >= 0])
+        scores = _scores_of(rows, data)
+        info.update(index=f"{spec}+bm25 (rrf, lexical weight {lexical_weight:g})")
+    else:
+        scores = retrieval_from_vectors(queries, docs, data, index=index, k=k)
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
                       time.perf_counter() - t0, info)
+
+
+def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
+    """Each query's top ``k`` documents by BM25 (bm25s, Lucene variant, English stemming and stop words)."""
+    from repspace.search.lexical import LexicalIndex
+
+    index = LexicalIndex.build(list(data.corpus_texts), np.arange(data.n_documents))
+    _, rows = index.search(list(data.query_texts), min(k, data.n_documents))
+    return [r[r >= 0] for r in rows]
+
+
+def _scores_of(rows: list[np.ndarray], data: BeirData) -> dict[str, float]:
+    ids = np.asarray(data.corpus_ids, dtype=object)
+    run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
+    scores = ranking_scores(run, data.qrels, CUTOFFS)
+    return {key: float(scores[key]) for key in SCORE_KEYS}
 
 
 def _transformed(codec: Any, x: np.ndarray) -> np.ndarray:

@@ -76,7 +76,8 @@ def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
 
 
 def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None, index: str | None = None,
-             label_field: str | None = None, restrict_vocab: int | None = None) -> TaskResult:
+             label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
+             lexical_weight: float = 1.0) -> TaskResult:
     """Run one task on one subject (with one compression setting); the result records the subject.
 
     Parameters
@@ -96,13 +97,16 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         ``clustering``/``classification`` on a space: the metadata field holding the labels.
     restrict_vocab : int, optional
         ``wordsim``/``analogy`` on a space: only its first N items.
+    lexical, lexical_weight : optional
+        ``retrieval``: ``"bm25"`` alone or ``"hybrid"`` (dense + BM25 by reciprocal-rank fusion).
     """
     _check_task(task)
     if task == "sts":
         result = sts(subject.encode, data, codec=codec)
     elif task == "retrieval":
         from_space = _documents_from_space(subject, data)
-        result = retrieval(subject.encode, data, codec=codec, index=index)
+        result = retrieval(subject.encode, data, codec=codec, index=index, lexical=lexical,
+                           lexical_weight=lexical_weight)
         if subject.space is not None:
             result = result.with_info(documents_from_space=from_space)
     elif task == "wordsim":
