@@ -160,3 +160,21 @@ def test_mmr_diversifies_and_lambda_one_is_the_plain_ranking(text_space):
     assert diverse[0] == plain[0] and sorted(diverse) != sorted(plain) or diverse != plain
     with pytest.raises(InputError):
         search_space(text_space, vec, k=3, mmr=1.5)
+
+
+def test_building_reads_the_space_a_batch_at_a_time(space, monkeypatch):
+    monkeypatch.setattr(persist_mod, "ADD_BATCH", 1000)
+    monkeypatch.setattr(persist_mod, "TRAIN_MAX", 1500)
+    reads: list[int] = []
+    original = type(space).live_rows
+
+    def counting(self, lo=0, hi=None):
+        rows, vectors = original(self, lo, hi)
+        reads.append(len(rows))
+        return rows, vectors
+
+    monkeypatch.setattr(type(space), "live_rows", counting)
+    q = _clustered(50, seed=5)
+    r = knn(space, q, 10, index="pca24>rerank10")
+    assert len(reads) == 6 and max(reads) == 1000  # 6,000 rows in six batches, never all at once
+    assert _recall(r.rows, knn(space, q, 10, method="exact").rows) >= 0.9

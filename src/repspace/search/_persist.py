@@ -216,16 +216,21 @@ def ensure_index(
         changed = False
     assert stamp is not None
     if stamp.rows < info.next_row:
-        # Add the live rows in [stamp.rows, next_row) read from one snapshot.
-        live, vectors = space.live_rows(stamp.rows, info.next_row)
-        if stamp.ntotal == 0 and hasattr(index, "train") and len(live):
-            index.train(_training_sample(vectors))
-        total = len(live)
-        for start in range(0, total, ADD_BATCH):
-            index.add(vectors[start : start + ADD_BATCH], live[start : start + ADD_BATCH])
+        # Add the live rows of [stamp.rows, next_row) a batch at a time, so that building
+        # never holds more than one batch of float vectors (plus a training sample).
+        lo, hi = stamp.rows, info.next_row
+        if stamp.ntotal == 0 and hasattr(index, "train"):
+            sample = _training_rows(space.rows(), lo, hi)
+            if len(sample):
+                index.train(space.read_rows(sample))
+        for start in range(lo, hi, ADD_BATCH):
+            end = min(start + ADD_BATCH, hi)
+            live, vectors = space.live_rows(start, end)
+            if len(live):
+                index.add(vectors, live)
             if progress is not None:
-                progress(min(start + ADD_BATCH, total), total)
-        del vectors
+                progress(end - lo, hi - lo)  # rows scanned
+            del vectors
         if action == "loaded":
             action = "extended"
         stamp = stamp.replace(rows=info.next_row, generation=info.generation, dead_rows_seen=info.dead_rows,
@@ -241,11 +246,12 @@ def ensure_index(
     return result
 
 
-def _training_sample(vectors: np.ndarray) -> np.ndarray:
-    if len(vectors) <= TRAIN_MAX:
-        return vectors
-    pick = np.sort(np.random.default_rng(0).choice(len(vectors), TRAIN_MAX, replace=False))
-    return vectors[pick]
+def _training_rows(live: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The live rows of ``[lo, hi)`` an index learns from: all, or a seeded sample of :data:`TRAIN_MAX`."""
+    rows = live[(live >= lo) & (live < hi)]
+    if len(rows) <= TRAIN_MAX:
+        return rows
+    return np.sort(np.random.default_rng(0).choice(rows, TRAIN_MAX, replace=False))
 
 
 def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[str, Any]) -> Loaded[Any] | None:
