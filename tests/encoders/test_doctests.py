@@ -15,6 +15,7 @@ MODULES = [
     "repspace.encoders.static",
     "repspace.encoders.sentence_transformers",
     "repspace.encoders.hf_layers",
+    "repspace.encoders.tokens",
 ]
 
 

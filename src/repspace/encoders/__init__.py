@@ -34,6 +34,7 @@ from repspace.encoders.registry import (
     unregister,
 )
 from repspace.encoders.threads import set_threads
+from repspace.encoders.tokens import encode_tokens
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -43,6 +44,7 @@ __all__ = [
     "LayeredEncoder",
     "Progress",
     "clear_cache",
+    "encode_tokens",
     "from_provenance",
     "get_encoder",
     "list_encoders",

@@ -16,6 +16,7 @@ from repspace.search.hnsw import HNSWIndex, HNSWParams, ensure_hnsw
 from repspace.search.indexes import build_index, drop_index, ensure_funnel, list_indexes
 from repspace.search.lexical import LexicalIndex, ensure_lexical
 from repspace.search.mmr import mmr
+from repspace.search.muvera import FDEConfig, MultiVectorIndex, chamfer, chamfer_scores, fde_documents, fde_queries
 from repspace.search.results import Hit, SearchPlan
 from repspace.search.specs import IndexSpec, parse_spec
 
@@ -24,4 +25,5 @@ __all__ = [
     "HNSWIndex", "HNSWParams", "ensure_hnsw", "Hit", "SearchPlan",
     "IndexSpec", "parse_spec", "FunnelIndex", "build_index", "list_indexes", "drop_index", "ensure_funnel",
     "LexicalIndex", "ensure_lexical", "rrf", "weighted_sum", "mmr",
+    "FDEConfig", "MultiVectorIndex", "fde_documents", "fde_queries", "chamfer", "chamfer_scores",
 ]
