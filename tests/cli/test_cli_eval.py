@@ -84,3 +84,30 @@ def test_help_of_every_eval_command_has_an_example(capsys):
                     "results"):
         code, out, _ = run(capsys, "eval", command, "--help")
         assert code == 0 and "repspace eval " + command in out
+
+
+def test_multivector_retrieval_reports_recall_against_exact_chamfer(capsys, tmp_path, shared_data):
+    src = shared_data / "cranfield-beir"
+    folder = tmp_path / "cran40"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = (src / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
+    ids = {json.loads(line)["_id"] for line in corpus}
+    qrels = (src / "qrels" / "test.tsv").read_text().splitlines()
+    kept = [q for q in qrels[1:] if q.split("\t")[1] in ids]
+    qids = {q.split("\t")[0] for q in kept}
+    queries = [q for q in (src / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+               if json.loads(q)["_id"] in qids]
+    (folder / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("\n".join([qrels[0], *kept]) + "\n")
+    code, out, err = run(capsys, "eval", "retrieval", str(folder), "--encoder", "hf-layers:minilm",
+                         "--multivector", "--candidates", "40", "--json")
+    assert code == 0, err
+    (r,) = json.loads(out)
+    info = r["repspace"]
+    # Every document is a candidate: MUVERA + Chamfer rerank is exact Chamfer search.
+    assert info["recall_vs_exact_chamfer"] == 1.0
+    assert r["scores"]["test"][0]["ndcg_at_10"] == pytest.approx(info["exact_chamfer_ndcg_at_10"])
+    assert info["index"].startswith("muvera(") and r["scores"]["test"][0]["ndcg_at_10"] > 0.3
+    code, _, err = run(capsys, "eval", "retrieval", str(folder), "--encoder", "static", "--multivector")
+    assert code == 2 and "hf-layers" in err

@@ -138,6 +138,8 @@ def retrieval_cmd(
     bm25: Annotated[bool, typer.Option("--bm25", help="Score BM25 over the corpus texts alone.")] = False,
     hybrid: Annotated[bool, typer.Option("--hybrid", help="Score dense + BM25 (reciprocal-rank fusion).")] = False,
     lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
+    multivector: Annotated[bool, typer.Option("--multivector", help="Token states, MUVERA + Chamfer.")] = False,
+    candidates: Annotated[int, typer.Option(min=1, help="Multi-vector: documents reranked per query.")] = 100,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
@@ -153,6 +155,8 @@ def retrieval_cmd(
       repspace eval retrieval cranfield-beir --dims 64,128,full --precision float32,binary
 
       repspace eval retrieval cranfield-beir --hybrid
+
+      repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --multivector --candidates 100
     """
     from repspace.errors import InputError
 
@@ -161,7 +165,7 @@ def retrieval_cmd(
     _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
         split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
-        lexical_weight=lexical_weight)
+        lexical_weight=lexical_weight, **({"multivector": True, "candidates": candidates} if multivector else {}))
 
 
 @eval_app.command("wordsim")

@@ -13,7 +13,7 @@ from repspace.errors import InputError
 from repspace.eval._results import TaskResult
 from repspace.eval.labels import classification, clustering, load_labelled
 from repspace.eval.pairclass import load_pairs, pairclass
-from repspace.eval.retrieval import load_beir, retrieval
+from repspace.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.eval.sts import load_sts, sts
 from repspace.eval.words import WordVectors, analogy, load_analogies, load_word_pairs, wordsim
 from repspace.evaluate._subjects import Subject
@@ -77,7 +77,7 @@ def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
 
 def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None, index: str | None = None,
              label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
-             lexical_weight: float = 1.0) -> TaskResult:
+             lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100) -> TaskResult:
     """Run one task on one subject (with one compression setting); the result records the subject.
 
     Parameters
@@ -99,10 +99,19 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         ``wordsim``/``analogy`` on a space: only its first N items.
     lexical, lexical_weight : optional
         ``retrieval``: ``"bm25"`` alone or ``"hybrid"`` (dense + BM25 by reciprocal-rank fusion).
+    multivector, candidates : optional
+        ``retrieval`` with an ``hf-layers`` encoder: late interaction over token states,
+        MUVERA shortlist of ``candidates`` documents reranked by Chamfer similarity.
     """
     _check_task(task)
     if task == "sts":
         result = sts(subject.encode, data, codec=codec)
+    elif task == "retrieval" and multivector:
+        if subject.space is not None or codec is not None or lexical is not None:
+            raise InputError("multi-vector retrieval takes an hf-layers encoder, without --space, sweeps or BM25")
+        layer = subject.info.get("layer")
+        result = multivector_retrieval(subject.info["encoder"], data, layer=-1 if layer is None else int(layer),
+                                       candidates=candidates)
     elif task == "retrieval":
         from_space = _documents_from_space(subject, data)
         result = retrieval(subject.encode, data, codec=codec, index=index, lexical=lexical,
