@@ -27,7 +27,7 @@ import common as c
 import report
 
 #: In this order: ingest leaves the stores that load, exact and hnsw reuse.
-BENCHMARKS = ["ingest", "load", "exact", "hnsw", "encode", "eval"]
+BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval"]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
