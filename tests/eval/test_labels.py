@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,9 @@ import pytest
 
 from repspace.errors import InputError
 from repspace.eval.labels import LabelledTexts, classification, clustering, load_labelled
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _eval_stubs import TruncateCodec  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -29,28 +33,6 @@ def digits():
     return x.astype(np.float32), y
 
 
-class TruncateCodec:
-    """A stand-in codec: keeps the first ``k`` dimensions and remembers what it was fitted on."""
-
-    name = "truncate"
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.fitted_shape: tuple[int, ...] | None = None
-
-    @property
-    def bytes_per_vector(self) -> int:
-        return 4 * self.k
-
-    def fit(self, x):
-        self.fitted_shape = np.asarray(x).shape
-        return self
-
-    def transform(self, x):
-        return np.asarray(x, dtype=np.float32)[:, : self.k]
-
-    def to_dict(self):
-        return {"name": self.name, "k": self.k}
 
 
 # --------------------------------------------------------------------------- loader

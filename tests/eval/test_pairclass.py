@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,9 @@ import pytest
 
 from repspace.errors import InputError
 from repspace.eval.pairclass import PairLabels, best_thresholds, load_pairs, pairclass, pairclass_scores
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _eval_stubs import TruncateCodec  # noqa: E402
 
 
 def on_circle(cosines) -> np.ndarray:
@@ -96,28 +100,6 @@ def test_load_pairs_errors(tmp_path: Path, content, match):
         load_pairs(tmp_path / "missing.csv")
 
 
-class TruncateCodec:
-    """A stand-in codec: keeps the first ``k`` dimensions and remembers what it was fitted on."""
-
-    name = "truncate"
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.fitted_shape: tuple[int, ...] | None = None
-
-    @property
-    def bytes_per_vector(self) -> int:
-        return 4 * self.k
-
-    def fit(self, x):
-        self.fitted_shape = np.asarray(x).shape
-        return self
-
-    def transform(self, x):
-        return np.asarray(x, dtype=np.float32)[:, : self.k]
-
-    def to_dict(self):
-        return {"name": self.name, "k": self.k}
 
 
 def test_pairclass_task_encodes_distinct_texts_once():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from repspace.errors import InputError
 from repspace.eval.words import (
+
     Analogies,
     WordPairs,
     WordVectors,
@@ -17,6 +19,9 @@ from repspace.eval.words import (
     load_word_pairs,
     wordsim,
 )
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _eval_stubs import TruncateCodec  # noqa: E402
 
 #: Published figures (data README: gensim's evaluate_word_pairs on these very vectors).
 PUBLISHED = {"EN-WS-353-ALL": 0.50, "EN-SIMLEX-999": 0.26, "EN-MEN-TR-3k": 0.65}
@@ -27,28 +32,6 @@ def unit(deg: float) -> list[float]:
     return [float(np.cos(np.radians(deg))), float(np.sin(np.radians(deg)))]
 
 
-class TruncateCodec:
-    """A stand-in codec: keeps the first ``k`` dimensions and remembers what it was fitted on."""
-
-    name = "truncate"
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.fitted_shape: tuple[int, ...] | None = None
-
-    @property
-    def bytes_per_vector(self) -> int:
-        return 4 * self.k
-
-    def fit(self, x):
-        self.fitted_shape = np.asarray(x).shape
-        return self
-
-    def transform(self, x):
-        return np.asarray(x, dtype=np.float32)[:, : self.k]
-
-    def to_dict(self):
-        return {"name": self.name, "k": self.k}
 
 
 # --------------------------------------------------------------------------- WordVectors
