@@ -69,7 +69,11 @@ search over the matches, queries/s at 2 threads (alternating, best of 3). Goal:
 repspace's recall >= 0.95 at every selectivity.
 
 Curves (recall vs queries/s per data set, filtered recall vs selectivity) are
-written to ``benchmarks/results/search-*.png``.
+written to ``benchmarks/results/search-*.png``. Where repspace misses, cProfile
+tables are stored: on the 384-d space the slowest spec that missed and the
+graph-based ones (1 thread), a per-stage timing of each funnel (first stage,
+reading the shortlist, whole search), and, per data set, the filtered case where
+the planner's HNSW path is slowest against FAISS at the same efSearch.
 """
 
 from __future__ import annotations
