@@ -37,7 +37,7 @@ def test_build_list_search_drop(capsys, db):
     report = json.loads(out)
     assert (report["spec"], report["action"], report["ntotal"]) == ("int8>rescore4", "built", 300)
     code, out, _ = run(capsys, "--store", db, "index", "list", "docs", "--json")
-    assert [(r["spec"], r["action"]) for r in json.loads(out)] == [("int8", "current")]
+    assert [(r["spec"], r["action"]) for r in json.loads(out)] == [("int8", "current"), ("vectors", "current")]
     code, out, err = run(capsys, "--store", db, "search", "docs", "--id", "d0", "--index", "int8>rescore4",
                          "--explain", "--json")
     assert code == 0, err
@@ -46,6 +46,7 @@ def test_build_list_search_drop(capsys, db):
     exact = json.loads(run(capsys, "--store", db, "search", "docs", "--id", "d0", "--exact", "--json")[1])
     assert [h["id"] for h in data["hits"]] == [h["id"] for h in exact]
     assert run(capsys, "--store", db, "index", "drop", "docs", "int8>rescore4")[0] == 0
+    assert run(capsys, "--store", db, "index", "drop", "docs", "vectors")[0] == 0
     assert json.loads(run(capsys, "--store", db, "index", "list", "docs", "--json")[1]) == []
 
 

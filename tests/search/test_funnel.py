@@ -109,6 +109,12 @@ RECALL = [
     ("ivf256,pq10>rerank", "cosine", 0.90),      # 0.949 (nprobe 16)
     ("pca32,hnsw16>rerank", "cosine", 0.93),     # 0.966 (10k rows)
     ("prefix32,hnsw16>rerank", "cosine", 0.88),  # 0.930 (10k rows)
+    ("hnsw32,int8", "cosine", 0.95),             # 0.975 (10k rows)
+    ("hnsw32,int8>rescore", "cosine", 0.96),     # 0.983
+    ("hnsw32,fp16>rescore", "cosine", 0.96),     # 0.985
+    ("pca32,hnsw16,int8>rerank", "cosine", 0.93),  # 0.964
+    ("pca32,fp16>rerank", "cosine", 0.95),       # 0.985
+    ("hnsw16,int8>rescore", "l2", 0.95),         # 0.977
     ("int8>rescore4", "l2", 0.99),               # 1.000
     ("pca32>rerank", "l2", 0.95),                # 0.988
     ("int8>rescore4", "ip", 0.99),               # 1.000
@@ -224,17 +230,28 @@ def test_refine_stage_reads_full_vectors_through_fetch(glove, built, spec):
     s_neg, r_neg = ix.search(q, K, fetch=lambda rows: -base[rows])
     np.testing.assert_allclose(s_neg, -_true_scores(q, base, r_neg, "cosine"), atol=1e-5)
     assert _recall(r_neg, r) < 0.2
-    # Chunks of queries: several calls, the same answer.
+    # Groups of queries: several calls, the same answer.
     log.clear()
-    small = funnel_mod.RESCORE_ENTRIES
+    small = funnel_mod.FETCH_ENTRIES
     try:
-        funnel_mod.RESCORE_ENTRIES = K * factor * 50 * 3  # three queries per chunk
+        funnel_mod.FETCH_ENTRIES = K * factor * 50 * 3  # three queries per fetch
         s2, r2 = ix.search(q, K, fetch=_fetch(base, log))
     finally:
-        funnel_mod.RESCORE_ENTRIES = small
+        funnel_mod.FETCH_ENTRIES = small
     assert len(log) == 7 and sum(len(a) for a in log) <= len(q) * K * factor
     np.testing.assert_array_equal(r2, r)
     np.testing.assert_array_equal(s2, s)
+    # Chunks of queries within one fetch (bounded scoring arrays): the same answer.
+    log.clear()
+    small = funnel_mod.RESCORE_ENTRIES
+    try:
+        funnel_mod.RESCORE_ENTRIES = K * factor * 50 * 2
+        s3, r3 = ix.search(q, K, fetch=_fetch(base, log))
+    finally:
+        funnel_mod.RESCORE_ENTRIES = small
+    assert len(log) == 1
+    np.testing.assert_array_equal(r3, r)
+    np.testing.assert_array_equal(s3, s)
 
 
 # (spec, floor): recall@10 against exact search over the rows a 1% mask allows (measured in comments).
@@ -250,6 +267,8 @@ MASKED = [
     ("ivf256,pq10>rerank", 0.95),       # 1.000 (nprobe widened to all lists)
     ("pca32,hnsw16>rerank", 0.95),      # 1.000
     ("prefix32,hnsw16>rerank", 0.95),   # 1.000
+    ("hnsw32,int8>rescore", 0.95),      # 1.000
+    ("pca32,hnsw16,fp16>rerank", 0.95),  # 1.000
 ]
 
 
@@ -360,7 +379,8 @@ def test_memory_per_vector(built):
 
 SMALL_SPECS = ["exact", "hnsw16", "hnsw16,ef8>rerank2", "int8", "int8>rescore4", "binary", "binary>rescore8",
                "pca8", "pca8>rerank", "prefix8>rerank", "prefix8", "ivf16,pq4", "ivf16,pq4>rerank",
-               "pca8,hnsw8>rerank", "prefix8,hnsw8"]
+               "pca8,hnsw8>rerank", "prefix8,hnsw8", "hnsw8,int8", "hnsw8,fp16>rescore2", "pca8,hnsw8,int8>rerank",
+               "prefix8,fp16", "pca8,int8>rerank"]
 
 
 def _clustered(n: int = 3000, dim: int = 24, seed: int = 11) -> np.ndarray:
@@ -496,3 +516,22 @@ def test_ef_widens_the_graph_search(glove, built, truth):
     low = _recall(ix.search(queries, K, ef=10)[1], exact_i)
     high = _recall(ix.search(queries, K, ef=200)[1], exact_i)
     assert high > low and high >= 0.99
+
+
+@pytest.mark.parametrize("spec,metric", [("int8>rescore4", "cosine"), ("int8>rescore4", "l2"), ("int8>rescore4", "ip"),
+                                         ("pca32,hnsw16,int8>rerank", "cosine"), ("binary>rescore8", "cosine")])
+def test_rescoring_in_place_equals_rescoring_fetched_rows(glove, built, spec, metric):
+    """``vectors=`` (FAISS scores the shortlist where it lies) gives the answer of ``fetch=``."""
+    base, queries = glove
+    ix = built(spec, metric)
+    prepared = np.ascontiguousarray(base / np.linalg.norm(base, axis=1, keepdims=True) if metric == "cosine"
+                                    else base, dtype=np.float32)
+    s1, r1 = ix.search(queries, K, fetch=_fetch(base))
+    s2, r2 = ix.search(queries, K, vectors=prepared)
+    np.testing.assert_array_equal(r2, r1)
+    np.testing.assert_allclose(s2, s1, rtol=1e-6, atol=1e-6)
+    # rows beyond the array (not covered by it) are dropped, never read
+    s3, r3 = ix.search(queries[:5], K, vectors=prepared[:100])
+    assert np.all(r3 < 100)
+    with pytest.raises(InputError, match="C-contiguous float32"):
+        ix.search(queries[:2], K, vectors=prepared.astype(np.float64))

@@ -99,9 +99,16 @@ def test_a_damaged_or_foreign_index_file_is_rebuilt(space):
 def test_list_and_drop(space):
     build_index(space, "hnsw16")
     build_index(space, "binary>rescore8")
-    assert sorted(r.spec for r in list_indexes(space)) == ["binary", "hnsw16"]
+    # the refine stage's rescoring tier is listed beside the indexes, with its file size
+    listed = {r.spec: r for r in list_indexes(space)}
+    assert sorted(listed) == ["binary", "hnsw16", "vectors"]
+    assert listed["vectors"].memory_bytes == len(space) * space.dim * 4
+    assert listed["vectors"].ntotal == len(space) and listed["vectors"].action == "current"
     drop_index(space, "binary>rescore8")
+    drop_index(space, "vectors")
     assert [r.spec for r in list_indexes(space)] == ["hnsw16"]
+    with pytest.raises(NotFoundError):
+        drop_index(space, "vectors")
     with pytest.raises(NotFoundError):
         drop_index(space, "binary>rescore8")
     with pytest.raises(InputError):
@@ -115,7 +122,7 @@ def test_specs_differing_in_search_parameters_share_the_stored_codes(space):
     high = knn(space, q, 10, index="binary>rescore50")
     assert (low.plan.index_action, high.plan.index_action) == ("built", "loaded")
     assert _recall(high.rows, exact) > _recall(low.rows, exact) + 0.1  # the factor asked for is the one used
-    assert [r.spec for r in list_indexes(space)] == ["binary"]
+    assert [r.spec for r in list_indexes(space)] == ["binary", "vectors"]
 
 
 def test_hnsw_and_exact_specs_route_to_their_methods(space):
@@ -176,5 +183,6 @@ def test_building_reads_the_space_a_batch_at_a_time(space, monkeypatch):
     monkeypatch.setattr(type(space), "live_rows", counting)
     q = _clustered(50, seed=5)
     r = knn(space, q, 10, index="pca24>rerank10")
-    assert len(reads) == 6 and max(reads) == 1000  # 6,000 rows in six batches, never all at once
+    # 6,000 rows in six batches for the index, six for its rescoring tier: never all at once
+    assert len(reads) == 12 and max(reads) == 1000
     assert _recall(r.rows, knn(space, q, 10, method="exact").rows) >= 0.9

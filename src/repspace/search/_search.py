@@ -91,7 +91,7 @@ def knn(
         spec = parse_spec(index)
         if spec.kind == "exact":
             method = "exact"
-        elif spec.kind == "hnsw":
+        elif spec.kind == "hnsw" and spec.codes is None:
             method, hnsw = "hnsw", HNSWParams(m=spec.m)
             ef = ef or spec.ef
         else:
@@ -149,11 +149,17 @@ def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_
 def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np.ndarray | None, n_cand: int,
             total: int, ef: int | None, reason: str, progress: Any, info: Any) -> KnnResult:
     from repspace.search.indexes import ensure_funnel
+    from repspace.search.vectorfile import ensure_vector_file
 
     loaded = ensure_funnel(space, spec, progress=progress, info=info)
     allowed = _allowed_mask(space, loaded.stamp.rows, candidates, loaded.needs_mask)
     index = loaded.index.with_search_params(spec)
-    scores, rows = index.search(q, k, allowed=allowed, fetch=space.read_rows, ef=ef)
+    fetch, prepared, vectors = None, False, None
+    if spec.exact_rerank:  # the rescoring tier: the space's vectors in a memory-mapped file
+        tier = ensure_vector_file(space, info=info).index
+        fetch, prepared = tier.read, tier.normalized or space.metric is not Metric.COSINE
+        vectors = tier.array() if prepared else None
+    scores, rows = index.search(q, k, allowed=allowed, fetch=fetch, ef=ef, prepared=prepared, vectors=vectors)
     return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
                      SearchPlan(str(spec), n_cand, total, ef=ef, reason=reason, index_action=loaded.action))
 

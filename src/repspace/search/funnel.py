@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import copy
 import os
+from concurrent.futures import ThreadPoolExecutor
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -70,8 +71,15 @@ FLAT_MAX_SHARE = 0.02
 MIN_NPROBE = 8
 #: Kinds whose FAISS index ignores ``SearchParameters.sel``: filtered here by expansion.
 NO_SELECTOR_KINDS: frozenset[str] = frozenset()
-#: Largest float64 array built while rescoring (query chunk × candidates × dim), in entries.
+#: Largest float32 array built while rescoring (query chunk × candidates × dim), in entries.
 RESCORE_ENTRIES = 4 * 1024 * 1024
+#: Largest number of values (rows × dim) fetched for one rescoring call (64 Mi: 256 MiB of float32).
+FETCH_ENTRIES = 64 * 1024 * 1024
+#: Candidates whose float32 rescoring key is within this relative distance of the k-th are
+#: rescored in float64 before the final order is taken (float32 rounding is far below it).
+TIE_BAND = 1e-4
+#: FAISS scalar quantizer of each ``codes`` choice of a spec.
+_QTYPE = {"int8": faiss.ScalarQuantizer.QT_8bit, "fp16": faiss.ScalarQuantizer.QT_fp16}
 
 
 class FunnelIndex:
@@ -93,7 +101,9 @@ class FunnelIndex:
     :meth:`train`; ``binary`` an ``IndexBinaryFlat`` over the sign bits ``x > 0``
     (padded with zero bits to a multiple of 8, which leaves Hamming distances
     unchanged); ``pca``/``prefix`` an ``IndexFlat`` or ``IndexHNSWFlat`` over the reduced
-    vectors; ``ivfpq`` FAISS' ``IVF{nlist},PQ{pq_m}``. Float and binary indexes sit in an
+    vectors; with ``int8``/``fp16`` codes (``hnsw32,int8``, ``pca128,hnsw32,fp16``) an
+    ``IndexScalarQuantizer`` or ``IndexHNSWSQ`` instead (per-dimension ranges trained
+    for int8); ``ivfpq`` FAISS' ``IVF{nlist},PQ{pq_m}``. Float and binary indexes sit in an
     ``IndexIDMap``/``IndexBinaryIDMap`` (not ``IDMap2``: nothing is reconstructed, and
     the reverse hash map would cost more per vector than an int8 or binary code); IVF
     keeps row labels in its lists.
@@ -170,14 +180,22 @@ class FunnelIndex:
             return faiss.IndexBinaryIDMap(faiss.IndexBinaryFlat(_nbits(self.dim)))
         if sp.kind == "ivfpq":
             return trained
-        if sp.kind == "int8":
-            inner = trained
-        elif sp.graph:
-            inner = faiss.IndexHNSWFlat(d, int(sp.m or sp.graph_m), self._fmetric())  # type: ignore[arg-type]
+        return faiss.IndexIDMap(trained if trained is not None else self._new_inner())
+
+    def _new_inner(self) -> Any:
+        """The float-vector index inside the ID map: flat, scalar-quantized or a graph of either."""
+        sp, d = self.spec, self.reduced_dim
+        if sp.graph:
+            m = int(sp.m or sp.graph_m)  # type: ignore[arg-type]
+            if sp.codes is not None:
+                inner = faiss.IndexHNSWSQ(d, _QTYPE[sp.codes], m, self._fmetric())
+            else:
+                inner = faiss.IndexHNSWFlat(d, m, self._fmetric())
             inner.hnsw.efConstruction = EF_CONSTRUCTION
-        else:
-            inner = faiss.IndexFlat(d, self._fmetric())
-        return faiss.IndexIDMap(inner)
+            return inner
+        if sp.codes is not None:
+            return faiss.IndexScalarQuantizer(d, _QTYPE[sp.codes], self._fmetric())
+        return faiss.IndexFlat(d, self._fmetric())
 
     # -- training and adding ---------------------------------------------------------------
 
@@ -205,13 +223,20 @@ class FunnelIndex:
             sq = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_8bit, self._fmetric())
             sq.train(x)
             self.index = self._empty_index(sq)
-        elif sp.kind == "pca":
-            if n < sp.dims:  # type: ignore[operator]
-                raise InputError(f"pca{sp.dims} needs at least {sp.dims} training vectors, not {n}")
-            pca = faiss.PCAMatrix(self.dim, int(sp.dims))  # type: ignore[arg-type]
-            pca.train(x)
-            self._set_pca(pca)
-            self.index = self._empty_index()
+        elif sp.kind != "ivfpq":  # pca and/or int8 codes
+            if sp.kind == "pca":
+                if n < sp.dims:  # type: ignore[operator]
+                    raise InputError(f"pca{sp.dims} needs at least {sp.dims} training vectors, not {n}")
+                pca = faiss.PCAMatrix(self.dim, int(sp.dims))  # type: ignore[arg-type]
+                pca.train(x)
+                self._set_pca(pca)
+            inner = None
+            if sp.codes == "int8":
+                if n < 2:
+                    raise InputError(f"int8 codes need at least 2 training vectors to fit value ranges, not {n}")
+                inner = self._new_inner()
+                inner.train(self._reduce(x))
+            self.index = self._empty_index(inner)
         else:  # ivfpq
             need = max(int(sp.nlist), 256)  # type: ignore[arg-type]
             if n < need:
@@ -314,6 +339,8 @@ class FunnelIndex:
         allowed: np.ndarray | None = None,
         fetch: Fetch | None = None,
         ef: int | None = None,
+        prepared: bool = False,
+        vectors: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` rows of each query: ``(scores (m, k) float32, rows (m, k) int64)``.
 
@@ -331,11 +358,20 @@ class FunnelIndex:
             over the vectors the graph holds.
         fetch : callable, required with a refine stage
             ``fetch(rows)`` returns the full float vectors of the sorted, distinct
-            ``rows`` (as stored: raw, not normalised). It is called once per chunk of
-            queries with at most ``k·F`` rows per query.
+            ``rows`` (as stored: raw, not normalised). It is called once per group of
+            queries (see :data:`FETCH_ENTRIES`) for the union of their shortlists.
         ef : int, optional
             HNSW beam for graph kinds (default: the spec's ``ef``, else :data:`DEFAULT_EF`;
             at least the shortlist size). Ignored by other kinds.
+        prepared : bool
+            ``fetch`` returns vectors already as searched (normalised for ``cosine``), so
+            they are used as they are.
+        vectors : (rows, dim) float32 array, optional
+            Instead of ``fetch``: every row's vector as searched (normalised for
+            ``cosine``), C-contiguous; a read-only ``np.memmap`` is the intended use.
+            The shortlist is scored in place by FAISS (``fvec_inner_products_by_idx`` /
+            ``fvec_L2sqr_by_idx``, parallel, no copy of the candidates' vectors); rows
+            beyond its length are dropped.
 
         Examples
         --------
@@ -350,7 +386,11 @@ class FunnelIndex:
         if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
             raise InputError(f"k must be a positive integer, not {k!r}")
         k = int(k)
-        if sp.refine_factor is not None and fetch is None:
+        if vectors is not None:
+            if (not isinstance(vectors, np.ndarray) or vectors.dtype != np.float32 or vectors.ndim != 2
+                    or vectors.shape[1] != self.dim or not vectors.flags.c_contiguous):
+                raise InputError(f"vectors must be a C-contiguous float32 (rows, {self.dim}) array")
+        if sp.refine_factor is not None and fetch is None and vectors is None:
             raise InputError(f"{sp} rescores a shortlist with the full vectors: pass fetch(rows) -> vectors")
         if ef is not None and (not isinstance(ef, (int, np.integer)) or isinstance(ef, bool) or ef < 1):
             raise InputError(f"ef must be a positive integer, not {ef!r}")
@@ -364,12 +404,14 @@ class FunnelIndex:
         kk = k * sp.refine_factor if sp.refine_factor is not None else k
         if not self.is_trained or self.ntotal == 0 or m == 0 or (mask is not None and not mask.any()):
             return self._padding(m, k)
-        prepared = prepare(queries, self.metric)
-        key, rows = self._first_stage(prepared, kk, mask, ef)
+        queries_p = prepare(queries, self.metric)
+        key, rows = self._first_stage(queries_p, kk, mask, ef)
         if sp.refine_factor is None:
             return self._finish(key, rows, k)
+        if vectors is not None:
+            return self._rescore_in_place(queries_p, rows, k, vectors)
         assert fetch is not None
-        return self._rescore(prepared, rows, k, fetch)
+        return self._rescore(queries_p, rows, k, fetch, prepared)
 
     def _padding(self, m: int, k: int) -> tuple[np.ndarray, np.ndarray]:
         fill = np.inf if self.metric is Metric.L2 else -np.inf
@@ -471,37 +513,130 @@ class FunnelIndex:
         return scores.astype(np.float32), rows
 
     def _rescore(
-        self, q: np.ndarray, cand: np.ndarray, k: int, fetch: Fetch
+        self, q: np.ndarray, cand: np.ndarray, k: int, fetch: Fetch, prepared: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Exact float64 scores of each query's shortlist with the full vectors from ``fetch``."""
+        """Exact scores of each query's shortlist with the full vectors from ``fetch``.
+
+        The union of the shortlists is fetched at once (per group of queries whose
+        shortlists hold at most :data:`FETCH_ENTRIES` values). Candidates are ordered by float32
+        scores (one batched matrix product); those within :data:`TIE_BAND` of each
+        query's k-th are then scored again in float64 and the top ``k`` taken by (score,
+        row), which is the tie rule of :func:`~repspace.search.exact.exact_search` at a
+        fraction of the cost of scoring every candidate in float64.
+        """
         m, kk = cand.shape
+        group = max(1, FETCH_ENTRIES // max(1, kk * self.dim))
+        if m > group:
+            parts = [self._rescore(q[lo : lo + group], cand[lo : lo + group], k, fetch, prepared)
+                     for lo in range(0, m, group)]
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        valid = cand >= 0
+        uniq = np.unique(cand[valid])
+        if not len(uniq):
+            return self._finish(np.full((m, kk), -np.inf), cand, k)
+        full = np.asarray(fetch(uniq))
+        if full.shape != (len(uniq), self.dim):
+            raise InputError(f"fetch returned shape {full.shape} for {len(uniq)} rows; "
+                             f"expected ({len(uniq)}, {self.dim})")
+        full = np.ascontiguousarray(full, dtype=np.float32) if prepared else prepare(full, self.metric)
+        pos = np.searchsorted(uniq, np.where(valid, cand, uniq[0]))
+        l2 = self.metric is Metric.L2
         out_key = np.empty((m, k), np.float64)
         out_rows = np.empty((m, k), np.int64)
-        l2 = self.metric is Metric.L2
-        step = max(1, RESCORE_ENTRIES // max(1, kk * self.dim))
-        for lo in range(0, m, step):
-            c = cand[lo : lo + step]
-            uniq = np.unique(c[c >= 0])
-            if len(uniq):
-                full = np.asarray(fetch(uniq))
-                if full.shape != (len(uniq), self.dim):
-                    raise InputError(f"fetch returned shape {full.shape} for {len(uniq)} rows; "
-                                     f"expected ({len(uniq)}, {self.dim})")
-                full = prepare(full, self.metric).astype(np.float64)
-            else:
-                full = np.zeros((1, self.dim), np.float64)
-            pos = np.searchsorted(uniq, np.where(c >= 0, c, 0)).clip(0, max(len(uniq) - 1, 0))
-            x64 = full[pos]  # (chunk, kk, dim)
-            q64 = q[lo : lo + step].astype(np.float64)
+        step = _chunk(m, RESCORE_ENTRIES // max(1, kk * self.dim))
+
+        def score(lo: int) -> None:
+            hi = min(m, lo + step)
+            c, v, qc = cand[lo:hi], valid[lo:hi], q[lo:hi]
+            x = full[pos[lo:hi]]  # (chunk, kk, dim) float32
             if l2:
-                x64 -= q64[:, None, :]
-                key = -np.sqrt(np.einsum("pkd,pkd->pk", x64, x64))
+                x -= qc[:, None, :]
+                key32 = -np.einsum("pkd,pkd->pk", x, x)
             else:
-                key = np.einsum("pkd,pd->pk", x64, q64)
-            key = np.where(c >= 0, key, -np.inf)
-            out_key[lo : lo + step], out_rows[lo : lo + step] = _top(key, c, k)
+                key32 = np.matmul(x, qc[:, :, None])[:, :, 0]
+            key32 = np.where(v, key32, -np.inf)
+            pc = pos[lo:hi]
+            rows, key = self._settle(qc, c, key32, k,
+                                     lambda _rows, at: full[np.take_along_axis(pc[at[0]], at[1], axis=1)])
+            out_key[lo:hi], out_rows[lo:hi] = _top(key, rows, k)
+
+        _each(score, range(0, m, step))
         scores = -out_key if l2 else out_key
         return scores.astype(np.float32), out_rows
+
+    def _rescore_in_place(
+        self, q: np.ndarray, cand: np.ndarray, k: int, base: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_rescore` with every row's prepared vector at hand: FAISS scores the
+        shortlists where they lie (float32, parallel), then the tie band is settled in float64."""
+        m, kk = cand.shape
+        cand = np.ascontiguousarray(np.where((cand >= 0) & (cand < base.shape[0]), cand, -1), dtype=np.int64)
+        valid = cand >= 0
+        l2 = self.metric is Metric.L2
+        key32 = np.empty((m, kk), np.float32)
+        by_idx = faiss.fvec_L2sqr_by_idx if l2 else faiss.fvec_inner_products_by_idx
+        if m and kk:
+            by_idx(faiss.swig_ptr(key32), faiss.swig_ptr(q), faiss.swig_ptr(base), faiss.swig_ptr(cand),
+                   self.dim, m, kk)
+        key32 = np.where(valid, -key32 if l2 else key32, -np.inf)
+        out_key = np.empty((m, k), np.float64)
+        out_rows = np.empty((m, k), np.int64)
+        step = _chunk(m, RESCORE_ENTRIES // max(1, k * 2 * self.dim))
+
+        def settle(lo: int) -> None:
+            hi = min(m, lo + step)
+            rows, key = self._settle(q[lo:hi], cand[lo:hi], key32[lo:hi], k,
+                                     lambda rows, _at: base[np.where(rows >= 0, rows, 0)])
+            out_key[lo:hi], out_rows[lo:hi] = _top(key, rows, k)
+
+        _each(settle, range(0, m, step))
+        scores = -out_key if l2 else out_key
+        return scores.astype(np.float32), out_rows
+
+    def _settle(
+        self, q: np.ndarray, cand: np.ndarray, key32: np.ndarray, k: int,
+        gather: Callable[[np.ndarray, tuple[np.ndarray, np.ndarray]], np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The top ``k`` candidates of each query by exact order: ``(rows, key)``, ``(m, k)``.
+
+        Candidates are ordered by their float32 key (ties: lower row). Where that order
+        could differ from the exact one -- a candidate beyond the k-th within
+        :data:`TIE_BAND` of it, or two of the first k within the band of each other --
+        the query's candidates up to the band are scored again in float64 and ordered by
+        (score, row), the tie rule of :func:`~repspace.search.exact.exact_search`.
+        Elsewhere float32 rounding (~1e-7 relative) cannot change the order, and the keys
+        are the float32 ones. ``gather(rows, (queries, columns))`` returns the prepared vectors
+        of the candidates ``rows`` at those positions of ``cand``.
+        """
+        m, kk = cand.shape
+        kq = min(k, kk)
+        tie = np.where(cand >= 0, cand, np.iinfo(np.int64).max)
+        order = np.lexsort((tie, -key32), axis=-1)
+        key32 = np.take_along_axis(key32, order, axis=1)
+        kth = key32[:, kq - 1 : kq]
+        band = TIE_BAND * np.maximum(1.0, np.abs(kth))
+        within = np.sum(key32 >= kth - band, axis=1)
+        with np.errstate(invalid="ignore"):  # -inf - -inf among padding: NaN, not "close"
+            close = np.any(key32[:, : kq - 1] - key32[:, 1:kq] < band, axis=1) if kq > 1 else np.zeros(m, bool)
+        unsure = np.flatnonzero((within > kq) | close)
+        rows = np.take_along_axis(cand, order[:, :kq], axis=1)
+        key = key32[:, :kq].astype(np.float64)
+        if self.metric is Metric.L2:  # float32 keys are negated squared distances
+            key = -np.sqrt(np.maximum(-key, 0.0))
+        if len(unsure):
+            width = int(np.max(within[unsure]))
+            top = order[unsure, :width]
+            urows = np.take_along_axis(cand[unsure], top, axis=1)
+            xs = gather(urows, (unsure, top)).astype(np.float64)
+            q64 = q[unsure].astype(np.float64)
+            if self.metric is Metric.L2:
+                xs -= q64[:, None, :]
+                ukey = -np.sqrt(np.einsum("pkd,pkd->pk", xs, xs))
+            else:
+                ukey = np.einsum("pkd,pd->pk", xs, q64)
+            ukey, urows = _top(np.where(urows >= 0, ukey, -np.inf), urows, kq)
+            key[unsure], rows[unsure] = ukey, urows
+        return rows, np.where(rows >= 0, key, -np.inf)
 
     # -- size and persistence ---------------------------------------------------------------------
 
@@ -556,15 +691,13 @@ class FunnelIndex:
             parts["model"] += 4 * ivfpq.pq.centroids.size() + 4 * ivfpq.precomputed_table.size()
             return parts
         inner = faiss.downcast_index(self.index.index)
-        if sp.kind == "int8":
-            parts["codes"] = n * int(inner.code_size)
-            parts["model"] += 4 * inner.sq.trained.size()
-        elif sp.graph:
-            parts["codes"] = n * 4 * self.reduced_dim
+        storage = faiss.downcast_index(inner.storage) if sp.graph else inner
+        parts["codes"] = n * int(storage.code_size)
+        if isinstance(storage, faiss.IndexScalarQuantizer):
+            parts["model"] += 4 * storage.sq.trained.size()
+        if sp.graph:
             h = inner.hnsw
             parts["graph"] = 4 * h.neighbors.size() + 4 * h.levels.size() + 8 * h.offsets.size()
-        else:
-            parts["codes"] = n * 4 * self.reduced_dim
         return parts
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -668,13 +801,34 @@ class FunnelIndex:
         if not isinstance(idx, faiss.IndexIDMap):
             raise InputError(bad)
         inner = faiss.downcast_index(idx.index)
-        want: type = {"int8": faiss.IndexScalarQuantizer}.get(sp.kind, faiss.IndexFlat)
+        codes = "int8" if sp.kind == "int8" else sp.codes
+        want: type = faiss.IndexFlat if codes is None else faiss.IndexScalarQuantizer
         if sp.graph:
-            want = faiss.IndexHNSWFlat
+            want = faiss.IndexHNSWFlat if codes is None else faiss.IndexHNSWSQ
         if not isinstance(inner, want):
             raise InputError(bad)
         if sp.graph and inner.hnsw.nb_neighbors(1) != int(sp.m or sp.graph_m):  # type: ignore[arg-type]
             raise InputError(bad)
+        storage = faiss.downcast_index(inner.storage) if sp.graph else inner
+        if codes is not None and storage.sq.qtype != _QTYPE[codes]:
+            raise InputError(bad)
+
+
+def _chunk(m: int, most: int) -> int:
+    """Queries per rescoring chunk: at most ``most``, and few enough that every thread gets one."""
+    return max(1, min(most, -(-m // max(1, faiss.omp_get_max_threads()))))
+
+
+def _each(fn: Callable[[int], None], starts: range) -> None:
+    """``fn(start)`` for every chunk, on FAISS' thread count (numpy releases the GIL in gathers
+    and products, so chunks of queries run in parallel)."""
+    threads = min(max(1, faiss.omp_get_max_threads()), len(starts))
+    if threads > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(fn, starts))
+    else:
+        for lo in starts:
+            fn(lo)
 
 
 def _nbits(dim: int) -> int:

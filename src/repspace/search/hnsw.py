@@ -50,7 +50,7 @@ def faiss_metric(metric: Metric) -> int:
 def prepare(vectors: np.ndarray, metric: Metric) -> np.ndarray:
     """Vectors as the index stores them: normalised for cosine, float32 C-contiguous."""
     if metric is Metric.COSINE:
-        return normalize_rows(vectors)
+        return np.ascontiguousarray(normalize_rows(vectors))  # keeps a Fortran-ordered input's order
     return np.ascontiguousarray(vectors, dtype=np.float32)
 
 

@@ -8,8 +8,9 @@
 (:func:`repspace.search._persist.ensure_index`): extended with new rows,
 dead rows masked, rebuilt when a quarter is dead or the stamp does not match.
 Funnels keep only their compact codes in memory; the float vectors for the
-rescoring stage are read from the store for the shortlisted rows only (two
-tiers), so a space larger than memory stays searchable.
+rescoring stage are read for the shortlisted rows only, from a memory-mapped
+copy of the space's vectors beside the store (:mod:`repspace.search.vectorfile`:
+two tiers), so a space larger than memory stays searchable.
 """
 
 from __future__ import annotations
@@ -26,10 +27,15 @@ from repspace.search._persist import Loaded, ensure_index
 from repspace.search.funnel import FunnelIndex
 from repspace.search.hnsw import HNSWParams, ensure_hnsw, index_paths
 from repspace.search.specs import IndexSpec, parse_spec
+from repspace.search.vectorfile import ensure_vector_file, vector_file_paths
 
 if TYPE_CHECKING:
     from repspace.space import SpaceInfo
     from repspace.store import Space
+
+
+#: How :func:`list_indexes` names the rescoring tier (and :func:`drop_index` takes it).
+VECTORS = "vectors"
 
 
 def funnel_paths(space: Space, spec: IndexSpec) -> tuple[Path, Path]:
@@ -42,7 +48,7 @@ def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Callable[[in
                   info: SpaceInfo | None = None) -> Loaded[FunnelIndex]:
     """Load a space's funnel index for ``spec``, building, extending or rebuilding it first."""
     spec = parse_spec(spec)
-    if spec.kind in ("exact", "hnsw"):
+    if spec.kind == "exact" or (spec.kind == "hnsw" and spec.codes is None):
         raise InputError(f"{spec} is not a funnel index; use knn(index=...) or ensure_hnsw")
     path, stamp_path = funnel_paths(space, spec)
     # The stamp names what is stored (spec.slug): specs differing only in search-time
@@ -115,12 +121,14 @@ def build_index(space: Space, spec: IndexSpec | str, *,
     spec = parse_spec(spec)
     if spec.kind == "exact":
         raise InputError("exact search needs no index")
-    if spec.kind == "hnsw":
+    if spec.kind == "hnsw" and spec.codes is None:
         loaded: Loaded[Any] = ensure_hnsw(space, HNSWParams(m=spec.m), progress=progress)
         size = index_paths(space, HNSWParams(m=spec.m))[0].stat().st_size
     else:
         loaded = ensure_funnel(space, spec, progress=progress)
         size = loaded.index.memory_bytes()
+        if spec.exact_rerank:  # the rescoring tier is built with the index, not on first search
+            ensure_vector_file(space)
     return IndexReport(str(spec), loaded.action, loaded.stamp.ntotal, loaded.stamp.rows, loaded.stamp.generation,
                        size)
 
@@ -137,6 +145,8 @@ def list_indexes(space: Space) -> list[IndexReport]:
             continue
         if "spec" in data:
             spec = str(data["spec"])
+        elif data.get("tier") == "vectors":
+            spec = VECTORS
         elif "m" in data:
             spec = f"hnsw{data['m']}" + ("" if data.get("ef_construction") == HNSWParams().ef_construction
                                          else f" (efConstruction {data.get('ef_construction')})")
@@ -150,7 +160,7 @@ def list_indexes(space: Space) -> list[IndexReport]:
             state = "current (deleted rows masked)"
         else:
             state = "current"
-        index_file = stamp_file.with_suffix(".faiss")
+        index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".faiss")
         size = index_file.stat().st_size if index_file.exists() else None
         out.append(IndexReport(spec, state, int(data.get("ntotal", 0)),
                                int(data.get("rows", 0)), int(data.get("generation", 0)), size))
@@ -158,9 +168,18 @@ def list_indexes(space: Space) -> list[IndexReport]:
 
 
 def drop_index(space: Space, spec: IndexSpec | str) -> None:
-    """Delete a persisted index of a space (:class:`NotFoundError` if there is none)."""
+    """Delete a persisted index of a space (:class:`NotFoundError` if there is none).
+
+    ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search).
+    """
+    if isinstance(spec, str) and spec.strip().lower() == VECTORS:
+        path, stamp_path = vector_file_paths(space)
+        if not path.exists() and not stamp_path.exists():
+            raise NotFoundError(f"space {space.name} has no vector file")
+        _remove(stamp_path, path)
+        return
     spec = parse_spec(spec)
-    if spec.kind == "hnsw":
+    if spec.kind == "hnsw" and spec.codes is None:
         path, stamp_path = index_paths(space, HNSWParams(m=spec.m))
     elif spec.kind == "exact":
         raise InputError("exact search has no index to drop")
@@ -168,7 +187,11 @@ def drop_index(space: Space, spec: IndexSpec | str) -> None:
         path, stamp_path = funnel_paths(space, spec)
     if not path.exists() and not stamp_path.exists():
         raise NotFoundError(f"space {space.name} has no {spec} index")
-    for p in (stamp_path, path):
+    _remove(stamp_path, path)
+
+
+def _remove(*paths: Path) -> None:
+    for p in paths:
         if p.is_dir():
             shutil.rmtree(p, ignore_errors=True)
         elif p.exists():

@@ -11,17 +11,21 @@ First stage                                What is held in memory
 =========================================  ==========================================
 ``exact``                                  full float32 vectors, brute force (no refine)
 ``hnsw32[,ef64]``                          full vectors in an HNSW graph with M=32
+``hnsw32,int8`` / ``hnsw32,fp16``          the graph over int8 codes / float16 vectors
 ``int8``                                   one byte per dimension (trained ranges)
 ``binary``                                 one bit per dimension (sign), Hamming search
-``pca64[,hnsw32[,ef64]]``                  64 PCA components, brute force or HNSW
-``prefix64[,hnsw32[,ef64]]``               the first 64 dimensions (Matryoshka)
+``pca64[,hnsw32][,int8|fp16][,ef64]``     64 PCA components, brute force or HNSW
+``prefix64[,hnsw32][,int8|fp16][,ef64]``  the first 64 dimensions (Matryoshka)
 ``ivf1024,pq32[,nprobe16]``                IVF lists with 32-byte product-quantizer codes
 =========================================  ==========================================
 
-``REFINE`` is ``rescoreF`` or ``rerankF`` (synonyms). Without ``F`` it is
+``int8``/``fp16`` after a graph or a reduction say how its vectors are held: one
+byte per dimension (per-dimension ranges trained on the data, FAISS'
+``SQ8``) or half floats, instead of float32 (FAISS' ``HNSW32_SQ8`` and
+``PCA64,SQfp16``). ``REFINE`` is ``rescoreF`` or ``rerankF`` (synonyms). Without ``F`` it is
 :data:`DEFAULT_INT8_FACTOR` (4) for ``int8``, whose shortlist is already good, and
 :data:`DEFAULT_FACTOR` (10) for every other kind. The canonical string spells ``F``
-out and uses ``rescore`` for the quantizers (``int8``, ``binary``, after
+out and uses ``rescore`` for the quantizers (``int8``, ``binary``, ``hnsw32,int8``, after
 sentence-transformers' rescoring recipe) and ``rerank`` for the others (after
 AdANNS' shortlist-on-low-dimensions, rerank-on-full funnel).
 
@@ -45,18 +49,25 @@ from dataclasses import dataclass
 
 from repspace.errors import InputError
 
-__all__ = ["ACCEPTED_FORMS", "DEFAULT_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS", "IndexSpec", "parse_spec"]
+__all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
+           "IndexSpec", "parse_spec"]
 
 #: The first-stage kinds.
 KINDS = ("exact", "hnsw", "int8", "binary", "pca", "prefix", "ivfpq")
+#: How a graph or a reduction may hold its vectors instead of float32.
+CODES = ("int8", "fp16")
 #: Refine factor of a bare ``rerank``/``rescore`` after ``int8``.
 DEFAULT_INT8_FACTOR = 4
+#: Refine factor of a bare ``rescore`` after a graph over int8 or fp16 codes (``hnsw32,int8``):
+#: the graph's own ranking is already close, the rescoring only fixes the order.
+DEFAULT_GRAPH_CODES_FACTOR = 2
 #: Refine factor of a bare ``rerank``/``rescore`` after every other kind.
 DEFAULT_FACTOR = 10
 #: What error messages list.
 ACCEPTED_FORMS = (
-    "exact, hnsw32[,ef64], int8[>rescore4], binary[>rescore8], pca64[,hnsw32][>rerank10], "
-    "prefix64[,hnsw32][>rerank10], ivf1024,pq32[,nprobe16][>rerank10]"
+    "exact, hnsw32[,int8|fp16][,ef64][>rescore2], int8[>rescore4], binary[>rescore8], "
+    "pca64[,hnsw32][,int8|fp16][>rerank10], prefix64[,hnsw32][,int8|fp16][>rerank10], "
+    "ivf1024,pq32[,nprobe16][>rerank10]"
 )
 
 _ITEM = re.compile(r"([a-z]+)(\d*)")
@@ -86,6 +97,8 @@ class IndexSpec:
         (None: default) of ``ivfpq``.
     graph_m : HNSW M of ``pcaD,hnswM`` / ``prefixD,hnswM`` (None: brute force over the
         reduced vectors).
+    codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca`` and ``prefix`` hold their vectors
+        (None: float32).
     refine_factor : F of the refine stage (None: no refine stage).
 
     Examples
@@ -107,11 +120,17 @@ class IndexSpec:
     nprobe: int | None = None
     graph_m: int | None = None
     refine_factor: int | None = None
+    codes: str | None = None
 
     def __post_init__(self) -> None:
         k = self.kind
         if k not in KINDS:
             raise InputError(f"unknown index kind {k!r}; use one of: {', '.join(KINDS)}")
+        if self.codes is not None:
+            if self.codes not in CODES:
+                raise InputError(f"unknown vector codes {self.codes!r}; use one of: {', '.join(CODES)}")
+            if k not in ("hnsw", "pca", "prefix"):
+                raise InputError(f"{self.codes} codes apply to hnsw, pca and prefix indexes, not {k}")
         allowed = {
             "exact": set(),
             "hnsw": {"m", "ef", "refine_factor"},
@@ -149,22 +168,24 @@ class IndexSpec:
         k = self.kind
         if k == "exact":
             return "exact"
+        codes = f",{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
-            return f"hnsw{self.m}" + (f",ef{self.ef}" if self.ef is not None else "")
+            return f"hnsw{self.m}{codes}" + (f",ef{self.ef}" if self.ef is not None else "")
         if k in ("int8", "binary"):
             return k
         if k in ("pca", "prefix"):
             s = f"{k}{self.dims}"
             if self.graph_m is not None:
                 s += f",hnsw{self.graph_m}"
-            return s + (f",ef{self.ef}" if self.ef is not None else "")
+            return s + codes + (f",ef{self.ef}" if self.ef is not None else "")
         s = f"ivf{self.nlist},pq{self.pq_m}"
         return s + (f",nprobe{self.nprobe}" if self.nprobe is not None else "")
 
     def _text(self) -> str:
         if self.refine_factor is None:
             return self._first()
-        word = "rescore" if self.kind in ("int8", "binary") else "rerank"
+        quantized = self.kind in ("int8", "binary") or (self.kind == "hnsw" and self.codes is not None)
+        word = "rescore" if quantized else "rerank"
         return f"{self._first()}>{word}{self.refine_factor}"
 
     def __str__(self) -> str:
@@ -188,10 +209,11 @@ class IndexSpec:
         'ivf1024-pq32'
         """
         k = self.kind
+        codes = f"-{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
-            return f"hnsw{self.m}"
+            return f"hnsw{self.m}{codes}"
         if k in ("pca", "prefix"):
-            return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "")
+            return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + codes
         if k == "ivfpq":
             return f"ivf{self.nlist}-pq{self.pq_m}"
         return k
@@ -200,14 +222,16 @@ class IndexSpec:
 
     @property
     def needs_training(self) -> bool:
-        """Whether the first stage must be fitted on sample vectors (int8, pca, ivfpq).
+        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, ivfpq).
 
         Examples
         --------
         >>> parse_spec("int8").needs_training, parse_spec("prefix32").needs_training
         (True, False)
+        >>> parse_spec("hnsw32,int8").needs_training, parse_spec("hnsw32,fp16").needs_training
+        (True, False)
         """
-        return self.kind in ("int8", "pca", "ivfpq")
+        return self.kind in ("int8", "pca", "ivfpq") or self.codes == "int8"
 
     @property
     def exact_rerank(self) -> bool:
@@ -268,13 +292,17 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
     for item in first.split(","):
         match = _ITEM.fullmatch(item)
         if match is None or match.group(1) not in ("exact", "hnsw", "ef", "int8", "binary", "pca", "prefix",
-                                                   "ivf", "pq", "nprobe", "int"):
+                                                   "ivf", "pq", "nprobe", "int", "fp"):
             raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
         name, digits = match.group(1), match.group(2)
         if name == "int":  # int8 splits as ("int", "8")
             if digits != "8":
                 raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
             name, digits = "int8", ""
+        elif name == "fp":  # fp16 splits as ("fp", "16")
+            if digits != "16":
+                raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
+            name, digits = "fp16", ""
         items.append((name, digits))
     head, head_digits = items[0]
     rest = items[1:]
@@ -288,12 +316,19 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
     def take(allowed_names: tuple[str, ...]) -> dict[str, int]:
         got: dict[str, int] = {}
         for name, digits in rest:
-            if name not in allowed_names or name in got:
-                what = "repeated" if name in got else "does not fit after"
+            key = "codes" if name in CODES else name
+            if key == "codes" and key in got and name in allowed_names:
+                raise InputError(f"{name} after {CODES[got[key]]}: a stage holds its vectors one way "
+                                 f"(int8 or fp16), in index spec {raw!r}")
+            if name not in allowed_names or key in got:
+                what = "repeated" if key in got else "does not fit after"
                 raise InputError(f"{name}{digits} {what} {head}{head_digits} in index spec {raw!r}; "
                                  f"accepted forms: {ACCEPTED_FORMS}")
-            got[name] = int(digits)
+            got[key] = CODES.index(name) if name in CODES else int(digits)
         return got
+
+    def codes_of(got: dict[str, int]) -> str | None:
+        return CODES[got["codes"]] if "codes" in got else None
 
     if head in ("exact", "int8", "binary"):
         take(())
@@ -305,14 +340,16 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
         return IndexSpec(head, refine_factor=factor)
     factor = DEFAULT_FACTOR if refine == 0 else refine
     if head == "hnsw":
-        got = take(("ef",))
-        return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor)
+        got = take(("ef", *CODES))
+        if refine == 0 and "codes" in got:
+            factor = DEFAULT_GRAPH_CODES_FACTOR
+        return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got))
     if head in ("pca", "prefix"):
-        got = take(("hnsw", "ef"))
+        got = take(("hnsw", "ef", *CODES))
         if "ef" in got and "hnsw" not in got:
             raise InputError(f"ef needs a graph: write {head}{head_digits},hnsw32,ef{got['ef']} (in {raw!r})")
         return IndexSpec(head, dims=int(head_digits), graph_m=got.get("hnsw"), ef=got.get("ef"),
-                         refine_factor=factor)
+                         refine_factor=factor, codes=codes_of(got))
     if head == "ivf":
         got = take(("pq", "nprobe"))
         if "pq" not in got:
