@@ -83,13 +83,15 @@ def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Jso
 @index_app.command("drop")
 def drop_cmd(
     space: Annotated[str, typer.Argument(help="The space.")],
-    spec: Annotated[str, typer.Argument(help="The index spec to delete.")],
+    spec: Annotated[str, typer.Argument(help="The index spec to delete, or 'vectors' (the rescoring tier).")],
 ) -> None:
     """Delete a persisted index (it is rebuilt if a search asks for it again).
 
     Examples:
 
       repspace index drop docs 'int8>rescore4'
+
+      repspace index drop docs vectors     # the memory-mapped copy the rescoring reads
     """
     from repspace.search.indexes import drop_index
 
