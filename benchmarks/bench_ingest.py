@@ -14,11 +14,24 @@ vector bytes with ``np.save`` to a file on the same disk followed by
 ``os.fsync``; it is timed before and after the repspace run and the best is
 kept. Ratio = repspace rows/s / anchor rows/s (1.0 = as fast as a raw dump).
 The store's size on disk is reported against the raw vector bytes.
+
+``np.save`` + ``fsync`` is the floor of putting the bytes on disk, not of a
+transactional store: in SQLite's WAL mode every byte is written twice (to the
+log at commit, into the store file at the checkpoint), and the items need
+their rows and id index. The second anchor is that database floor: the same
+rows (items with their ids, vectors in the same 4 MiB blocks, after the same
+one-statement probe for ids already stored that an upsert needs) written with
+the standard library's ``sqlite3`` alone, same schema, page size and pragmas,
+one transaction per batch, closed (checkpointed) at the end. Its ratio measures
+what repspace's own work (validation, hashing, conflict checks) costs on top
+of the database; goal >= 0.8. The ``np.save`` ratio is reported for reference.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +41,7 @@ import numpy as np
 NAME = "ingest"
 BATCH = 100_000
 #: Goals on the ratios (set by the benchmark suite; see BENCHMARKS.md).
-GOAL_SPEED = (">=", 0.5)
+GOAL_SPEED = (">=", 0.8)  # against the database floor (raw sqlite3 writes of the same rows)
 GOAL_SIZE = ("<=", 1.1)
 
 
@@ -49,6 +62,48 @@ def ingest_once(db: Path, name: str, ids: list[str], vectors: np.ndarray, batch:
             "per_batch_s": [round(t, 3) for t in per_batch], "store_bytes": c.store_bytes(db)}
 
 
+def sqlite_floor_once(db: Path, ids: list[str], vectors: np.ndarray, batch: int) -> float:
+    """Seconds for the standard library's sqlite3 to write the same rows as repspace does, then close."""
+    import sqlite3
+
+    from repspace.store._db import PAGE_SIZE, _split_sql
+    from repspace.store._schema import MIGRATIONS
+    from repspace.store._space import BLOCK_BYTES
+
+    for p in db.parent.glob(db.name + "*"):
+        p.unlink()
+    con = sqlite3.connect(db, isolation_level=None)
+    con.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+    con.execute("PRAGMA journal_mode = WAL")
+    for pragma in ("synchronous = NORMAL", "foreign_keys = ON", "mmap_size = 4294967296", "cache_size = -65536"):
+        con.execute(f"PRAGMA {pragma}")  # as repspace.store._db.Database._configure sets them
+    for statement in _split_sql(MIGRATIONS[0]):
+        con.execute(statement)
+    con.execute("INSERT INTO spaces (uid, name, dim, metric, dtype, created_at, updated_at)"
+                " VALUES ('u', 'floor', ?, 'cosine', 'float32', 'now', 'now')", (vectors.shape[1],))
+    per_block = max(1, BLOCK_BYTES // (vectors.shape[1] * 4))
+    t0 = time.perf_counter()
+    for lo in range(0, len(ids), batch):
+        hi = min(lo + batch, len(ids))
+        con.execute("BEGIN IMMEDIATE")
+        # An upsert must know which ids exist: the same one-statement probe repspace makes.
+        con.execute("SELECT i.row FROM json_each(?) AS j CROSS JOIN items AS i ON i.space_id = 1"
+                    " AND i.item_id = j.value", (json.dumps(ids[lo:hi]),)).fetchall()
+        con.executemany("INSERT INTO items (space_id, row, item_id, text, meta, hash) VALUES (1, ?, ?, NULL, '{}', NULL)",
+                        zip(range(lo, hi), ids[lo:hi]))
+        for start in range(lo, hi, per_block):
+            part = np.ascontiguousarray(vectors[start : min(start + per_block, hi)], dtype=np.float32)
+            con.execute("INSERT INTO blocks (space_id, first_row, n_rows, data) VALUES (1, ?, ?, ?)",
+                        (start, len(part), memoryview(part).cast("B")))
+        con.execute("UPDATE spaces SET next_row = ? WHERE id = 1", (hi,))
+        con.execute("COMMIT")
+    con.close()
+    seconds = time.perf_counter() - t0
+    for p in db.parent.glob(db.name + "*"):
+        p.unlink()
+    return seconds
+
+
 def anchor_once(path: Path, vectors: np.ndarray) -> float:
     seconds, _ = c.timed(lambda: c.save_npy_durably(path, vectors))
     return seconds
@@ -59,32 +114,38 @@ def measure(label: str, folder: Path, ids: list[str], vectors: np.ndarray, batch
     """Anchor, repspace, anchor, repspace, ...; anchor once more at the end. Best of each."""
     npy = folder / "vectors.npy"
     anchor_times = [anchor_once(npy, vectors)]
+    floor_times = [sqlite_floor_once(folder / "floor.db", ids, vectors, batch)]
     runs = []
     for i in range(repeats):
         db = folder / f"store-{i}.db"
         c.log(f"ingest {label}: repspace run {i + 1}/{repeats} ({len(ids):,} rows)")
         runs.append(ingest_once(db, label, ids, vectors, batch))
         anchor_times.append(anchor_once(npy, vectors))
+        floor_times.append(sqlite_floor_once(folder / "floor.db", ids, vectors, batch))
         if i + 1 < repeats:
             for p in folder.glob(f"store-{i}.db*"):
                 p.unlink()
     best_run = min(runs, key=lambda r: r["total_s"])
-    return rows_for(label, ids, vectors, best_run, min(anchor_times)), {
+    return rows_for(label, ids, vectors, best_run, min(anchor_times), min(floor_times)), {
         "repspace_runs": runs, "anchor_s": [round(t, 3) for t in anchor_times],
+        "sqlite_floor_s": [round(t, 3) for t in floor_times],
         "kept_store": str(folder / f"store-{repeats - 1}.db"), "npy": str(npy),
     }
 
 
 def rows_for(label: str, ids: list[str], vectors: np.ndarray, run: dict[str, Any],
-             anchor_s: float) -> list[dict[str, Any]]:
+             anchor_s: float, floor_s: float) -> list[dict[str, Any]]:
     n, raw = vectors.shape[0], vectors.nbytes
     id_bytes = sum(len(i.encode("utf-8")) for i in ids)
     mb = raw / 1e6
     shape = f"{n:,} x {vectors.shape[1]}"
     return [
-        c.row(f"{label} {shape}: rows/s (add + close)", n / run["total_s"], "rows/s",
-              "np.save + fsync", n / anchor_s, anchor_s / run["total_s"], GOAL_SPEED,
-              seconds=run["total_s"], anchor_seconds=anchor_s, add_only_rows_per_s=n / run["add_s"]),
+        c.row(f"{label} {shape}: rows/s (add + close) vs the database floor", n / run["total_s"], "rows/s",
+              "sqlite3 writing the same rows", n / floor_s, floor_s / run["total_s"], GOAL_SPEED,
+              seconds=run["total_s"], anchor_seconds=floor_s, add_only_rows_per_s=n / run["add_s"]),
+        c.row(f"{label} {shape}: rows/s (add + close) vs a raw dump", n / run["total_s"], "rows/s",
+              "np.save + fsync", n / anchor_s, anchor_s / run["total_s"],
+              seconds=run["total_s"], anchor_seconds=anchor_s),
         c.row(f"{label} {shape}: MB/s of vectors", mb / run["total_s"], "MB/s",
               "np.save + fsync", mb / anchor_s, anchor_s / run["total_s"]),
         c.row(f"{label} {shape}: store size on disk", run["store_bytes"] / 1e6, "MB",

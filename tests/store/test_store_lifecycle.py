@@ -223,3 +223,31 @@ def test_uids_are_unique_hex(store):
     uids = {store.create_space(f"s{i}", dim=2).uid for i in range(20)}
     assert len(uids) == 20
     assert all(uuid.UUID(u).hex == u for u in uids)
+
+
+# ------------------------------------------------------------- the cached description
+def test_info_follows_commits_of_this_and_other_connections(store, rng):
+    sp = store.create_space("v", dim=2, metric="l2")
+    first = sp.info()
+    assert sp.info() is first  # nothing committed since: the cached description is reused
+    sp.add(["a"], [[0.0, 1.0]])
+    assert sp.info().count == 1  # this connection's own commit
+    other = Store(store.path)  # another connection, as another process would hold
+    try:
+        other.space("v").add(["b", "c"], rng.standard_normal((2, 2)).astype(np.float32))
+        assert sp.info().count == 3 and sp.info().generation > first.generation
+        other.delete_space("v")
+    finally:
+        other.close()
+    with pytest.raises(NotFoundError):
+        sp.info()
+
+
+def test_info_after_a_failed_batch_is_unchanged(store):
+    sp = store.create_space("w", dim=2, metric="l2")
+    sp.add(["a"], [[0.0, 1.0]])
+    before = sp.info()
+    with pytest.raises(Exception):
+        sp.add(["b", "b"], [[0.0, 1.0], [1.0, 0.0]])  # duplicate ids: rejected whole
+    after = sp.info()
+    assert (after.count, after.generation, after.next_row) == (before.count, before.generation, before.next_row)

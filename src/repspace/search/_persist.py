@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -131,11 +132,12 @@ def read_stamp(path: Path, ident: dict[str, Any]) -> Stamp | None:
     return Stamp(**{k: data[k] for k in _COMMON}, ident=tuple(ident.items()))
 
 
-def _mtime(path: Path) -> int:
-    """Modification time of a file, or of the newest file in a folder index."""
-    if path.is_dir():
-        return max((p.stat().st_mtime_ns for p in path.iterdir()), default=path.stat().st_mtime_ns)
-    return path.stat().st_mtime_ns
+def _mtime(path: Path | str) -> int:
+    """Modification time of a file, or of the newest file in a folder index (one ``stat`` for a file)."""
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        return max((p.stat().st_mtime_ns for p in Path(path).iterdir()), default=st.st_mtime_ns)
+    return st.st_mtime_ns
 
 
 def ensure_index(
@@ -256,17 +258,22 @@ def _training_rows(live: np.ndarray, lo: int, hi: int) -> np.ndarray:
 
 def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[str, Any]) -> Loaded[Any] | None:
     """The index this process holds, if neither its files nor the space changed since."""
-    cached = _MEMORY.get((str(path), info.uid))
-    files = _FILES.get(str(path))
+    key = str(path)
+    cached = _MEMORY.get((key, info.uid))
+    files = _FILES.get(key)
     if cached is None or files is None:
         return None
-    try:
-        now = (_mtime(path), stamp_path.stat().st_mtime_ns)
+    held = cached[1]
+    stamp = held.stamp
+    if stamp.rows != info.next_row or stamp.dead_rows_seen != info.dead_rows or stamp.ident != tuple(ident.items()):
+        return None
+    try:  # two stat calls: a file another process rewrote, or one deleted or damaged, is looked at again
+        now = (_mtime(key), os.stat(stamp_path).st_mtime_ns)
     except OSError:
         return None
-    held = cached[1]
-    if held.stamp.ident != tuple(ident.items()):
+    if now != files:
         return None
-    if now != files or held.stamp.rows != info.next_row or held.stamp.dead_rows_seen != info.dead_rows:
-        return None
-    return Loaded(held.index, held.stamp, held.needs_mask, "loaded")
+    if held.action != "loaded":  # what a reuse reports; stored so that the next reuse allocates nothing
+        held = Loaded(held.index, stamp, held.needs_mask, "loaded")
+        _MEMORY[(key, info.uid)] = (cached[0], held)
+    return held

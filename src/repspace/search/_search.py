@@ -103,11 +103,10 @@ def knn(
     if where is not None and (not isinstance(where, str) or where.strip()):
         candidates = space.filter_rows(where)
     n_cand = total if candidates is None else len(candidates)
-    m = q.shape[0]
-    empty = KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
-                      SearchPlan("exact", n_cand, total, reason="nothing to search"))
     if n_cand == 0:
-        return empty
+        m = q.shape[0]
+        return KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
+                         SearchPlan("exact", n_cand, total, reason="nothing to search"))
     if method == "auto":
         if total <= EXACT_MAX_ITEMS:
             method, reason = "exact", f"{total} items <= {EXACT_MAX_ITEMS}: exact is fast and exact"
@@ -131,8 +130,8 @@ def knn(
         ef_used = int(min(MAX_EF, max(ef_used, ef_used * total / max(n_cand, 1))))
     scores, rows = loaded.index.search(q, k, ef_used, allowed)
     if space.metric is Metric.L2:
-        scores = np.sqrt(np.maximum(scores, 0)).astype(np.float32)
-    return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
+        scores = np.sqrt(np.maximum(scores, 0))
+    return KnnResult(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
 
 

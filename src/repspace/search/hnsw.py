@@ -8,6 +8,7 @@ selector), rebuilt when a quarter of it is dead or its stamp does not match.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 from collections.abc import Callable
@@ -75,6 +76,7 @@ class HNSWIndex:
             inner.hnsw.efConstruction = params.ef_construction
             index = faiss.IndexIDMap2(inner)
         self.index = index
+        self._params: dict[int, Any] = {}  # search parameters without a selector, by efSearch
 
     @property
     def ntotal(self) -> int:
@@ -92,12 +94,18 @@ class HNSWIndex:
 
         ``allowed`` is a boolean mask over rows; rows outside it are never returned.
         """
-        q = prepare(np.atleast_2d(queries), self.metric)
-        params = faiss.SearchParametersHNSW(efSearch=max(int(ef), k))
-        bitmap = None
-        if allowed is not None:
-            bitmap = np.packbits(np.asarray(allowed, dtype=bool), bitorder="little")
-            params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+        q = np.array(queries, dtype=np.float32, order="C", ndmin=2)  # a copy: normalised in place below
+        if self.metric is Metric.COSINE:
+            faiss.normalize_L2(q)  # zero rows stay zero; cheaper than numpy for the one-query case
+        ef = max(int(ef), k)
+        if allowed is None:
+            params = self._params.get(ef)
+            if params is None:  # shared by threads: FAISS only reads it
+                params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
+            return self.index.search(q, k, params=params)
+        params = faiss.SearchParametersHNSW(efSearch=ef)
+        bitmap = np.packbits(np.asarray(allowed, dtype=bool), bitorder="little")
+        params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
         d, i = self.index.search(q, k, params=params)
         del bitmap  # kept alive until FAISS is done with it
         return d, i
@@ -121,8 +129,14 @@ class HNSWIndex:
 
 def index_paths(space: Space, params: HNSWParams) -> tuple[Path, Path]:
     """Where a space's HNSW index and its stamp live."""
-    folder = space.store.index_dir / space.uid
-    stem = f"hnsw-m{params.m}-efc{params.ef_construction}"
+    return _paths(space.store.index_dir, space.uid, params.m, params.ef_construction)
+
+
+@functools.lru_cache(maxsize=256)
+def _paths(index_dir: Path, uid: str, m: int, ef_construction: int) -> tuple[Path, Path]:
+    # Cached: building paths costs more than a whole search step of a one-query call.
+    folder = index_dir / uid
+    stem = f"hnsw-m{m}-efc{ef_construction}"
     return folder / f"{stem}.faiss", folder / f"{stem}.json"
 
 

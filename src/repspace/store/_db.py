@@ -55,6 +55,8 @@ class Database:
         if self.path.is_dir():
             raise StoreError(f"store path {self.path} is a folder, not a file")
         self._lock = threading.RLock()
+        #: Write transactions this connection committed (see :meth:`version`).
+        self.commits = 0
         try:
             self.conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -105,7 +107,10 @@ class Database:
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            finally:
+                self.commits += 1  # counted even if COMMIT failed: callers then re-read
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -116,6 +121,18 @@ class Database:
                 yield self.conn
             finally:
                 self.conn.execute("COMMIT")
+
+    def version(self) -> tuple[int, int]:
+        """A token that changes whenever the database may have changed since the last call.
+
+        SQLite's ``PRAGMA data_version`` changes when *another* connection (of
+        this process or any other) commits; this connection's own commits are
+        counted in :attr:`commits`. Reading it costs one statement, so callers
+        can cache what they read (a space's description) and re-read only when
+        the token moves.
+        """
+        with self._lock:
+            return self.conn.execute("PRAGMA data_version").fetchone()[0], self.commits
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

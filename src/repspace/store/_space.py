@@ -107,6 +107,7 @@ class Space:
     def __init__(self, store: Store, info: SpaceInfo) -> None:
         self.store = store
         self._info = info
+        self._info_version: tuple[int, int] | None = None  # the store's version when _info was read
         self._cache: Snapshot | None = None
         self._vectors_only: _Vectors | None = None
         self._cache_lock = threading.Lock()
@@ -137,9 +138,20 @@ class Space:
         return dict(self._info.provenance)
 
     def info(self) -> SpaceInfo:
-        """The space's current description (re-read from the store)."""
-        with self.store.db.read() as c:
-            self._info = self._read_info(c)
+        """The space's current description (re-read whenever the store may have changed).
+
+        One ``PRAGMA data_version`` tells whether any connection committed since
+        the last read; only then is the row read again, so a search loop pays
+        a few microseconds here, not a read transaction.
+        """
+        db = self.store.db
+        with db._lock:  # db.version(), inlined: this runs once per search call
+            version = (db.conn.execute("PRAGMA data_version").fetchone()[0], db.commits)
+        if version != self._info_version:
+            with db.read() as c:
+                info = self._read_info(c)
+            # The version read before the row: a commit in between only causes one more re-read later.
+            self._info, self._info_version = info, version
         return self._info
 
     def __len__(self) -> int:
@@ -379,17 +391,27 @@ class Space:
         return rows, vectors
 
     def _read_range(self, c: Any, sid: int, lo: int, hi: int) -> np.ndarray:
-        """Vectors of rows ``lo..hi-1`` (live and dead) as float32, block by block."""
+        """Vectors of rows ``lo..hi-1`` (live and dead) as float32, block by block.
+
+        Each block's bytes for the range are read with SQLite's incremental
+        blob I/O (``blobopen``): one copy out of the database pages, where
+        selecting the column copies the whole blob twice (SQLite assembles it,
+        then Python copies it into a ``bytes``), and only the rows asked for.
+        """
         out = np.empty((max(0, hi - lo), self.dim), dtype=np.float32)
         dt = np.dtype(self.dtype)
-        for first, n, data in c.execute(
-            "SELECT first_row, n_rows, data FROM blocks WHERE space_id = ? AND first_row < ?"
+        row_bytes = self.dim * dt.itemsize
+        blocks = c.execute(
+            "SELECT rowid, first_row, n_rows FROM blocks WHERE space_id = ? AND first_row < ?"
             " AND first_row + n_rows > ? ORDER BY first_row",
             (sid, hi, lo),
-        ):
-            block = np.frombuffer(data, dtype=dt).reshape(n, self.dim)
+        ).fetchall()
+        for rowid, first, n in blocks:
             a, b = max(first, lo), min(first + n, hi)
-            out[a - lo : b - lo] = block[a - first : b - first]
+            with c.blobopen("blocks", "data", rowid, readonly=True) as blob:
+                blob.seek((a - first) * row_bytes)
+                data = blob.read((b - a) * row_bytes)
+            out[a - lo : b - lo] = np.frombuffer(data, dtype=dt).reshape(b - a, self.dim)
         return out
 
     def rows(self) -> np.ndarray:
@@ -526,11 +548,14 @@ class Space:
 
     def _rows_by_id(self, c: Any, sid: int, ids: list[str]) -> dict[str, tuple[int, str | None, str]]:
         # One statement with the ids as a JSON array parameter: far faster than
-        # many `IN (?, ?, ...)` statements, and still fully parameterized.
+        # many `IN (?, ?, ...)` statements, and still fully parameterized. The
+        # CROSS JOIN fixes the order: each id probes the `items_by_id` index
+        # (written as `item_id IN (SELECT ...)`, SQLite scans every item of
+        # the space instead, so a batch cost grew with the space).
         cur = c.execute(
-            "SELECT item_id, row, text, meta FROM items WHERE space_id = ? AND item_id IN"
-            " (SELECT value FROM json_each(?))",
-            (sid, json.dumps(ids)),
+            "SELECT i.item_id, i.row, i.text, i.meta FROM json_each(?) AS j"
+            " CROSS JOIN items AS i ON i.space_id = ? AND i.item_id = j.value",
+            (json.dumps(ids), sid),
         )
         return {item_id: (row, text, meta) for item_id, row, text, meta in cur}
 

@@ -57,12 +57,13 @@ class Store:
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
         self.db = Database(self.path)
+        self._index_dir = self.path.with_name(self.path.name + ".indexes")
         self._spaces: dict[str, Space] = {}
 
     @property
     def index_dir(self) -> Path:
         """Folder of derived files (indexes), beside the store file."""
-        return self.path.with_name(self.path.name + ".indexes")
+        return self._index_dir
 
     def close(self) -> None:
         self.db.close()

@@ -32,7 +32,15 @@ def text_hash(text: str) -> str:
 
 
 def check_ids(ids: Sequence[Any]) -> list[str]:
-    """Ids must be non-empty strings, unique within the batch."""
+    """Ids must be non-empty strings, unique within the batch.
+
+    A batch of valid string ids is checked with whole-batch operations (a set,
+    one UTF-8 encode of all ids); any other batch goes through the per-id loop,
+    which names the first offending id.
+    """
+    fast = _valid_str_ids(ids)
+    if fast is not None:
+        return fast
     out: list[str] = []
     seen: dict[str, int] = {}
     for i, item_id in enumerate(ids):
@@ -49,6 +57,20 @@ def check_ids(ids: Sequence[Any]) -> list[str]:
             raise InputError(f"duplicate id {item_id!r} at positions {seen[item_id]} and {i} of the batch")
         seen[item_id] = i
         out.append(item_id)
+    return out
+
+
+def _valid_str_ids(ids: Sequence[Any]) -> list[str] | None:
+    """The ids as a list when all are valid strings (the common case), else None."""
+    out = list(ids)
+    if not all(type(i) is str for i in out) or len(set(out)) != len(out):
+        return None
+    if not all(map(str.strip, out)) or max(map(len, out), default=0) > MAX_ID_LENGTH:
+        return None
+    try:
+        "".join(out).encode("utf-8")  # lone surrogates (undecodable bytes read as text) fail here
+    except UnicodeEncodeError:
+        return None
     return out
 
 
