@@ -54,3 +54,52 @@ def test_table_and_readings(capsys, db):
 def test_bad_input_is_one_line(capsys, db, args, message):
     code, out, err = run(capsys, "--store", db, *args)
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_save_then_filter_by_k_occurrence(capsys, db):
+    code, out, err = run(capsys, "--store", db, "diagnose", "glove", "--save", "--json")
+    assert code == 0, err
+    k_occ = json.loads(out)
+    with Store(db) as store:
+        sp = store.space("glove")
+        stored = [it.metadata["k_occurrence"] for it in sp.get([f"w{i}" for i in range(2000)])]
+    top = sorted(stored)[-5]
+    code, out, err = run(capsys, "--store", db, "search", "glove", "--id", "w0", "-k", "2000",
+                         "--where", f"k_occurrence >= {top}", "--json")
+    assert code == 0, err
+    hits = json.loads(out)
+    assert len(hits) == sum(1 for i, s in enumerate(stored) if s >= top and i != 0)
+    assert all(h["metadata"]["k_occurrence"] >= top for h in hits)
+    with Store(db) as store:
+        hubs = [it.metadata["hub"] for it in store.space("glove").get([f"w{i}" for i in range(2000)])]
+    assert sum(hubs) == k_occ["hubness.n_hubs"] and sum(stored) == 2000 * 10  # each item lists 10 neighbours
+
+
+def test_layers_table_and_json(capsys, tmp_path):
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(f"a sentence about topic {i % 7} and item {i}" for i in range(30)), encoding="utf-8")
+    code, out, err = run(capsys, "diagnose", "--encoder", "hf-layers:minilm", "--layers", "0,-1",
+                         "--texts", str(texts), "-k", "5", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [row["layer"] for row in data["layers"]] == [0, 6] and data["layers"][0]["n"] == 30
+    code, out, err = run(capsys, "diagnose", "--encoder", "hf-layers:minilm", "--layers", "0,6",
+                         "--texts", str(texts), "-k", "5")
+    assert code == 0, err
+    assert "30 texts" in out and "layer 6:" in out and "intrinsic dimension" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["diagnose", "--encoder", "hf-layers:minilm"], "needs --texts"),
+    (["diagnose", "glove", "--encoder", "hf-layers:minilm", "--texts", "x.txt"], "not both"),
+    (["diagnose", "--encoder", "hf-layers:minilm", "--texts", "x.txt", "--save"], "--save"),
+    (["diagnose", "--encoder", "hf-layers:minilm", "--texts", "x.txt", "--layers", "1,two"], "--layers"),
+    (["diagnose", "--encoder", "minilm", "--texts", "__texts__"], "one vector per text"),
+    (["diagnose"], "give a space"),
+])
+def test_bad_encoder_input_is_one_line(capsys, db, tmp_path, args, message):
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(f"text {i}" for i in range(20)), encoding="utf-8")
+    args = [str(texts) if a == "__texts__" else a for a in args]
+    code, out, err = run(capsys, "--store", db, *args)
+    assert code != 0 and message in err and len(err.strip().splitlines()) == 1

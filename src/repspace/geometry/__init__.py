@@ -6,7 +6,8 @@ k-occurrence, k-skewness, Robin Hood, antihub rate, hub occurrence, Gini),
 isotropy (:func:`isotropy`: mean cosine with an interval, top-PC share, IsoScore,
 rogue dimensions), intrinsic dimension (:func:`intrinsic_dimension`: TwoNN, MLE,
 per-item local ID), rank and spectrum (:func:`spectrum`: effective rank, RankMe,
-decay α), :func:`uniformity` and :func:`alignment`. Neighbour graphs come from
+decay α), :func:`uniformity` and :func:`alignment`; :func:`diagnose` computes
+them all at once, with one-line readings (:class:`Diagnosis`). Neighbour graphs come from
 :func:`knn_graph` (exact blocked BLAS up to :data:`EXACT_MAX` items, else HNSW with
 its recall measured on a sample and reported).
 
@@ -42,9 +43,11 @@ from repspace.geometry.spectrum import (
     spectrum_alpha,
 )
 from repspace.geometry.uniformity import alignment, uniformity
+from repspace.geometry.diagnose import Diagnosis, diagnose  # noqa: E402 - after the metrics it combines
 
 __all__ = [
     "EXACT_MAX",
+    "Diagnosis",
     "Estimate",
     "HubnessResult",
     "IntrinsicDimension",
@@ -56,6 +59,7 @@ __all__ = [
     "SpectrumResult",
     "alignment",
     "covariance_eigenvalues",
+    "diagnose",
     "effective_rank",
     "gini",
     "hubness",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
@@ -305,6 +306,73 @@ class Space:
                     (generation + 1, dead_rows + len(rows), _now(), sid),
                 )
         return len(rows)
+
+    def update_metadata(
+        self, ids: Sequence[str], metadata: Sequence[dict[str, Any]], *, merge: bool = True
+    ) -> int:
+        """Set items' metadata without touching their vectors, atomically; returns how many changed.
+
+        Parameters
+        ----------
+        ids : sequence of str
+            Items of this space; an unknown id refuses the whole batch.
+        metadata : sequence of dict, aligned with ``ids``
+        merge : bool
+            Merge into the existing metadata (keys given replace theirs, a key
+            set to ``None`` is removed; JSON merge patch, RFC 7396) or replace it.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a"], [[1.0, 0.0]], metadata=[{"lang": "en"}])
+        >>> sp.update_metadata(["a"], [{"year": 2024}])
+        1
+        >>> sp.get(["a"])[0].metadata
+        {'lang': 'en', 'year': 2024}
+        """
+        ids = v.check_ids(ids)
+        metas = v.check_metas(metadata, ids)
+        with self.store.db.write() as c:
+            sid, generation, _, _ = self._state(c)
+            found = self._rows_by_id(c, sid, ids)
+            missing = [i for i in ids if i not in found]
+            if missing:
+                some = ", ".join(repr(i) for i in missing[:3])
+                raise NotFoundError(f"{len(missing)} id(s) not in space {self.name!r}: {some}")
+            return self._set_metadata(c, sid, generation, [found[i][0] for i in ids], metas, merge)
+
+    def patch_rows_metadata(self, rows: np.ndarray, metadata: Sequence[dict[str, Any]], *,
+                            generation: int) -> int:
+        """Merge metadata into the items at ``rows``, only if the space is still at ``generation``.
+
+        For results computed from a snapshot (per-item diagnostics): if anything
+        was added, replaced or deleted since, the rows may no longer be the items
+        measured, so the whole batch is refused (:class:`ConflictError`) and
+        nothing changes. Returns how many items changed.
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) != len(metadata):
+            raise InputError(f"got {len(metadata)} metadata records for {len(rows)} rows")
+        metas = v.check_metas(metadata, [str(r) for r in rows.tolist()])
+        with self.store.db.write() as c:
+            sid, now, _, _ = self._state(c)
+            if now != generation:
+                raise ConflictError(f"space {self.name!r} changed while its items were measured "
+                                    f"(generation {generation} -> {now}); nothing was written, run again")
+            return self._set_metadata(c, sid, now, rows.tolist(), metas, True)
+
+    def _set_metadata(self, c: Any, sid: int, generation: int, rows: list[int], metas: list[str],
+                      merge: bool) -> int:
+        sql = ("UPDATE items SET meta = json_patch(meta, ?) WHERE space_id = ? AND row = ?" if merge
+               else "UPDATE items SET meta = ? WHERE space_id = ? AND row = ?")
+        before = c.total_changes
+        c.executemany(sql, zip(metas, repeat(sid), rows))
+        changed = c.total_changes - before
+        if changed:
+            c.execute("UPDATE spaces SET generation = ?, updated_at = ? WHERE id = ?", (generation + 1, _now(), sid))
+        return changed
 
     def _write_blocks(self, c: Any, sid: int, first_row: int, block: np.ndarray) -> None:
         per_block = max(1, BLOCK_BYTES // max(1, block.shape[1] * block.itemsize))
