@@ -58,3 +58,4 @@ from repspace.cli import index as _index  # noqa: E402,F401
 from repspace.cli import ingest as _ingest  # noqa: E402,F401
 from repspace.cli import search as _search  # noqa: E402,F401
 from repspace.cli import spaces as _spaces  # noqa: E402,F401
+from repspace.cli import transform as _transform  # noqa: E402,F401

@@ -164,6 +164,7 @@ def ingest_records(
         i = next(i for i, t in enumerate(texts) if t is None)
         raise InputError(f"{records.source}: item {ids[i]!r} has no text to embed")
     from repspace.encoders import from_provenance, get_encoder
+    from repspace.transforms import STATE_NAME, encoder_for_space
 
     opts = dict(encoder_options or {})
     existing = _existing_space(store, space)
@@ -174,8 +175,17 @@ def ingest_records(
             "ingest into a new space"
         )
     layer = opts.get("layer")
-    # Adding to an existing space re-creates its encoder from its recorded recipe.
-    enc = from_provenance(existing.provenance) if existing is not None and not opts else get_encoder(spec, **opts)
+    # Adding to an existing space re-creates its encoder from its recorded recipe (with the
+    # fitted transforms of a derived space, which the texts must go through as well).
+    if existing is not None and existing.state(STATE_NAME) is not None:
+        if opts:
+            raise InputError(f"space {space!r} is derived ({existing.provenance.get('transforms_spec')}); "
+                             "add texts to it without encoder options")
+        enc = encoder_for_space(existing)
+    elif existing is not None and not opts:
+        enc = from_provenance(existing.provenance)
+    else:
+        enc = get_encoder(spec, **opts)
     if layer == "all" or (isinstance(layer, (list, tuple))):
         return _ingest_layers(store, space, enc, ids, texts, records, metric, dtype, batch_size,
                               commit_every, on_conflict, progress, duplicates, t0)

@@ -296,10 +296,10 @@ def search_space(
         if bm25:  # lexical only: the query is never embedded
             vec = None
         else:
-            if encoder is None:
-                from repspace.encoders import from_provenance
+            if encoder is None:  # the space's own encoder, and its fitted transforms if it is derived
+                from repspace.transforms import encoder_for_space
 
-                encoder = from_provenance(space.provenance)
+                encoder = encoder_for_space(space)
             vec = encoder.encode([query])
         k_ask = k
     elif query is None:

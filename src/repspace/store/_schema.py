@@ -68,6 +68,16 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_by_space ON results (space_id, task_name);
     """,
+    # 3: named binary state of a space that its vectors depend on, such as the
+    # fitted transforms of a derived space (applied to every query it embeds).
+    """
+    CREATE TABLE space_state (
+        space_id  INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        name      TEXT    NOT NULL,
+        data      BLOB    NOT NULL,
+        PRIMARY KEY (space_id, name)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -155,6 +155,13 @@ class Space:
             self._info, self._info_version = info, version
         return self._info
 
+    def state(self, name: str) -> bytes | None:
+        """Named binary state stored with the space (see ``Store.create_space(state=...)``), or None."""
+        with self.store.db.read() as c:
+            row = c.execute("SELECT s.data FROM space_state AS s JOIN spaces AS p ON p.id = s.space_id"
+                            " WHERE p.uid = ? AND s.name = ?", (self._info.uid, name)).fetchone()
+        return None if row is None else bytes(row[0])
+
     def __len__(self) -> int:
         return self.info().count
 

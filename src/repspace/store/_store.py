@@ -7,6 +7,7 @@ import os
 import shutil
 import uuid
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from repspace.errors import ConflictError, InputError, NotFoundError
@@ -87,11 +88,15 @@ class Store:
         dtype: str = "float32",
         provenance: dict[str, Any] | None = None,
         exist_ok: bool = False,
+        state: Mapping[str, bytes] | None = None,
     ) -> Space:
         """Create an empty space.
 
         With ``exist_ok`` an existing space of the same name is returned if its
         dimension and metric agree (a :class:`ConflictError` otherwise).
+        ``state`` is named binary data the space's vectors depend on (the
+        fitted transforms of a derived space), written in the same transaction
+        and read back with :meth:`Space.state`.
         """
         check_space_name(name)
         metric = Metric.parse(metric)
@@ -120,7 +125,22 @@ class Store:
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (uuid.uuid4().hex, name, dim, metric.value, dtype, prov, now, now),
                 )
+                if state:
+                    sid = c.execute("SELECT id FROM spaces WHERE name = ?", (name,)).fetchone()[0]
+                    c.executemany("INSERT INTO space_state (space_id, name, data) VALUES (?, ?, ?)",
+                                  [(sid, str(key), bytes(value)) for key, value in state.items()])
         return self.space(name)
+
+    def rename_space(self, name: str, new_name: str) -> Space:
+        """Rename a space (its items, vectors, state and indexes stay); :class:`ConflictError` if taken."""
+        check_space_name(new_name)
+        space = self.space(name)
+        with self.db.write() as c:
+            if c.execute("SELECT 1 FROM spaces WHERE name = ?", (new_name,)).fetchone() is not None:
+                raise ConflictError(f"space {new_name!r} already exists")
+            c.execute("UPDATE spaces SET name = ?, updated_at = ? WHERE uid = ?", (new_name, _now(), space.uid))
+        self._spaces.pop(name, None)
+        return self.space(new_name)
 
     def space(self, name: str) -> Space:
         """The space called ``name``; :class:`NotFoundError` if there is none."""

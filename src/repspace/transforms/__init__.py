@@ -42,6 +42,13 @@ from repspace.transforms._spec import (
     transforms_provenance,
     transforms_to_bytes,
 )
+from repspace.transforms._stored import (
+    STATE_NAME,
+    TransformedEncoder,
+    apply_chain,
+    encoder_for_space,
+    stored_transforms,
+)
 from repspace.transforms.linear import (
     PCA,
     AllButTheTop,
@@ -53,6 +60,11 @@ from repspace.transforms.linear import (
 
 __all__ = [
     "ACCEPTED_FORMS",
+    "STATE_NAME",
+    "TransformedEncoder",
+    "apply_chain",
+    "encoder_for_space",
+    "stored_transforms",
     "PCA",
     "AllButTheTop",
     "Center",
