@@ -103,3 +103,14 @@ def test_bad_encoder_input_is_one_line(capsys, db, tmp_path, args, message):
     args = [str(texts) if a == "__texts__" else a for a in args]
     code, out, err = run(capsys, "--store", db, *args)
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_search_with_hubness_reduction(capsys, db):
+    code, out, err = run(capsys, "--store", db, "search", "glove", "--id", "w3", "-k", "5", "--hubness", "csls",
+                         "--explain", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["hits"]) == 5 and "csls" in data["plan"]["method"]
+    assert all(h["id"] != "w3" for h in data["hits"])
+    code, out, err = run(capsys, "--store", db, "search", "glove", "--id", "w3", "--hubness", "nope")
+    assert code != 0 and "unknown hubness reduction" in err and len(err.strip().splitlines()) == 1

@@ -47,6 +47,10 @@ def search_cmd(
     fusion: Annotated[str, typer.Option(help="Hybrid fusion: rrf (reciprocal rank) or sum.")] = "rrf",
     lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
     mmr: Annotated[Optional[float], typer.Option(help="Diversify with MMR, lambda in [0, 1].")] = None,
+    hubness: Annotated[Optional[str], typer.Option(help="Re-rank with hubness reduction: csls, "
+                                                         "mutual-proximity or local-scaling.")] = None,
+    kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
+                                                   "per-item statistics.")] = 10,
     explain: Annotated[bool, typer.Option("--explain", help="Say how the search was run.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {id, score, text, metadata}.")] = False,
 ) -> None:
@@ -66,6 +70,8 @@ def search_cmd(
       repspace search docs "parse dates" --index 'int8>rescore4' --explain
 
       repspace search docs "parse dates" --hybrid --mmr 0.7
+
+      repspace search glove --id king --hubness csls
     """
     if sum((exact, hnsw, index is not None)) > 1:
         raise InputError("choose one of --exact, --hnsw, --index")
@@ -79,7 +85,7 @@ def search_cmd(
         index_progress = (lambda d, t: bar("index", d, t)) if bar else None
         hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
                                index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
-                               mmr=mmr, progress=index_progress, explain=True)
+                               mmr=mmr, hubness=hubness, kappa=kappa, progress=index_progress, explain=True)
     if json:
         data = [h.to_dict() for h in hits]
         print_json({"hits": data, "plan": plan.to_dict()} if explain else data)

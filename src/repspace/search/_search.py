@@ -238,6 +238,8 @@ def search_space(
     fusion: Literal["rrf", "sum"] = "rrf",
     lexical_weight: float = 1.0,
     mmr: float | None = None,
+    hubness: str | None = None,
+    kappa: int = 10,
     encoder: Any = None,
     progress: Callable[[int, int], None] | None = None,
     explain: bool = False,
@@ -263,6 +265,12 @@ def search_space(
     mmr : float, optional
         Diversify with maximal marginal relevance, λ in [0, 1] (1 = plain ranking),
         over a pool of ``max(4k, 50)`` nearest items.
+    hubness : ``csls``, ``mutual-proximity`` or ``local-scaling``, optional
+        Re-rank the plain top 100 by a hubness-reduced similarity, with each
+        item's neighbour statistics cached beside the store (see
+        :mod:`repspace.search.hubness_index`).
+    kappa : int
+        Neighbourhood size of those statistics.
     encoder : an :class:`~repspace.encoders.Encoder` to embed a text query
         (default: re-created from the space's provenance).
     explain : also return the :class:`SearchPlan`.
@@ -312,10 +320,19 @@ def search_space(
         raise InputError("choose hybrid or bm25, not both")
     if mmr is not None and (hybrid or bm25):
         raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
+    if hubness is not None and (hybrid or bm25 or mmr is not None):
+        raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
     if bm25 or hybrid:
         rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
                                                 method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion,
                                                 lexical_weight=lexical_weight, progress=progress)
+    elif hubness is not None:
+        from repspace.search.hubness_index import search_hubness
+
+        q = np.asarray(vec, dtype=np.float32).reshape(1, -1) if vec is not None else None
+        rows, scores, plan = search_hubness(space, q, k_ask, hubness, kappa=kappa,
+                                            knn_options={"where": where, "method": method, "ef": ef, "hnsw": hnsw,
+                                                         "index": index, "progress": progress})
     elif mmr is not None:
         rows, scores, plan = _mmr(space, vec, k_ask, mmr, where=where, method=method, ef=ef, hnsw=hnsw,
                                   index=index, progress=progress)

@@ -61,6 +61,8 @@ __all__ = [
     "mutual_proximity",
     "query_statistics",
     "reduce_hubness",
+    "rescore",
+    "statistics_from_neighbours",
 ]
 
 #: The methods :func:`reduce_hubness` accepts.
@@ -383,6 +385,64 @@ def reduce_hubness(
     if candidates is None:
         return _exact(q, x, kk, method, metric, qstats, stats)
     return _rerank(q, x, qi[:, : min(candidates, n)], kk, method, metric, qstats, stats)
+
+
+def statistics_from_neighbours(scores: Any, kappa: int, metric: Metric | str = "cosine") -> NeighbourStatistics:
+    """Statistics from each vector's ``kappa`` nearest-neighbour scores, nearest first.
+
+    ``scores`` are what a search reports: similarities (cosine, ip) or l2
+    distances, shape ``(m, kappa)``; for base items the item itself must be
+    left out. This is how statistics come from an approximate (HNSW) graph.
+
+    Examples
+    --------
+    >>> statistics_from_neighbours([[0.9, 0.7]], 2).r.tolist()
+    [0.8]
+    """
+    metric = Metric.parse(metric)
+    arr = np.asarray(scores, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != kappa:
+        raise InputError(f"neighbour scores must have shape (m, {kappa}), not {arr.shape}")
+    return _stats(arr, kappa, metric)
+
+
+def rescore(raw: Any, method: str, metric: Metric | str, query_stats: NeighbourStatistics,
+            base_stats: NeighbourStatistics) -> tuple[np.ndarray, np.ndarray]:
+    """Hubness-reduced scores of given (query, candidate) pairs, and the order that ranks them.
+
+    Parameters
+    ----------
+    raw : (m, c) array
+        Plain scores of each query's candidates as a search reports them
+        (similarities for cosine/ip, distances for l2).
+    method : ``csls``, ``mutual-proximity`` or ``local-scaling``
+    metric : the space's metric
+    query_stats : statistics of the m queries (``kappa`` nearest base items each)
+    base_stats : statistics of the candidates, shaped ``(m, c)`` per array
+
+    Returns
+    -------
+    scores : (m, c) float32, the reduced similarities (larger is better)
+    order : (m, c) int64, columns by reduced score descending, ties to the lower column
+
+    Examples
+    --------
+    >>> q = NeighbourStatistics(1, "cosine", np.array([0.5]), np.array([0.5]), np.array([0.5]), np.array([0.1]))
+    >>> b = NeighbourStatistics(1, "cosine", np.array([[0.9, 0.1]]), np.array([[0.1, 0.9]]),
+    ...                         np.array([[0.1, 0.9]]), np.array([[0.1, 0.1]]))
+    >>> s, o = rescore([[0.6, 0.5]], "csls", "cosine", q, b)
+    >>> o.tolist()
+    [[1, 0]]
+    """
+    method = _parse_method(method)
+    metric = Metric.parse(metric)
+    if method == "local-scaling" and metric is Metric.IP:
+        raise InputError("local scaling needs a non-negative distance; use metric 'cosine' or 'l2', not 'ip'")
+    arr = np.asarray(raw, dtype=np.float64)
+    key = _key(arr, method, metric, query_stats, base_stats)
+    cols = np.broadcast_to(np.arange(arr.shape[1]), arr.shape)
+    order = np.lexsort((cols, -key), axis=-1)
+    return _report(key, method), order
 
 
 def _exact(q: np.ndarray, x: np.ndarray, k: int, method: str, metric: Metric,
