@@ -114,3 +114,19 @@ def test_search_with_hubness_reduction(capsys, db):
     assert all(h["id"] != "w3" for h in data["hits"])
     code, out, err = run(capsys, "--store", db, "search", "glove", "--id", "w3", "--hubness", "nope")
     assert code != 0 and "unknown hubness reduction" in err and len(err.strip().splitlines()) == 1
+
+
+def test_html_report_of_a_space_and_of_layers(capsys, db, tmp_path):
+    page = tmp_path / "glove.html"
+    code, out, err = run(capsys, "--store", db, "diagnose", "glove", "--html", str(page))
+    assert code == 0, err
+    html = page.read_text(encoding="utf-8")
+    assert html.count("<svg") == 4 and "space glove" in html and "http://www.w3.org/2000/svg" in html
+    texts = tmp_path / "t.txt"
+    texts.write_text("\n".join(f"a sentence about topic {i % 7} and item {i}" for i in range(30)), encoding="utf-8")
+    layers = tmp_path / "layers.html"
+    code, out, err = run(capsys, "diagnose", "--encoder", "hf-layers:minilm", "--layers", "0,3,6",
+                         "--texts", str(texts), "-k", "5", "--html", str(layers))
+    assert code == 0, err
+    html = layers.read_text(encoding="utf-8")
+    assert html.count("<svg") > 4 and "layer 6" in html

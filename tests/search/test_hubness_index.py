@@ -110,3 +110,18 @@ def test_local_scaling_refuses_inner_product_spaces(tmp_path, glove_vectors):
         with pytest.raises(InputError, match="non-negative distance"):
             search_space(sp, glove_vectors[0], k=5, hubness="local-scaling")
         assert len(search_space(sp, glove_vectors[0], k=5, hubness="csls")) == 5
+
+
+def test_statistics_are_listed_and_dropped_like_indexes(glove):
+    from repspace.search import drop_index, list_indexes
+
+    sp, x = glove
+    hx.ensure_statistics(sp, 10)
+    listed = {r.spec: r for r in list_indexes(sp)}
+    assert listed["hubness-k10"].action.startswith("current (exact") and listed["hubness-k10"].ntotal == 3000
+    sp.add(["later"], x[:1] * 0.3)
+    assert {r.spec: r for r in list_indexes(sp)}["hubness-k10"].action.startswith("stale")
+    drop_index(sp, "hubness-k10")
+    assert "hubness-k10" not in {r.spec for r in list_indexes(sp)}
+    with pytest.raises(Exception, match="no hubness-k10"):
+        drop_index(sp, "hubness-k10")

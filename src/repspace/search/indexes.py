@@ -143,6 +143,15 @@ def list_indexes(space: Space) -> list[IndexReport]:
             data = json.loads(stamp_file.read_text())
         except (OSError, ValueError):
             continue
+        if "kappa" in data and "method" in data:  # hubness statistics (search/hubness_index.py)
+            current = data.get("uid") == info.uid and data.get("generation") == info.generation
+            npz = stamp_file.with_suffix(".npz")
+            out.append(IndexReport(f"hubness-k{data['kappa']}",
+                                   f"current ({data['method']} neighbours)" if current
+                                   else "stale (recomputed on next use)", int(data.get("next_row", 0))
+                                   - int(data.get("dead_rows", 0)), int(data.get("next_row", 0)),
+                                   int(data.get("generation", 0)), npz.stat().st_size if npz.exists() else None))
+            continue
         if "spec" in data:
             spec = str(data["spec"])
         elif data.get("tier") == "vectors":
@@ -172,6 +181,14 @@ def drop_index(space: Space, spec: IndexSpec | str) -> None:
 
     ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search).
     """
+    if isinstance(spec, str) and spec.strip().lower().startswith("hubness-k"):
+        folder = space.store.index_dir / space.uid
+        name = spec.strip().lower()
+        path, stamp_path = folder / f"{name}.npz", folder / f"{name}.json"
+        if not path.exists() and not stamp_path.exists():
+            raise NotFoundError(f"space {space.name} has no {name} statistics")
+        _remove(stamp_path, path)
+        return
     if isinstance(spec, str) and spec.strip().lower() == VECTORS:
         path, stamp_path = vector_file_paths(space)
         if not path.exists() and not stamp_path.exists():
