@@ -270,10 +270,16 @@ class Space:
             if updates:
                 c.executemany("UPDATE items SET text = ?, meta = ?, hash = ? WHERE space_id = ? AND row = ?", updates)
             if new_pos:
-                c.executemany(
-                    "INSERT INTO items (space_id, row, item_id, text, meta, hash) VALUES (?, ?, ?, ?, ?, ?)",
-                    ((sid, next_row + j, ids[i], texts[i], metas[i], hashes[i]) for j, i in enumerate(new_pos)),
-                )
+                cols = (ids, texts, metas, hashes)
+                if len(new_pos) != len(ids):
+                    cols = tuple([col[i] for i in new_pos] for col in cols)
+                rows = range(next_row, next_row + len(new_pos))
+                if all(t is None for t in cols[1]) and all(m == "{}" for m in cols[2]):  # vectors and ids only
+                    c.executemany("INSERT INTO items (space_id, row, item_id, text, meta, hash)"
+                                  " VALUES (?, ?, ?, NULL, '{}', NULL)", zip(repeat(sid), rows, cols[0]))
+                else:  # zip, not a generator of tuples: the rows are assembled in C
+                    c.executemany("INSERT INTO items (space_id, row, item_id, text, meta, hash)"
+                                  " VALUES (?, ?, ?, ?, ?, ?)", zip(repeat(sid), rows, *cols))
                 block = stored[new_pos] if len(new_pos) != len(ids) else stored
                 self._write_blocks(c, sid, next_row, block)
             changed = bool(new_pos or updates)
