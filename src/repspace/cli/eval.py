@@ -6,10 +6,18 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from repspace.cli._app import app
-from repspace.cli._common import note, open_store, out, print_json, progress_bar, settings
+from repspace.cli._common import (
+    note,
+    open_store,
+    out,
+    print_json,
+    progress_bar,
+    settings,
+)
 
 eval_app = typer.Typer(
     help=(
@@ -17,7 +25,9 @@ eval_app = typer.Typer(
         "Examples:\n\n"
         "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
         "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
-        "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary"
+        "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
+        "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
+        "  repspace eval retrieval cranfield-beir --hubness csls"
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -36,6 +46,10 @@ Methods = Annotated[str, typer.Option(help="Sweep reductions: prefix (Matryoshka
 Plot = Annotated[Optional[Path], typer.Option(help="Sweep plot PNG (default <task>-tradeoff.png).")]
 Save = Annotated[bool, typer.Option("--save", help="Record the results in the store.")]
 Json = Annotated[bool, typer.Option("--json", help="Print a JSON list of MTEB-style TaskResults.")]
+TransformOpt = Annotated[Optional[str], typer.Option(
+    "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
+                        "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
+                        "without labels.")]
 
 
 def _layer(value: str | None) -> Any:
@@ -62,11 +76,25 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
         _print_tradeoff(report)
     else:
         _print_results(report)
+    if not json:
+        _note_repairs(report)
     if report.plot is not None:
         note(f"plot: {report.plot}")
     if report.saved:
         n = len(report.saved)
         note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+
+
+def _note_repairs(report: Any) -> None:
+    """One line each for the transform and the hubness reduction the results were scored with."""
+    info = report.results[0].info if report.results else {}
+    fit = info.get("transform_fit")
+    if info.get("transform") and isinstance(fit, dict):
+        note(f"transform {info['transform']}: fitted on {fit['n']} {fit['on']} (no labels), "
+             f"{fit['dim_in']} -> {fit['dim_out']} dimensions")
+    red = info.get("hubness_reduction")
+    if isinstance(red, dict):
+        note(f"hubness reduction {red['method']} (kappa {red['kappa']}, every document scored)")
 
 
 #: Columns shown when several subjects share one table (all scores are in --json).
@@ -81,15 +109,15 @@ def _print_results(report: Any) -> None:
     first = report.results[0]
     title = f"{first.task_name} ({first.split}): {first.info.get('subject', '')}"
     if len(report.results) == 1:
-        table = Table("metric", "score", title=title)
+        table = Table("metric", "score", title=escape(title))
         for key, value in first.scores.items():
             table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{value:.4f}")
         out.print(table)
     else:
         keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
-        table = Table("subject", *keys, "seconds", title=f"{first.task_name} ({first.split})")
+        table = Table("subject", *keys, "seconds", title=escape(f"{first.task_name} ({first.split})"))
         for r in report.results:
-            table.add_row(r.info.get("subject", ""), *(f"{r.scores[k]:.4f}" for k in keys),
+            table.add_row(escape(r.info.get("subject", "")), *(f"{r.scores[k]:.4f}" for k in keys),
                           f"{r.evaluation_time:.1f}")
         out.print(table)
     note(f"{first.evaluation_time:.1f} s")
@@ -101,7 +129,7 @@ def _print_results(report: Any) -> None:
 def _print_tradeoff(report: Any) -> None:
     first = report.results[0]
     table = Table("codec", "bytes/vector", first.main_metric, "relative",
-                  title=f"{first.task_name}: {first.info.get('subject', '')}")
+                  title=escape(f"{first.task_name}: {first.info.get('subject', '')}"))
     for row in report.tradeoff:
         rel = row.get("relative")
         table.add_row(row["codec"], str(row["bytes_per_vector"]), f"{row['main_score']:.4f}",
@@ -115,8 +143,11 @@ def sts_cmd(
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """Spearman (main) and Pearson correlation of cosine similarity with gold scores.
+
+    A --transform is fitted on the split's distinct sentences (both sides).
 
     Examples:
 
@@ -125,9 +156,12 @@ def sts_cmd(
       repspace eval sts stsb-en-test.csv --encoder hf-layers:minilm --layer all
 
       repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary
+
+      repspace eval sts stsb-en-test.csv --transform center,whiten128
     """
     _go("sts", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json)
+        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+        transform=transform)
 
 
 @eval_app.command("retrieval")
@@ -140,11 +174,18 @@ def retrieval_cmd(
     lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
     multivector: Annotated[bool, typer.Option("--multivector", help="Token states, MUVERA + Chamfer.")] = False,
     candidates: Annotated[int, typer.Option(min=1, help="Multi-vector: documents reranked per query.")] = 100,
+    hubness: Annotated[Optional[str], typer.Option(
+        "--hubness", help="Query-time hubness reduction: csls, mutual-proximity or local-scaling "
+                          "(every document scored exactly).")] = None,
+    kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbours behind each statistic.")] = 10,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """nDCG@10 (main), recall@10/100, MRR@10 and MAP@100 (trec_eval definitions).
+
+    A --transform is fitted on the corpus documents, then applied to documents and queries.
 
     Examples:
 
@@ -157,6 +198,8 @@ def retrieval_cmd(
       repspace eval retrieval cranfield-beir --hybrid
 
       repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --multivector --candidates 100
+
+      repspace eval retrieval cranfield-beir --transform abtt3 --hubness csls
     """
     from repspace.errors import InputError
 
@@ -165,7 +208,8 @@ def retrieval_cmd(
     _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
         split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
-        lexical_weight=lexical_weight, **({"multivector": True, "candidates": candidates} if multivector else {}))
+        lexical_weight=lexical_weight, transform=transform, hubness=hubness, kappa=kappa,
+        **({"multivector": True, "candidates": candidates} if multivector else {}))
 
 
 @eval_app.command("wordsim")
@@ -174,18 +218,24 @@ def wordsim_cmd(
     restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """Spearman correlation of word-pair cosine with human similarity; OOV pairs dropped and counted.
+
+    A --transform is fitted on the whole vocabulary of a --space (its first N words with
+    --restrict-vocab), or on the task's distinct words with an --encoder.
 
     Examples:
 
       repspace eval wordsim EN-WS-353-ALL.txt --space glove
 
       repspace eval wordsim EN-SIMLEX-999.txt --encoder static
+
+      repspace eval wordsim EN-WS-353-ALL.txt --space glove --transform abtt2
     """
     _go("wordsim", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab)
+        restrict_vocab=restrict_vocab, transform=transform)
 
 
 @eval_app.command("analogy")
@@ -193,17 +243,21 @@ def analogy_cmd(
     file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
     restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, batch_size: BatchSize = 64, save: Save = False,
-    json: Json = False,
+    json: Json = False, transform: TransformOpt = None,
 ) -> None:
     """Analogy accuracy by 3CosAdd (main) and 3CosMul.
+
+    A --transform is fitted on the searched vocabulary (as for wordsim).
 
     Examples:
 
       repspace eval analogy questions-words.txt --space glove --restrict-vocab 30000
+
+      repspace eval analogy questions-words.txt --space glove --restrict-vocab 30000 --transform abtt2
     """
     _go("analogy", file, encoder=encoder, space=space, layer=None, pooling=None, prompt=None,
         batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab)
+        restrict_vocab=restrict_vocab, transform=transform)
 
 
 def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label_field: str | None, **kw: Any) -> None:
@@ -223,8 +277,11 @@ def clustering_cmd(
     label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
+
+    A --transform is fitted on the distinct texts (or the labelled vectors of a space), never on labels.
 
     Examples:
 
@@ -233,7 +290,7 @@ def clustering_cmd(
       repspace eval clustering --space docs --label-field module
     """
     _labelled("clustering", file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
-              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json)
+              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform)
 
 
 @eval_app.command("classification")
@@ -244,8 +301,11 @@ def classification_cmd(
     label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
+
+    A --transform is fitted once on all the items (unsupervised, no labels; the held-out folds do shape it).
 
     Examples:
 
@@ -254,7 +314,8 @@ def classification_cmd(
       repspace eval classification --space docs --label-field module --json
     """
     _labelled("classification", file, text_col, label_col, label_field, encoder=encoder, space=space,
-              layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json)
+              layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json,
+              transform=transform)
 
 
 @eval_app.command("pairclass")
@@ -263,15 +324,21 @@ def pairclass_cmd(
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
 ) -> None:
     """Average precision (main) of cosine for telling paired from unpaired sentences.
+
+    A --transform is fitted on the file's distinct sentences (both sides), never on the labels.
 
     Examples:
 
       repspace eval pairclass paraphrases.csv --encoder minilm
+
+      repspace eval pairclass paraphrases.csv --encoder minilm --transform center
     """
     _go("pairclass", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json)
+        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+        transform=transform)
 
 
 @eval_app.command("results")
@@ -294,9 +361,13 @@ def results_cmd(
         return
     table = Table("id", "subject", "task", "split", "metric", "score", "generation", "recorded")
     for s in saved:
-        layer = s.result.get("repspace", {}).get("layer")
+        meta = s.result.get("repspace", {})
+        layer = meta.get("layer")
         subject = s.subject + (f"@{layer}" if layer is not None and "@" not in s.subject else "")
+        repairs = [r for r in (meta.get("transform"), (meta.get("hubness_reduction") or {}).get("method")) if r]
+        if repairs:
+            subject += f" [{' + '.join(repairs)}]"
         gen = "" if s.generation is None else f"{s.generation}{' (stale)' if s.stale else ''}"
-        table.add_row(str(s.id), subject, s.task_name, s.split, s.main_metric, f"{s.main_score:.4f}", gen,
-                      s.created_at[:19])
+        table.add_row(str(s.id), escape(subject), escape(s.task_name), s.split, s.main_metric, f"{s.main_score:.4f}",
+                      gen, s.created_at[:19])
     out.print(table)

@@ -2,11 +2,49 @@
 
 The tasks themselves are pure functions in :mod:`repspace.eval`; this layer
 feeds them encoders (every layer from one pass) or stored spaces, and writes
-what they return to the store.
+what they return to the store. It also evaluates *repaired* spaces: a transform
+(:mod:`repspace.transforms`) fitted on the task's own vectors without labels, and
+query-time hubness reduction for retrieval (see :mod:`repspace.evaluate._repair`).
 """
 
-from repspace.evaluate._run import TASKS, EvalReport, evaluate, load_data, run, run_task, save_results, space_labels
+from repspace.evaluate._repair import (
+    HUBNESS_METHODS,
+    FittedTransform,
+    fit_transform,
+    hubness_retrieval,
+    neighbour_hubness,
+    parse_hubness,
+    parse_transform,
+)
+from repspace.evaluate._run import (
+    TASKS,
+    EvalReport,
+    evaluate,
+    load_data,
+    run,
+    run_task,
+    save_results,
+    space_labels,
+)
 from repspace.evaluate._subjects import Subject, encoder_subjects, space_subject
 
-__all__ = ["TASKS", "EvalReport", "run", "Subject", "encoder_subjects", "space_subject", "evaluate", "load_data",
-           "run_task", "save_results", "space_labels"]
+__all__ = [
+    "HUBNESS_METHODS",
+    "TASKS",
+    "EvalReport",
+    "FittedTransform",
+    "Subject",
+    "encoder_subjects",
+    "evaluate",
+    "fit_transform",
+    "hubness_retrieval",
+    "load_data",
+    "neighbour_hubness",
+    "parse_hubness",
+    "parse_transform",
+    "run",
+    "run_task",
+    "save_results",
+    "space_labels",
+    "space_subject",
+]

@@ -1,9 +1,10 @@
-"""Run an evaluation task over subjects and compression settings; record the results."""
+"""Run an evaluation task over subjects, transforms and compression settings; record the results."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,24 @@ from repspace.eval.labels import classification, clustering, load_labelled
 from repspace.eval.pairclass import load_pairs, pairclass
 from repspace.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.eval.sts import load_sts, sts
-from repspace.eval.words import WordVectors, analogy, load_analogies, load_word_pairs, wordsim
+from repspace.eval.words import (
+    WordVectors,
+    analogy,
+    load_analogies,
+    load_word_pairs,
+    wordsim,
+)
+from repspace.evaluate._repair import (
+    DEFAULT_KAPPA,
+    distinct,
+    fit_transform,
+    hubness_info,
+    hubness_retrieval,
+    neighbour_hubness,
+    parse_hubness,
+    parse_transform,
+    transform_output_dim,
+)
 from repspace.evaluate._subjects import Subject
 from repspace.store import Store
 
@@ -77,8 +95,10 @@ def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
 
 def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None, index: str | None = None,
              label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
-             lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100) -> TaskResult:
-    """Run one task on one subject (with one compression setting); the result records the subject.
+             lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
+             transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
+             measure_hubness: int | None = None) -> TaskResult:
+    """Run one task on one subject (with one transform and one compression setting); the result records them.
 
     Parameters
     ----------
@@ -87,10 +107,10 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     subject : Subject
         From :func:`encoder_subjects` or :func:`space_subject`.
     data : object
-        From :func:`load_data`; for ``clustering``/``classification`` on a
-        space it may be ``None`` with ``label_field`` naming a metadata field.
+        From :func:`load_data` (a path is loaded with it); for ``clustering``/``classification``
+        on a space it may be ``None`` with ``label_field`` naming a metadata field.
     codec : Codec, optional
-        A compression setting.
+        A compression setting (fitted after the transform, on transformed vectors).
     index : str, optional
         ``retrieval``: an approximate index spec (``hnsw32``) instead of exact search.
     label_field : str, optional
@@ -102,38 +122,130 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     multivector, candidates : optional
         ``retrieval`` with an ``hf-layers`` encoder: late interaction over token states,
         MUVERA shortlist of ``candidates`` documents reranked by Chamfer similarity.
+    transform : str, optional
+        A transform spec (``center,whiten128``; :func:`repspace.transforms.parse_transforms`),
+        fitted without labels on the task's own vectors (see :mod:`repspace.evaluate._repair`
+        for what each task fits on), then applied to every vector the task scores.
+        Recorded as ``transform``, ``transform_fit`` and ``transform_provenance``.
+    hubness : str, optional
+        ``retrieval``: rank by a hubness-reduced similarity, ``csls``,
+        ``mutual-proximity`` or ``local-scaling`` (every document scored exactly);
+        recorded as ``hubness_reduction``.
+    kappa : int
+        Neighbourhood size of the hubness-reduction statistics.
+    measure_hubness : int, optional
+        Also record ``hubness`` (k-occurrence skewness, Robin Hood... at this k)
+        of the rows the transform is fitted on, after it (cosine k-NN graph; with
+        ``hubness``, the corpus graph under the reduced similarity).
+
+    Examples
+    --------
+    >>> from repspace.evaluate import encoder_subjects
+    >>> from repspace.eval.sts import StsPairs
+    >>> pairs = StsPairs(["a cat", "a man runs", "stocks fell"], ["a kitten", "a man jogs", "a cat"],
+    ...                  np.array([5.0, 4.0, 0.0]), "toy")
+    >>> r = run_task("sts", encoder_subjects("static")[0], pairs, transform="center")
+    >>> r.info["transform"], r.info["transform_fit"]["on"], r.info["transform_fit"]["n"]
+    ('center', 'distinct sentences', 5)
     """
     _check_task(task)
-    if task == "sts":
-        result = sts(subject.encode, data, codec=codec)
-    elif task == "retrieval" and multivector:
+    spec = parse_transform(transform)
+    method = parse_hubness(hubness)
+    if isinstance(data, (str, Path)):
+        data = load_data(task, data)
+    if method is not None:
+        if task != "retrieval":
+            raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
+        if multivector or lexical is not None or index not in (None, "exact"):
+            raise InputError("hubness reduction scores every document exactly by dense vectors; "
+                             "it does not combine with --index, --bm25, --hybrid or --multivector")
+    if spec is not None and (multivector or lexical == "bm25"):
+        raise InputError("--transform applies to dense vectors; BM25 and multi-vector retrieval use none")
+    if measure_hubness is not None and (multivector or lexical == "bm25"):
+        raise InputError("measure_hubness needs dense vectors; BM25 and multi-vector retrieval use none")
+    if task == "retrieval" and multivector:
         if subject.space is not None or codec is not None or lexical is not None:
             raise InputError("multi-vector retrieval takes an hf-layers encoder, without --space, sweeps or BM25")
         layer = subject.info.get("layer")
         result = multivector_retrieval(subject.info["encoder"], data, layer=-1 if layer is None else int(layer),
                                        candidates=candidates)
+        return result.with_info(subject=subject.label, **subject.info)
+    t0 = time.perf_counter()
+    from_space = _documents_from_space(subject, data) if task == "retrieval" else 0
+    repair: dict[str, Any] = {}
+    encode: Any = subject.encode
+    fitted = None
+    rows = what = None
+    if spec is not None or measure_hubness is not None:
+        rows, what = _fit_rows(task, subject, data, label_field, restrict_vocab)
+        if spec is not None:
+            fitted = fit_transform(spec, rows, fitted_on=what)
+            rows = fitted.transform(rows)
+            encode = fitted.encode(subject.encode)
+            repair.update(fitted.info())
+        if measure_hubness is not None:
+            hub = neighbour_hubness(rows, measure_hubness, reduction=method, kappa=kappa)
+            repair["hubness"] = hubness_info(hub, what)
+    if task == "sts":
+        result = sts(encode, data, codec=codec)
+    elif task == "retrieval" and method is not None:
+        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec)
     elif task == "retrieval":
-        from_space = _documents_from_space(subject, data)
-        result = retrieval(subject.encode, data, codec=codec, index=index, lexical=lexical,
+        result = retrieval(encode, data, codec=codec, index=index, lexical=lexical,
                            lexical_weight=lexical_weight)
-        if subject.space is not None:
-            result = result.with_info(documents_from_space=from_space)
-    elif task == "wordsim":
-        result = wordsim(_word_source(subject), data, codec=codec, restrict_vocab=restrict_vocab)
-    elif task == "analogy":
-        result = analogy(_word_source(subject), data, codec=codec, restrict_vocab=restrict_vocab)
+    elif task in ("wordsim", "analogy"):
+        words = _word_source(subject)
+        if fitted is not None:
+            words = fitted.words(words, restrict_vocab) if isinstance(words, WordVectors) else encode
+        fn = wordsim if task == "wordsim" else analogy
+        result = fn(words, data, codec=codec, restrict_vocab=restrict_vocab)
     elif task == "pairclass":
-        result = pairclass(subject.encode, data, codec=codec)
+        result = pairclass(encode, data, codec=codec)
     else:
         fn = clustering if task == "clustering" else classification
         if label_field is not None:
             vectors, labels = space_labels(subject, label_field)
+            if fitted is not None:
+                vectors = fitted.transform(vectors)
             result = fn(vectors, labels, codec=codec)
         elif data is None:
             raise InputError(f"{task} needs a labelled file, or --space with --label-field")
         else:
-            result = fn(subject.encode, data.labels, texts=data.texts, codec=codec)
-    return result.with_info(subject=subject.label, **subject.info)
+            result = fn(encode, data.labels, texts=data.texts, codec=codec)
+    if task == "retrieval" and subject.space is not None:
+        result = result.with_info(documents_from_space=from_space)
+    if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
+        result = replace(result, evaluation_time=time.perf_counter() - t0)
+    return result.with_info(subject=subject.label, **subject.info, **repair)
+
+
+def _fit_rows(task: str, subject: Subject, data: Any, label_field: str | None,
+              restrict_vocab: int | None) -> tuple[np.ndarray, str]:
+    """The rows a transform is fitted on for this task, and what they are (no labels among them)."""
+    if task in ("sts", "pairclass"):
+        if data is None:
+            raise InputError(f"{task} needs its data to fit a transform on")
+        texts = data.texts() if task == "sts" else list(data.sentences1) + list(data.sentences2)
+        return subject.encode(distinct(texts)), "distinct sentences"
+    if task == "retrieval":
+        return subject.encode(list(data.corpus_texts)), "corpus documents"
+    if task in ("clustering", "classification"):
+        if label_field is not None:
+            vectors, _ = space_labels(subject, label_field)
+            return vectors, "labelled vectors of the space (labels unused)"
+        if data is None:
+            raise InputError(f"{task} needs a labelled file, or --space with --label-field")
+        return subject.encode(distinct(data.texts)), "distinct texts"
+    source = _word_source(subject)
+    if isinstance(source, WordVectors):
+        if restrict_vocab is not None and restrict_vocab < len(source):
+            return np.asarray(source.vectors[:restrict_vocab]), f"first {restrict_vocab} words of the vocabulary"
+        return np.asarray(source.vectors), "vocabulary"
+    if task == "wordsim":
+        words = distinct(w.lower() for w in list(data.word1) + list(data.word2))
+    else:
+        words = distinct(w.lower() for q in data.questions for w in q)
+    return subject.encode(words), "distinct task words"
 
 
 def _documents_from_space(subject: Subject, data: Any) -> int:
@@ -158,11 +270,12 @@ def _word_source(subject: Subject) -> Any:
 
 
 def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs: Sequence[Any] | None = None,
-             **options: Any) -> list[TaskResult]:
-    """Run a task over every subject and every compression setting.
+             transforms: Sequence[str | None] | None = None, **options: Any) -> list[TaskResult]:
+    """Run a task over every subject, every transform and every compression setting.
 
     Each distinct text is embedded once per subject (the subjects' caches),
-    and once for all layers of a layered encoder.
+    and once for all layers of a layered encoder, however many transforms and
+    codecs are swept.
 
     Parameters
     ----------
@@ -172,13 +285,16 @@ def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs
         From :func:`load_data`.
     codecs : sequence of Codec, optional
         Compression settings to sweep; ``None`` scores the vectors as they are.
+    transforms : sequence of str or None, optional
+        Transform specs to sweep (``None`` or ``"none"`` for the vectors as they
+        are), each fitted on the task's own vectors; see :func:`run_task`.
     **options
-        Passed to :func:`run_task`.
+        Passed to :func:`run_task` (``transform=`` for a single one, ``hubness=``...).
 
     Returns
     -------
     list of TaskResult
-        Subject-major, then codec order.
+        Subject-major, then transform, then codec order.
 
     Examples
     --------
@@ -192,10 +308,15 @@ def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs
     """
     if not subjects:
         raise InputError("nothing to evaluate: give an encoder or a space")
+    if transforms is not None and "transform" in options:
+        raise InputError("give transform= or transforms=, not both")
+    specs = [parse_transform(t) for t in transforms] if transforms is not None else [options.pop("transform", None)]
+    parse_hubness(options.get("hubness"))  # an unknown method fails before anything is embedded
     out = []
     for subject in subjects:
-        for codec in (codecs or [None]):
-            out.append(run_task(task, subject, data, codec=codec, **options))
+        for spec in specs or [None]:
+            for codec in (codecs or [None]):
+                out.append(run_task(task, subject, data, codec=codec, transform=spec, **options))
     return out
 
 
@@ -249,7 +370,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         space: str | None = None, layer: int | str | None = None, encoder_options: dict[str, Any] | None = None,
         dims: str | None = None, precision: str | None = None, methods: Sequence[str] = ("prefix", "pca"),
         plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
-        split: str = "test", text_col: str = "text", label_col: str = "label", **options: Any) -> EvalReport:
+        split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
+        hubness: str | None = None, **options: Any) -> EvalReport:
     """The whole ``repspace eval TASK`` command: resolve, load, evaluate, sweep, plot, record.
 
     Parameters
@@ -273,13 +395,23 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         Where the sweep's PNG goes (default ``<task>-tradeoff.png``).
     save : bool
         Record the results in the store.
+    transform : str, optional
+        A transform spec fitted on the task's own vectors before scoring (and
+        before any compression): see :func:`run_task`.
+    hubness : str, optional
+        ``retrieval``: query-time hubness reduction (``csls``, ``mutual-proximity``,
+        ``local-scaling``).
     **options
-        ``index``, ``label_field``, ``restrict_vocab``: see :func:`run_task`.
+        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
     """
     from repspace.eval import compression
     from repspace.evaluate._subjects import encoder_subjects, space_subject
 
     _check_task(task)
+    spec = parse_transform(transform)  # malformed specs and methods fail before any model loads
+    method = parse_hubness(hubness)
+    if method is not None and task != "retrieval":
+        raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     if encoder is not None and space is not None:
         raise InputError("give --encoder or --space, not both")
     if (space is not None or save) and store is None:
@@ -299,8 +431,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     if sweep:
         codecs = compression.sweep_codecs(compression.parse_dims(dims or "full"),
                                           compression.parse_precisions(precision or "float32"),
-                                          methods=methods, full_dim=subjects[0].dim)
-    results = evaluate(task, subjects, data, codecs=codecs, **options)
+                                          methods=methods, full_dim=transform_output_dim(spec, subjects[0].dim))
+    results = evaluate(task, subjects, data, codecs=codecs, transform=spec, hubness=method, **options)
     tradeoff, plot_path = [], None
     if sweep:
         tradeoff = compression.tradeoff_rows(results)

@@ -193,9 +193,9 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
     reason = ""
     if encode_missing:
         try:
-            from repspace.encoders import from_provenance
+            from repspace.transforms import encoder_for_space  # a derived space's fitted chain included
 
-            enc = from_provenance(space.provenance)
+            enc = encoder_for_space(space)
             fallback = _encode_fn(enc.encode, batch_size, progress, "encode")
         except RepspaceError as e:
             reason = str(e)
