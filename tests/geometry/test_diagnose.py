@@ -55,3 +55,22 @@ def test_alignment_with_positive_pairs():
     a = rng.standard_normal((300, 8))
     r = diagnose(a, positives=(a, a + 0.01 * rng.standard_normal(a.shape)))
     assert 0 <= r.alignment < 0.01
+
+
+def test_unit_rows_share_one_graph_with_the_same_results(glove_vectors):
+    from repspace.geometry import hubness, intrinsic_dimension
+
+    x = np.asarray(glove_vectors[:2000], np.float64)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    shared = diagnose(x, k=10)
+    hub = hubness(x, k=10, metric="cosine")
+    intr = intrinsic_dimension(x)
+    assert np.array_equal(shared.hubness.k_occurrence, hub.k_occurrence)
+    assert shared.hubness.k_skewness == pytest.approx(hub.k_skewness, abs=1e-12)
+    assert shared.intrinsic_dimension.twonn == pytest.approx(intr.twonn, rel=1e-6)
+    assert shared.intrinsic_dimension.mle == pytest.approx(intr.mle, rel=1e-6)
+    assert np.allclose(shared.intrinsic_dimension.local, intr.local, rtol=1e-5)
+    with_dupes = np.vstack([x, x[:3]])  # duplicates: intrinsic dimension needs its own graph of distinct rows
+    d2 = diagnose(with_dupes, k=10)
+    assert d2.intrinsic_dimension.duplicates_removed == 3
+    assert d2.intrinsic_dimension.twonn == pytest.approx(intrinsic_dimension(with_dupes).twonn, rel=1e-9)

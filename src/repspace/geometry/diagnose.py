@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from repspace.geometry._estimate import Estimate, as_matrix
+from repspace.geometry._estimate import Estimate, as_matrix, row_blocks
+from repspace.geometry._knn import KnnGraph, knn_graph
 from repspace.geometry.hubness import HubnessResult, hubness
+from repspace.geometry.intrinsic import DEFAULT_K as ID_K
 from repspace.geometry.intrinsic import IntrinsicDimension, intrinsic_dimension
 from repspace.geometry.isotropy import IsotropyResult, isotropy
 from repspace.geometry.norms import NormStats, norms
@@ -106,16 +108,35 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
     """
     x = as_matrix(X, min_rows=2)
     n, d = x.shape
-    hub = hubness(x, k=k, metric=metric, exact=exact, seed=seed)
+    nrm = norms(x)
+    shared = None
+    if str(metric) == "cosine" and n > max(k, ID_K) and _unit_rows(x):
+        # On unit vectors the cosine and Euclidean neighbour orders are the same (‖x − y‖² = 2 − 2cos):
+        # one graph serves hubness and intrinsic dimension, the costliest part of a diagnosis.
+        shared = knn_graph(x, max(k, ID_K), metric="l2", exact=exact, seed=seed)
+        cos = KnnGraph(shared.indices[:, :k], (shared.distances[:, :k].astype(np.float64) ** 2 / 2).astype(np.float32),
+                       "cosine", shared.method, shared.recall, shared.recall_sample)
+        hub = hubness(cos, k=k)
+    else:
+        hub = hubness(x, k=k, metric=metric, exact=exact, seed=seed)
     iso = isotropy(x, seed=seed)
-    intr = intrinsic_dimension(x, exact=exact, seed=seed)
+    intr = intrinsic_dimension(x, exact=exact, seed=seed, graph=shared)
     spec = spectrum(x)
     uni = uniformity(x, seed=seed)
     align = None
     if positives is not None:
         align = alignment(*positives)
-    return Diagnosis(n, d, str(metric), norms(x), hub, iso, intr, spec, uni, align,
+    return Diagnosis(n, d, str(metric), nrm, hub, iso, intr, spec, uni, align,
                      _readings(d, hub, iso, intr, spec))
+
+
+def _unit_rows(x: np.ndarray, tol: float = 1e-5) -> bool:
+    """Whether every row has unit L2 norm (within ``tol``), computed block by block in float64."""
+    for _, block in row_blocks(x):
+        b = np.asarray(block, np.float64)
+        if np.abs(np.sqrt(np.einsum("ij,ij->i", b, b)) - 1.0).max(initial=0.0) > tol:
+            return False
+    return True
 
 
 def _readings(d: int, hub: HubnessResult, iso: IsotropyResult, intr: IntrinsicDimension,

@@ -246,7 +246,7 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
 
 def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DISCARD, *,
                         exact: bool | None = None, recall_sample: int = 1000,
-                        seed: int | None = 0) -> IntrinsicDimension:
+                        seed: int | None = 0, graph: KnnGraph | None = None) -> IntrinsicDimension:
     """TwoNN, MLE and local MLE from one Euclidean ``k``-NN graph (``intrinsic_dimension.*``).
 
     Parameters
@@ -260,6 +260,12 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
     exact, recall_sample, seed
         Passed to :func:`knn_graph`: exact up to 50,000 distinct rows, else
         HNSW with its recall reported.
+    graph : KnnGraph, optional
+        A Euclidean graph of ``X``'s rows with at least ``k`` neighbours,
+        already computed (:func:`repspace.geometry.diagnose` shares one
+        between hubness and intrinsic dimension for unit vectors); used only
+        when ``X`` has no duplicate rows, since the estimators need distinct
+        points.
 
     Returns
     -------
@@ -285,7 +291,14 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
     discard = _check_discard(discard)
     X = as_matrix(X)
     xu, inverse, removed = _distinct_rows(X)
-    graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
+    usable = (graph is not None and removed == 0 and graph.metric == "l2" and graph.n == X.shape[0]
+              and graph.k >= k)
+    if usable:
+        assert graph is not None
+        graph = KnnGraph(graph.indices[:, :k], graph.distances[:, :k], "l2", graph.method, graph.recall,
+                         graph.recall_sample)
+    else:
+        graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
     sums = _log_sums(graph.distances)
     return IntrinsicDimension(
         twonn=_twonn_from(graph.distances[:, :2], discard),
