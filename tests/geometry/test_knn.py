@@ -195,3 +195,26 @@ def test_huge_values_are_fine_for_cosine():
     np.testing.assert_array_equal(a.indices, b.indices)
     np.testing.assert_array_equal(a.indices, c.indices)
     np.testing.assert_allclose(a.distances, c.distances, atol=1e-6)
+
+
+def test_hnsw_beam_is_raised_until_the_sampled_recall_reaches_the_target(glove_vectors, monkeypatch):
+    from repspace.geometry import _knn
+
+    x = np.ascontiguousarray(glove_vectors[:4000], np.float32)
+    used = []
+    real = _knn._search_graph
+
+    def spy(index, xx, k, metric, ef):
+        used.append(ef)
+        return real(index, xx, k, metric, ef)
+
+    monkeypatch.setattr(_knn, "_search_graph", spy)
+    monkeypatch.setattr(_knn, "HNSW_EF_SEARCH", 4)
+    monkeypatch.setattr(_knn, "RECALL_TARGET", 0.99)
+    g = knn_graph(x, 10, metric="cosine", exact=False, recall_sample=500)
+    assert used[0] == 11 and used == sorted(used) and len(used) >= 2  # k + 1 first, then doubled
+    assert g.recall >= 0.99 or used[-1] == _knn.HNSW_EF_MAX
+    exact = knn_graph(x, 10, metric="cosine", exact=True)
+    rows = np.arange(0, 4000, 7)
+    hit = np.mean([len(set(g.indices[r]) & set(exact.indices[r])) / 10 for r in rows])
+    assert hit >= 0.97
