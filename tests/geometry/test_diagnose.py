@@ -74,3 +74,18 @@ def test_unit_rows_share_one_graph_with_the_same_results(glove_vectors):
     d2 = diagnose(with_dupes, k=10)
     assert d2.intrinsic_dimension.duplicates_removed == 3
     assert d2.intrinsic_dimension.twonn == pytest.approx(intrinsic_dimension(with_dupes).twonn, rel=1e-9)
+
+
+def test_shared_graph_with_many_duplicates_gives_the_distinct_points_estimates(glove_vectors):
+    from repspace.geometry import intrinsic_dimension
+
+    x = np.asarray(glove_vectors[:1500], np.float64)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    # 300 rows twice more, and one row 25 more times: some points' 20 neighbours are mostly copies
+    dup = np.vstack([x, x[:300], x[:300], np.repeat(x[5:6], 25, axis=0)])
+    shared = diagnose(dup, k=10).intrinsic_dimension
+    alone = intrinsic_dimension(dup)
+    assert shared.duplicates_removed == alone.duplicates_removed == 625
+    assert shared.twonn == pytest.approx(alone.twonn, rel=1e-6)
+    assert shared.mle == pytest.approx(alone.mle, rel=1e-6)
+    assert np.allclose(shared.local, alone.local, rtol=1e-5)

@@ -40,6 +40,7 @@ import numpy as np
 from repspace.errors import InputError
 from repspace.geometry._estimate import as_matrix, max_abs, row_blocks
 from repspace.geometry._knn import KnnGraph, _check_k, knn_graph
+from repspace.search.exact import exact_search
 
 __all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "mle", "twonn"]
 
@@ -291,12 +292,14 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
     discard = _check_discard(discard)
     X = as_matrix(X)
     xu, inverse, removed = _distinct_rows(X)
-    usable = (graph is not None and removed == 0 and graph.metric == "l2" and graph.n == X.shape[0]
-              and graph.k >= k)
-    if usable:
+    usable = graph is not None and graph.metric == "l2" and graph.n == X.shape[0] and graph.k >= k
+    if usable and removed == 0:
         assert graph is not None
         graph = KnnGraph(graph.indices[:, :k], graph.distances[:, :k], "l2", graph.method, graph.recall,
                          graph.recall_sample)
+    elif usable and xu.shape[0] > k:
+        assert graph is not None
+        graph = _distinct_graph(graph, inverse, xu, k)
     else:
         graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
     sums = _log_sums(graph.distances)
@@ -381,6 +384,45 @@ def _graph(xu: np.ndarray, k: int, what: str, exact: bool | None, recall_sample:
     if xu.shape[0] <= k:
         raise InputError(f"{what} with k={k} needs at least {k + 1} distinct points, got {xu.shape[0]}")
     return knn_graph(xu, k, metric="l2", exact=exact, recall_sample=recall_sample, seed=seed)
+
+
+def _distinct_graph(graph: KnnGraph, inverse: np.ndarray, xu: np.ndarray, k: int) -> KnnGraph:
+    """The ``k``-NN graph of the distinct rows, from a graph of all rows (duplicates included).
+
+    Each distinct point takes its first occurrence's neighbour list, mapped to
+    distinct points, without itself and without repeats; the few points left
+    with fewer than ``k`` (many duplicates nearby) are searched again exactly
+    among the distinct points.
+    """
+    nu = xu.shape[0]
+    first = np.unique(inverse, return_index=True)[1]  # distinct point u first appears at row first[u]
+    mapped = inverse[graph.indices[first]]
+    dist = graph.distances[first]
+    own = mapped == np.arange(nu)[:, None]
+    srt = np.sort(mapped, axis=1)
+    clean = ~own.any(axis=1) & ~(srt[:, 1:] == srt[:, :-1]).any(axis=1)
+    out_i = np.empty((nu, k), np.int64)
+    out_d = np.empty((nu, k), np.float32)
+    out_i[clean], out_d[clean] = mapped[clean, :k], dist[clean, :k]
+    redo = []
+    for u in np.flatnonzero(~clean):
+        seen: dict[int, float] = {}
+        for v, dv in zip(mapped[u].tolist(), dist[u].tolist()):
+            if v != u and v not in seen:
+                seen[v] = dv
+        if len(seen) >= k:
+            out_i[u] = list(seen)[:k]
+            out_d[u] = list(seen.values())[:k]
+        else:
+            redo.append(u)
+    if redo:
+        rows = np.asarray(redo, np.int64)
+        s, i = exact_search(xu[rows], xu, k + 1, "l2")
+        keep = i != rows[:, None]
+        keep[keep.all(axis=1), -1] = False
+        out_i[rows] = i[keep].reshape(len(rows), k)
+        out_d[rows] = s[keep].reshape(len(rows), k)
+    return KnnGraph(out_i, out_d, "l2", graph.method, graph.recall, graph.recall_sample)
 
 
 def _distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
