@@ -113,7 +113,7 @@ def test_hnsw_path_agrees_with_exact(glove):
     assert approx.knn_method == "hnsw" and approx.knn_recall >= 0.95
     assert approx.twonn == pytest.approx(exact.twonn, rel=0.02)
     assert approx.mle == pytest.approx(exact.mle, rel=0.02)
-    assert np.median(np.abs(approx.local - exact.local)) < 1e-6
+    assert np.median(np.abs(approx.local - exact.local)) < 1e-4  # same neighbours; float32 vs float64 distances
 
 
 def test_duplicates_are_removed_and_counted():

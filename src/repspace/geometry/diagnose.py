@@ -113,7 +113,8 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
     if str(metric) == "cosine" and n > max(k, ID_K) and _unit_rows(x):
         # On unit vectors the cosine and Euclidean neighbour orders are the same (‖x − y‖² = 2 − 2cos):
         # one graph serves hubness and intrinsic dimension, the costliest part of a diagnosis.
-        shared = knn_graph(x, max(k, ID_K), metric="l2", exact=exact, seed=seed)
+        # A few neighbours more than needed: duplicates of other points take places in a list.
+        shared = knn_graph(x, min(n - 1, max(k, ID_K) + SHARED_EXTRA), metric="l2", exact=exact, seed=seed)
         cos = KnnGraph(shared.indices[:, :k], (shared.distances[:, :k].astype(np.float64) ** 2 / 2).astype(np.float32),
                        "cosine", shared.method, shared.recall, shared.recall_sample)
         hub = hubness(cos, k=k)
@@ -128,6 +129,10 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
         align = alignment(*positives)
     return Diagnosis(n, d, str(metric), nrm, hub, iso, intr, spec, uni, align,
                      _readings(d, hub, iso, intr, spec))
+
+
+#: Neighbours beyond max(k, 20) in a shared graph, so that duplicate rows rarely leave a list short.
+SHARED_EXTRA = 4
 
 
 def _unit_rows(x: np.ndarray, tol: float = 1e-5) -> bool:
