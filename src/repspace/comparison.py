@@ -22,7 +22,9 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 
     from repspace.store import Space
 
-__all__ = ["SpaceComparison", "compare_spaces", "joined"]
+__all__ = ["LayerMatrix", "SpaceComparison", "compare_layers", "compare_spaces", "joined"]
 
 
 @dataclass(frozen=True)
@@ -154,3 +156,101 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
             patches = [{"jaccard": round(float(v), 6), "jaccard_vs": other} for v in jac]
             saved = space.patch_rows_metadata(rows, patches, generation=generation)
     return SpaceComparison(a.name, b.name, j.n_x, j.n_y, result, listed, saved)
+
+
+@dataclass(frozen=True)
+class LayerMatrix:
+    """One measure between every pair of layers (of one encoder, or of two).
+
+    Attributes
+    ----------
+    measure : str
+        The JSON key of the measure (see :data:`repspace.compare.MEASURES`).
+    rows, cols : tuple of str
+        Layer labels (``minilm@3``...).
+    values : ndarray of shape (len(rows), len(cols))
+    n : int
+        Texts compared.
+    """
+
+    measure: str
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    values: np.ndarray
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"measure", "n", "rows", "cols", "values": [[...], ...]}``."""
+        return {"measure": self.measure, "n": self.n, "rows": list(self.rows), "cols": list(self.cols),
+                "values": [[float(v) for v in row] for row in self.values]}
+
+    def heatmap(self, path: str | Path) -> Path:
+        """Write the matrix as a PNG heatmap (matplotlib, no global state) and return the path."""
+        from matplotlib.figure import Figure
+
+        path = Path(path)
+        size = max(4.0, 0.5 * max(len(self.rows), len(self.cols)) + 2)
+        fig = Figure(figsize=(size, size * 0.85), layout="constrained")
+        ax = fig.add_subplot()
+        image = ax.imshow(self.values, cmap="viridis", origin="lower", aspect="auto")
+        ax.set_xticks(range(len(self.cols)), self.cols, rotation=60, ha="right", fontsize=8)
+        ax.set_yticks(range(len(self.rows)), self.rows, fontsize=8)
+        ax.set_title(f"{self.measure} between layers ({self.n:,} texts)", fontsize=10)
+        fig.colorbar(image, ax=ax)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format="png", dpi=120)
+        return path
+
+
+def compare_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int] = "all",
+                   other: str | None = None, other_layers: str | Sequence[int] | None = None,
+                   measure: str = "cka_linear", k: int = 10, options: dict[str, Any] | None = None,
+                   batch_size: int = 64, progress: Callable[[int], None] | None = None) -> LayerMatrix:
+    """``measure`` between every layer of ``encoder`` and every layer of ``other`` (default: itself).
+
+    One forward pass per batch of texts and encoder gives all its layers;
+    ``other_layers`` defaults to ``layers`` for the same encoder, to all for
+    another one. An encoder without layers counts as one layer.
+
+    Examples
+    --------
+    >>> m = compare_layers("hf-layers:minilm", [f"a sentence about {w}" for w in "abcdefghijklmnop"],
+    ...                    layers=[0, -1], k=3)
+    >>> m.rows, [round(float(v), 6) for v in m.values.diagonal()]
+    (('hf-layers:minilm@0', 'hf-layers:minilm@6'), [1.0, 1.0])
+    """
+    from repspace.compare import MEASURES
+
+    if measure not in MEASURES:
+        raise InputError(f"unknown measure {measure!r}; choose from {', '.join(MEASURES)}")
+    texts = list(texts)
+    if len(texts) <= k:
+        raise InputError(f"{len(texts)} texts; comparing with k={k} needs more than {k}")
+    left_labels, left = _layer_stack(encoder, texts, layers, options, batch_size, progress)
+    if other is None and other_layers is None:
+        right_labels, right = left_labels, left
+    else:
+        right_labels, right = _layer_stack(other or encoder, texts, "all" if other_layers is None else other_layers,
+                                           options, batch_size, progress)
+    values = np.empty((len(left_labels), len(right_labels)))
+    for i in range(len(left_labels)):
+        for j in range(len(right_labels)):
+            if right is left and j < i and MEASURES[measure].symmetric:
+                values[i, j] = values[j, i]
+                continue
+            result = compare(left[i], right[j], [measure], k=k, strict=True)
+            values[i, j] = result.scores()[measure]
+    return LayerMatrix(measure, tuple(left_labels), tuple(right_labels), values, len(texts))
+
+
+def _layer_stack(spec: str, texts: list[str], layers: str | Sequence[int], options: dict[str, Any] | None,
+                 batch_size: int, progress: Callable[[int], None] | None) -> tuple[list[str], np.ndarray]:
+    from repspace.encoders import get_encoder
+    from repspace.encoders.base import LayeredEncoder
+
+    enc = get_encoder(spec, **(options or {}))
+    if not isinstance(enc, LayeredEncoder):
+        return [spec], enc.encode(texts, batch_size=batch_size, progress=progress)[None]
+    chosen = list(range(enc.n_layers)) if layers == "all" else [enc.resolve_layer(int(x)) for x in layers]
+    stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)
+    return [f"{spec}@{lay}" for lay in chosen], stacked
