@@ -49,7 +49,7 @@ from repspace.transforms import (
 if TYPE_CHECKING:
     from repspace.store import Space, Store
 
-__all__ = ["derive_space"]
+__all__ = ["derive_space", "write_derived"]
 
 #: Rows written per transaction while filling the derived space.
 BATCH = 100_000
@@ -109,21 +109,38 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
         step.fit(fit_X)
         fit_X = step.transform(fit_X)
     del fit_X
-    prior = stored_transforms(src)
-    full = prior + chain
+    derived_from = {"space": source, "uid": info.uid, "generation": info.generation,
+                    "fit_rows": int(len(fit_rows)), "spec": format_transforms(chain), "seed": seed}
+    return write_derived(store, src, new, chain, derived_from, items=items, vectors=X, metric=metric,
+                         progress=progress)
+
+
+def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_from: dict[str, Any], *,
+                  items: list[Any] | None = None, vectors: np.ndarray | None = None, metric: str | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> Space:
+    """Store ``src``'s items through a fitted ``chain`` as space ``new``, whole or not at all.
+
+    The new space keeps the source's recipe, records the full chain (the
+    source's own, if it is derived, then ``chain``) and ``derived_from``, and
+    stores the fitted chain so that queries go through it.
+    """
+    check_space_name(new)
+    if items is None or vectors is None:
+        items, vectors = src.dump()
+    n = len(items)
+    full = stored_transforms(src) + list(chain)
     prov = dict(src.provenance)
     prov["transforms"] = transforms_provenance(full)
     prov["transforms_spec"] = format_transforms(full)
-    prov["derived_from"] = {"space": source, "uid": info.uid, "generation": info.generation,
-                            "fit_rows": int(len(fit_rows)), "spec": format_transforms(chain), "seed": seed}
-    dim = int(apply_chain(chain, X[:1]).shape[1])
+    prov["derived_from"] = derived_from
+    dim = int(apply_chain(chain, vectors[:1]).shape[1])
     temp = f"{new[:100]}.partial-{uuid.uuid4().hex[:8]}"  # renamed to `new` once complete
     target = store.create_space(temp, dim=dim, metric=metric or src.metric.value, dtype=src.dtype,
                                 provenance=prov, state={STATE_NAME: transforms_to_bytes(full)})
     try:
         for lo in range(0, n, BATCH):
             part = items[lo:lo + BATCH]
-            target.add([it.id for it in part], apply_chain(chain, X[lo:lo + BATCH]),
+            target.add([it.id for it in part], apply_chain(chain, vectors[lo:lo + BATCH]),
                        texts=[it.text for it in part], metadata=[it.metadata for it in part],
                        on_conflict="error")
             if progress is not None:

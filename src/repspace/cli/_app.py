@@ -49,6 +49,7 @@ def root(
 
 
 # Command modules register themselves on `app`.
+from repspace.cli import align as _align  # noqa: E402,F401
 from repspace.cli import bench as _bench  # noqa: E402,F401
 from repspace.cli import compare as _compare  # noqa: E402,F401
 from repspace.cli import demo as _demo  # noqa: E402,F401

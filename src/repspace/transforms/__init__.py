@@ -51,6 +51,7 @@ from repspace.transforms._stored import (
 )
 from repspace.transforms.linear import (
     PCA,
+    Affine,
     AllButTheTop,
     Center,
     Normalize,
@@ -66,6 +67,7 @@ __all__ = [
     "encoder_for_space",
     "stored_transforms",
     "PCA",
+    "Affine",
     "AllButTheTop",
     "Center",
     "Normalize",

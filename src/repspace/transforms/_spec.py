@@ -30,7 +30,7 @@ import numpy as np
 
 from repspace.errors import InputError
 from repspace.transforms._base import Transform
-from repspace.transforms.linear import PCA, AllButTheTop, Center, Normalize, Whiten
+from repspace.transforms.linear import PCA, Affine, AllButTheTop, Center, Normalize, Whiten
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -46,6 +46,8 @@ __all__ = [
 REGISTRY: dict[str, type[Transform]] = {
     "center": Center, "normalize": Normalize, "whiten": Whiten, "abtt": AllButTheTop, "pca": PCA,
 }
+#: Every step a saved chain may hold: the parseable ones, and maps fitted on pairs (``affine``).
+RESTORABLE: dict[str, type[Transform]] = {**REGISTRY, "affine": Affine}
 _ALIASES = {"l2norm": "normalize", "allbutthetop": "abtt"}
 #: What an error message lists as the accepted items.
 ACCEPTED_FORMS = "center, normalize, whiten[K], abtt[D], pca[K] (comma-separated, e.g. 'center,whiten128,normalize')"
@@ -181,7 +183,7 @@ def transforms_from_bytes(data: bytes) -> list[Transform]:
     out: list[Transform] = []
     steps: Sequence[dict[str, Any]] = header.get("steps", [])
     for i, step in enumerate(steps):
-        cls = REGISTRY.get(step.get("name"))
+        cls = RESTORABLE.get(step.get("name"))
         if cls is None:
             raise InputError(f"saved step {i} is an unknown transform {step.get('name')!r}")
         prefix = f"{i}."

@@ -373,3 +373,49 @@ def _check_components(obj: Any) -> None:
     if comps.ndim != 2 or comps.shape[1] != d or not 1 <= comps.shape[0] <= d:
         raise InputError(f"state of {type(obj).__name__}: components_ has shape {comps.shape} for d={d}")
     _check_shape(obj, "explained_variance_", (comps.shape[0],))
+
+
+class Affine(Transform):
+    """A fitted affine map ``x ↦ x·W + b`` (``W`` of shape ``(d_in, d_out)``), as a step of a chain.
+
+    It is not learnt from rows alone: a map between two spaces
+    (:mod:`repspace.align`: Procrustes, ridge) is fitted on pairs and handed
+    over with :meth:`from_map`, so that a space mapped into another is a
+    derived space like any other (its chain applies to every query it embeds).
+
+    Examples
+    --------
+    >>> a = Affine.from_map(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, 0.0]))
+    >>> a.transform([[2.0, 3.0]]).tolist(), a.to_spec()
+    ([[4.0, 2.0]], 'affine')
+    """
+
+    name = "affine"
+    _state_attrs = ("W_", "b_")
+
+    @classmethod
+    def from_map(cls, W: Any, b: Any) -> Affine:
+        """The fitted step from a matrix ``(d_in, d_out)`` and an offset ``(d_out,)``."""
+        W = np.asarray(W, dtype=np.float64)
+        b = np.asarray(b, dtype=np.float64).reshape(-1)
+        if W.ndim != 2 or b.shape != (W.shape[1],) or not (np.isfinite(W).all() and np.isfinite(b).all()):
+            raise InputError(f"an affine map needs a finite (d_in, d_out) matrix and a (d_out,) offset; got "
+                             f"{W.shape} and {b.shape}")
+        obj = cls()
+        obj.W_, obj.b_, obj.n_features_in_ = W, b, int(W.shape[0])
+        return obj
+
+    def _fit(self, X: np.ndarray) -> None:
+        raise InputError("an affine map is fitted on pairs of spaces (repspace align), not on one space's rows")
+
+    def _transform(self, X: np.ndarray) -> np.ndarray:
+        return X @ self.W_ + self.b_
+
+    @property
+    def n_features_out(self) -> int:
+        self._check_fitted()
+        return int(self.W_.shape[1])
+
+    def _restored(self) -> None:
+        if self.W_.ndim != 2 or self.W_.shape[0] != self.n_features_in_ or self.b_.shape != (self.W_.shape[1],):
+            raise InputError(f"state of Affine does not fit: W_ {self.W_.shape}, b_ {self.b_.shape}")

@@ -1,0 +1,53 @@
+"""``repspace align``: a map from one space into another, fitted on shared items and scored on held-out ones."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from repspace.cli._app import app
+from repspace.cli._common import note, open_store, out, print_json
+
+
+@app.command("align")
+def align_cmd(
+    source: Annotated[str, typer.Argument(help="The space to map from.")],
+    target: Annotated[str, typer.Argument(help="The space to map into.")],
+    method: Annotated[str, typer.Option(help="procrustes, ridge (lambda by cross-validation) or relative.")] =
+        "procrustes",
+    pairs: Annotated[Optional[int], typer.Option(help="Shared items to fit on (default: all not held out).")] =
+        None,
+    test: Annotated[Optional[int], typer.Option(help="Held-out shared items to score on (default: a fifth, at "
+                                                     "most 1,000).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the split.")] = 0,
+    out_space: Annotated[Optional[str], typer.Option("--out", help="Store SOURCE mapped into TARGET as this new "
+                                                                   "space.")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Fit a map between two spaces on the items they share and score it on held-out pairs.
+
+    Scores: top1 (the mapped item's nearest target is its pair), mean cosine
+    and mean rank, with and without CSLS.
+
+    Examples:
+
+      repspace align docs-old docs-new --method procrustes --pairs 1000
+
+      repspace align docs-new docs-old --method ridge --out docs-new-in-old
+    """
+    from repspace.alignment import align_spaces
+
+    r = align_spaces(open_store(), source, target, method=method, pairs=pairs, test=test, seed=seed,
+                     out=out_space)
+    if json:
+        print_json(r.to_dict())
+        return
+    table = Table("scoring", "top1", "mean cosine", "mean rank",
+                  title=f"{source} → {target} ({method}): fit on {r.n_train:,} pairs, scored on {r.n_test:,}")
+    for label, s in (("cosine", r.scores), ("csls", r.scores_csls)):
+        table.add_row(label, f"{s.top1:.3f}", f"{s.mean_cosine:.3f}", f"{s.mean_rank:.1f}")
+    out.print(table)
+    if r.out:
+        note(f"stored {source} mapped into {target} as {r.out}")
