@@ -110,7 +110,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
         fit_X = step.transform(fit_X)
     del fit_X
     derived_from = {"space": source, "uid": info.uid, "generation": info.generation,
-                    "fit_rows": int(len(fit_rows)), "spec": format_transforms(chain), "seed": seed}
+                    "fit_rows": len(fit_rows), "spec": format_transforms(chain), "seed": seed}
     return write_derived(store, src, new, chain, derived_from, items=items, vectors=X, metric=metric,
                          progress=progress)
 

@@ -17,7 +17,14 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from repspace.errors import InputError
-from repspace.transforms._base import NotFittedError, as_matrix, block64, row_blocks
+from repspace.transforms._base import (
+    NotFittedError,
+    as_matrix,
+    block64,
+    export_state,
+    restore_state,
+    row_blocks,
+)
 
 __all__ = ["Map", "check_pairs", "pair_moments"]
 
@@ -115,31 +122,12 @@ class Map(BaseEstimator):
     def state(self) -> dict[str, np.ndarray]:
         """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
         self._check_fitted()
-        out = {"n_features_in_": np.asarray(self.n_features_in_, dtype=np.int64)}
-        for attr in self._state_attrs:
-            out[attr] = np.asarray(getattr(self, attr))
-        return out
+        return export_state(self, self._state_attrs)
 
     @classmethod
     def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
         """A fitted map from ``get_params()`` and :meth:`state`; it transforms exactly as the original."""
-        try:
-            obj = cls(**dict(params))
-        except TypeError as e:
-            raise InputError(f"bad parameters for {cls.__name__}: {e}") from None
-        want = {"n_features_in_", *cls._state_attrs}
-        if set(state) != want:
-            missing, extra = sorted(want - set(state)), sorted(set(state) - want)
-            raise InputError(f"state of {cls.__name__} does not fit: missing {missing}, unknown {extra}")
-        d = np.asarray(state["n_features_in_"])
-        if d.shape != () or d.dtype.kind not in "iu" or int(d) < 1:
-            raise InputError(f"state of {cls.__name__}: n_features_in_ must be a positive integer")
-        for attr in cls._state_attrs:
-            arr = np.asarray(state[attr])
-            if arr.dtype.kind != "f" or not np.isfinite(arr).all():
-                raise InputError(f"state of {cls.__name__}: {attr} must be finite floats")
-            setattr(obj, attr, np.array(arr, dtype=np.float64))
-        obj.n_features_in_ = int(d)
+        obj = restore_state(cls, params, state, cls._state_attrs)
         obj._check_state()
         return obj
 

@@ -16,7 +16,14 @@ from sklearn.base import BaseEstimator
 
 from repspace.align._base import check_pairs
 from repspace.errors import InputError
-from repspace.transforms._base import NotFittedError, as_matrix, block64, row_blocks
+from repspace.transforms._base import (
+    NotFittedError,
+    as_matrix,
+    block64,
+    export_state,
+    restore_state,
+    row_blocks,
+)
 
 __all__ = ["Relative", "relative_representation"]
 
@@ -135,29 +142,15 @@ class Relative(BaseEstimator):
         """The fitted state as arrays, for ``np.savez``."""
         if not self.__sklearn_is_fitted__():
             raise NotFittedError("Relative is not fitted; call fit(anchors_X, anchors_Y) first")
-        return {"n_features_in_": np.asarray(self.n_features_in_, dtype=np.int64),
-                "anchors_x_": self.anchors_x_, "anchors_y_": self.anchors_y_}
+        return export_state(self, self._state_attrs)
 
     @classmethod
     def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
         """A fitted :class:`Relative` from ``get_params()`` and :meth:`state`."""
-        try:
-            obj = cls(**dict(params))
-        except TypeError as e:
-            raise InputError(f"bad parameters for {cls.__name__}: {e}") from None
-        want = {"n_features_in_", *cls._state_attrs}
-        if set(state) != want:
-            raise InputError(f"state of Relative does not fit: missing {sorted(want - set(state))}, "
-                             f"unknown {sorted(set(state) - want)}")
-        ax, ay = (np.asarray(state[k]) for k in cls._state_attrs)
-        d = np.asarray(state["n_features_in_"])
-        ok = (d.shape == () and d.dtype.kind in "iu" and ax.ndim == 2 and ay.ndim == 2
-              and ax.shape[0] == ay.shape[0] >= 1 and ax.shape[1] == int(d) and ay.shape[1] >= 1
-              and ax.dtype.kind == "f" and ay.dtype.kind == "f"
-              and np.isfinite(ax).all() and np.isfinite(ay).all())
-        if not ok:
+        obj = restore_state(cls, params, state, cls._state_attrs)
+        ax, ay = obj.anchors_x_, obj.anchors_y_
+        if not (ax.ndim == 2 and ay.ndim == 2 and ax.shape[0] == ay.shape[0] >= 1
+                and ax.shape[1] == obj.n_features_in_ and ay.shape[1] >= 1):
             raise InputError("state of Relative: anchors_x_ (K, n_features_in_) and anchors_y_ (K, d_y) "
                              "must be finite float matrices with the same K ≥ 1")
-        obj.anchors_x_, obj.anchors_y_ = np.array(ax, np.float64), np.array(ay, np.float64)
-        obj.n_features_in_ = int(d)
         return obj

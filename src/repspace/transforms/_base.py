@@ -206,32 +206,12 @@ class Transform(TransformerMixin, BaseEstimator):
     def state(self) -> dict[str, np.ndarray]:
         """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
         self._check_fitted()
-        out = {"n_features_in_": np.asarray(self.n_features_in_, dtype=np.int64)}
-        for attr in self._state_attrs:
-            out[attr] = np.asarray(getattr(self, attr))
-        return out
+        return export_state(self, self._state_attrs)
 
     @classmethod
     def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
         """A fitted transform from ``get_params()`` and :meth:`state` (transforms exactly as the original)."""
-        try:
-            obj = cls(**dict(params))
-        except TypeError as e:
-            raise InputError(f"bad parameters for {cls.__name__}: {e}") from None
-        want = {"n_features_in_", *cls._state_attrs}
-        got = set(state)
-        if got != want:
-            missing, extra = sorted(want - got), sorted(got - want)
-            raise InputError(f"state of {cls.__name__} does not fit: missing {missing}, unknown {extra}")
-        d = np.asarray(state["n_features_in_"])
-        if d.shape != () or d.dtype.kind not in "iu" or int(d) < 1:
-            raise InputError(f"state of {cls.__name__}: n_features_in_ must be a positive integer")
-        for attr in cls._state_attrs:
-            arr = np.asarray(state[attr])
-            if arr.dtype.kind != "f" or not np.isfinite(arr).all():
-                raise InputError(f"state of {cls.__name__}: {attr} must be finite floats")
-            setattr(obj, attr, np.array(arr, dtype=np.float64))
-        obj.n_features_in_ = int(d)
+        obj = restore_state(cls, params, state, cls._state_attrs)
         obj._restored()
         return obj
 
@@ -271,3 +251,37 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, np.generic):
         return v.item()
     return v
+
+
+def export_state(obj: Any, attrs: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """A fitted estimator's state as plain arrays: ``n_features_in_`` (0-d int64) and ``attrs``."""
+    out = {"n_features_in_": np.asarray(obj.n_features_in_, dtype=np.int64)}
+    for attr in attrs:
+        out[attr] = np.asarray(getattr(obj, attr))
+    return out
+
+
+def restore_state(cls: Any, params: Mapping[str, Any], state: Mapping[str, Any], attrs: tuple[str, ...]) -> Any:
+    """``cls(**params)`` with the state of :func:`export_state` set back, checked (names, finite floats).
+
+    Shared by transforms and maps (:mod:`repspace.align`); shapes are each class's own check.
+    """
+    try:
+        obj = cls(**dict(params))
+    except TypeError as e:
+        raise InputError(f"bad parameters for {cls.__name__}: {e}") from None
+    want = {"n_features_in_", *attrs}
+    got = set(state)
+    if got != want:
+        missing, extra = sorted(want - got), sorted(got - want)
+        raise InputError(f"state of {cls.__name__} does not fit: missing {missing}, unknown {extra}")
+    d = np.asarray(state["n_features_in_"])
+    if d.shape != () or d.dtype.kind not in "iu" or int(d) < 1:
+        raise InputError(f"state of {cls.__name__}: n_features_in_ must be a positive integer")
+    for attr in attrs:
+        arr = np.asarray(state[attr])
+        if arr.dtype.kind != "f" or not np.isfinite(arr).all():
+            raise InputError(f"state of {cls.__name__}: {attr} must be finite floats")
+        setattr(obj, attr, np.array(arr, dtype=np.float64))
+    obj.n_features_in_ = int(d)
+    return obj

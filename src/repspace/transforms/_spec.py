@@ -30,7 +30,14 @@ import numpy as np
 
 from repspace.errors import InputError
 from repspace.transforms._base import Transform
-from repspace.transforms.linear import PCA, Affine, AllButTheTop, Center, Normalize, Whiten
+from repspace.transforms.linear import (
+    PCA,
+    Affine,
+    AllButTheTop,
+    Center,
+    Normalize,
+    Whiten,
+)
 
 __all__ = [
     "ACCEPTED_FORMS",

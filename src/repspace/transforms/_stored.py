@@ -17,7 +17,11 @@ import numpy as np
 
 from repspace.encoders.base import Encoder, Progress
 from repspace.transforms._base import Transform
-from repspace.transforms._spec import format_transforms, transforms_from_bytes, transforms_provenance
+from repspace.transforms._spec import (
+    format_transforms,
+    transforms_from_bytes,
+    transforms_provenance,
+)
 
 if TYPE_CHECKING:
     from repspace.store import Space
