@@ -28,7 +28,7 @@ import report
 
 #: In this order: ingest leaves the stores that load, exact and hnsw reuse; search caches the MiniLM
 #: vectors (benchmarks/.cache) that diagnose reads (it embeds them itself when it runs alone).
-BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose"]
+BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose", "compare"]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
