@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.compare import Comparison, changed_items, compare
+from repspace.compare import Comparison, compare
 from repspace.errors import InputError
 
 if TYPE_CHECKING:
@@ -133,13 +133,10 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     keys = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
     if save and keys is not None and "neighbourhood_jaccard" not in keys:
         keys.append("neighbourhood_jaccard")
-    result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact)
-    listed: list[dict[str, Any]] = []
-    if changed:
-        moved = changed_items(j.x, j.y, k=k, top=changed, exact=exact, seed=seed)
-        listed = [{"id": j.ids[c.row], "jaccard": c.jaccard, "old": [j.ids[r] for r in c.neighbours_x],
-                   "new": [j.ids[r] for r in c.neighbours_y], "lost": [j.ids[r] for r in c.lost],
-                   "gained": [j.ids[r] for r in c.gained]} for c in moved]
+    result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)  # one pair of graphs
+    listed = [{"id": j.ids[c.row], "jaccard": c.jaccard, "old": [j.ids[r] for r in c.neighbours_x],
+               "new": [j.ids[r] for r in c.neighbours_y], "lost": [j.ids[r] for r in c.lost],
+               "gained": [j.ids[r] for r in c.gained]} for c in (result.changed or ())]
     saved = 0
     if save:
         from repspace.errors import ConflictError
@@ -251,6 +248,6 @@ def _layer_stack(spec: str, texts: list[str], layers: str | Sequence[int], optio
     enc = get_encoder(spec, **(options or {}))
     if not isinstance(enc, LayeredEncoder):
         return [spec], enc.encode(texts, batch_size=batch_size, progress=progress)[None]
-    chosen = list(range(enc.n_layers)) if layers == "all" else [enc.resolve_layer(int(x)) for x in layers]
+    chosen = enc.resolve_layers(layers)
     stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)
     return [f"{spec}@{lay}" for lay in chosen], stacked

@@ -157,7 +157,7 @@ def diagnose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequenc
     enc = get_encoder(encoder, **(options or {}))
     if not isinstance(enc, LayeredEncoder):
         raise InputError(f"{encoder} gives one vector per text; per-layer diagnosis needs hf-layers:<folder>")
-    chosen = list(range(enc.n_layers)) if layers == "all" else [enc.resolve_layer(int(x)) for x in layers]
+    chosen = enc.resolve_layers(layers)
     stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)  # (L, n, d)
     metric = "cosine"
     reports = tuple(diagnose(stacked[j], k=k, metric=metric, exact=exact, seed=seed) for j in range(len(chosen)))

@@ -127,3 +127,23 @@ def test_glove_rotated_copy_and_noisy_copy(glove_vectors) -> None:
         assert lo <= noisy[key] <= hi
         worse = noisy[key] < rotated[key] if m.larger_is_more_similar else noisy[key] > rotated[key]
         assert worse, key
+
+
+def test_changed_items_come_from_the_same_graphs(monkeypatch):
+    import repspace.compare.neighbours as nb
+    from repspace.compare import changed_items, compare
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((300, 12))
+    Y = X + 0.8 * rng.standard_normal((300, 12))
+    alone = changed_items(X, Y, k=5, top=4)
+    calls = []
+    real = nb.graphs
+    monkeypatch.setattr(nb, "graphs", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    c = compare(X, Y, ["mutual_knn"], k=5, changed=4)
+    assert len(calls) == 1  # one pair of graphs serves the measure and the moved items
+    assert [m.row for m in c.changed] == [m.row for m in alone]
+    assert c.to_dict()["changed"]["items"][0]["row"] == alone[0].row
+    assert compare(X, Y, ["cka_linear"]).changed is None
+    with pytest.raises(Exception, match="changed must be"):
+        compare(X, Y, changed=-1)

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from repspace.errors import InputError
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -69,3 +78,13 @@ def note(message: str) -> None:
     """A line for people on stderr (suppressed by --quiet)."""
     if not settings.quiet:
         err.print(message, highlight=False)
+
+
+def parse_layers(text: str) -> str | list[int]:
+    """``--layers``: ``all`` or comma-separated layer indexes (negative from the end)."""
+    if text.strip() == "all":
+        return "all"
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--layers must be 'all' or comma-separated integers, not {text!r}") from None

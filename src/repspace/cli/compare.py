@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from repspace.cli._app import app
-from repspace.cli._common import note, open_store, out, print_json
+from repspace.cli._common import note, open_store, out, parse_layers, print_json
 from repspace.errors import InputError
 
 
@@ -93,14 +93,8 @@ def _layers(encoder: str, other: str | None, texts: Path, layers: str, measure: 
     from repspace.comparison import compare_layers
     from repspace.diagnose import read_texts
 
-    chosen: Any = "all"
-    if layers.strip() != "all":
-        try:
-            chosen = [int(x) for x in layers.split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"--layers must be 'all' or comma-separated integers, not {layers!r}") from None
     items = read_texts(texts)
-    m = compare_layers(encoder, items, layers=chosen, other=other, measure=measure, k=k)
+    m = compare_layers(encoder, items, layers=parse_layers(layers), other=other, measure=measure, k=k)
     if heatmap is not None:
         m.heatmap(heatmap)
     if json:

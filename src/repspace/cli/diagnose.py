@@ -9,7 +9,14 @@ import typer
 from rich.table import Table
 
 from repspace.cli._app import app
-from repspace.cli._common import note, open_store, out, print_json, progress_bar
+from repspace.cli._common import (
+    note,
+    open_store,
+    out,
+    parse_layers,
+    print_json,
+    progress_bar,
+)
 from repspace.errors import InputError
 
 #: Columns of the per-layer table (METRICS.md names).
@@ -86,7 +93,7 @@ def _layers(encoder: str, texts: Path, *, text_col: str, layers: str, pooling: s
             exact: bool | None, batch_size: int, html: Path | None, json: bool) -> None:
     from repspace.diagnose import diagnose_layers, read_texts
 
-    chosen: Any = "all" if layers.strip() == "all" else _layer_list(layers)
+    chosen = parse_layers(layers)
     items = read_texts(texts, text_col=text_col)
     options = {"pooling": pooling} if pooling else None
     with progress_bar(json) as bar:
@@ -121,13 +128,6 @@ def _layers(encoder: str, texts: Path, *, text_col: str, layers: str, pooling: s
             out.print(f"- {line}")
     if html is not None:
         note(f"report: {html}")
-
-
-def _layer_list(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--layers must be 'all' or comma-separated integers, not {text!r}") from None
 
 
 def _fmt(value: Any) -> str:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from repspace.compare import neighbours as _nb
 from repspace.compare._inputs import check_pair, check_precision
 from repspace.compare._measure import MEASURES
@@ -50,6 +52,9 @@ class Comparison:
         JSON key → result: a float (``cka_linear``, ``cka_debiased``,
         ``procrustes``), an :class:`~repspace.geometry.Estimate` (``rsa``) or a
         result object (``mutual_knn``, ``neighbourhood_jaccard``, ``svcca``).
+    changed : ChangedItems or None
+        The items whose neighbourhoods changed most (``compare(..., changed=N)``),
+        from the same two kNN graphs as the neighbour measures.
     skipped : dict
         JSON key → the reason a requested measure is undefined on these spaces
         (e.g. debiased CKA on 3 items, kNN with ``n ≤ k``).
@@ -69,6 +74,7 @@ class Comparison:
     k: int
     results: dict[str, Any] = field(repr=False)
     skipped: dict[str, str] = field(default_factory=dict, repr=False)
+    changed: _nb.ChangedItems | None = field(default=None, repr=False)
 
     def __getitem__(self, key: str) -> Any:
         return self.results[key]
@@ -94,6 +100,8 @@ class Comparison:
             else:
                 out[key] = r.to_dict()
         out["skipped"] = dict(self.skipped)
+        if self.changed is not None:
+            out["changed"] = self.changed.to_dict()
         return out
 
     def __repr__(self) -> str:
@@ -118,7 +126,7 @@ def _keys(measures: str | Iterable[str] | None) -> list[str]:
 
 def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int = _nb.DEFAULT_K, *,
             seed: int | None = 0, exact_knn: bool | None = None, precision: str = "auto",
-            strict: bool = False) -> Comparison:
+            strict: bool = False, changed: int = 0) -> Comparison:
     """Compare two spaces over the same items with every measure (or those named).
 
     Parameters
@@ -141,6 +149,9 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
     strict : bool, default False
         Raise when a measure is undefined on these spaces, instead of
         recording why in ``skipped``.
+    changed : int, default 0
+        Also list this many items whose neighbourhoods changed most
+        (:func:`~repspace.compare.changed_items`), from the same kNN graphs.
 
     Returns
     -------
@@ -182,18 +193,24 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                     precision="float64" if "svcca" in keys else precision)
         for key in on_moments:
             attempt(key, lambda key=key: _FROM_MOMENTS[key](m))
+    if isinstance(changed, bool) or not isinstance(changed, (int, np.integer)) or changed < 0:
+        raise InputError(f"changed must be a non-negative integer, not {changed!r}")
     on_graphs = [key for key in keys if key in _FROM_GRAPHS]
-    if on_graphs:
+    moved = None
+    if on_graphs or changed:
         try:
             gx, gy = _nb.graphs(X, Y, k, exact=exact_knn, seed=seed)
         except InputError as e:
-            if strict:
+            if strict or changed:  # the moved items were asked for explicitly: no silent skip
                 raise
             skipped.update({key: str(e) for key in on_graphs})
         else:
             for key in on_graphs:
                 attempt(key, lambda key=key: _FROM_GRAPHS[key](gx, gy))
+            if changed:
+                moved = _nb._changed_from(gx, gy, int(changed))
     if "rsa" in keys:
         attempt("rsa", lambda: rsa(X, Y, seed=seed))
     ordered = {key: results[key] for key in keys if key in results}
-    return Comparison(int(X.shape[0]), int(k), ordered, {key: skipped[key] for key in keys if key in skipped})
+    return Comparison(int(X.shape[0]), int(k), ordered, {key: skipped[key] for key in keys if key in skipped},
+                      moved)

@@ -234,6 +234,22 @@ class LayeredEncoder(Encoder):
             raise InputError(f"layer {layer} is out of range for {self.spec}: it has layers 0..{n - 1} (or -{n}..-1)")
         return int(layer) % n
 
+    def resolve_layers(self, layers: str | Sequence[int]) -> list[int]:
+        """``"all"`` or a list of (possibly negative) layer indexes, as ``0 .. n_layers - 1`` indexes.
+
+        Examples
+        --------
+        >>> from repspace.encoders import get_encoder
+        >>> enc = get_encoder("hf-layers:minilm")
+        >>> enc.resolve_layers("all"), enc.resolve_layers([0, -1])
+        ([0, 1, 2, 3, 4, 5, 6], [0, 6])
+        """
+        if isinstance(layers, str):
+            if layers != "all":
+                raise InputError(f"layers must be 'all' or a list of integers, not {layers!r}")
+            return list(range(self.n_layers))
+        return [self.resolve_layer(int(x)) for x in layers]
+
     def encode_layers(
         self,
         texts: Sequence[str],

@@ -119,7 +119,7 @@ def encoder_subjects(spec: str, *, layer: int | str | Sequence[int] | None = Non
     if not isinstance(enc, LayeredEncoder):
         raise InputError(f"--layer {'all' if layer == 'all' else 'with several layers'} needs a layered "
                          f"encoder such as hf-layers:<folder>; {spec} gives one vector per text")
-    layers = list(range(enc.n_layers)) if layer == "all" else [enc.resolve_layer(int(x)) for x in layer]
+    layers = enc.resolve_layers(layer)
     dim = enc.dim
 
     def all_layers(texts: list[str], **kw: Any) -> np.ndarray:
