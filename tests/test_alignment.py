@@ -38,6 +38,35 @@ def test_methods_fit_on_pairs_and_score_on_held_out_items(store, method):
         assert r.params["alpha"] > 0
 
 
+@pytest.fixture()
+def unpaired(tmp_path, glove_vectors):
+    """Two spaces over 900 words: GloVe, and a rotated, shifted, slightly noisy copy."""
+    x = np.ascontiguousarray(glove_vectors[:900], np.float32)
+    rng = np.random.default_rng(0)
+    q, _ = np.linalg.qr(rng.standard_normal((50, 50)))
+    y = (x @ q + 0.3 + 0.05 * rng.standard_normal(x.shape)).astype(np.float32)
+    s = Store(tmp_path / "u.db")
+    ids = [f"w{i}" for i in range(900)]
+    s.create_space("a", dim=50).add(ids, x)
+    s.create_space("b", dim=50).add(ids, y)
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("init", ["profiles", "gw"])
+def test_unsupervised_finds_the_withheld_pairing(unpaired, init):
+    r = align_spaces(unpaired, "a", "b", method="unsupervised", pairs=600, test=300, init=init)
+    assert r.params["init"] == init and r.params["matching_precision"] > 0.95 and r.params["n_pairs_found"] > 500
+    assert r.scores.top1 > 0.9
+
+
+def test_unsupervised_cli_stores_the_mapped_space(capsys, unpaired):
+    code = main(["--store", str(unpaired.path), "align", "a", "b", "--method", "unsupervised", "--pairs", "600",
+                 "--test", "300", "--out", "a-in-b"])
+    captured = capsys.readouterr()
+    assert code == 0 and "without being given any" in captured.err and len(unpaired.space("a-in-b")) == 900
+
+
 def test_fewer_pairs_fit_worse(store):
     s, *_ = store
     few = align_spaces(s, "old", "new", method="ridge", pairs=30, test=500)
@@ -67,6 +96,7 @@ def test_out_stores_the_mapped_space_and_maps_queries(store):
     ({"method": "relative", "out": "x"}, "third space"),
     ({"pairs": 2400, "test": 500}, "not enough"),
     ({"pairs": 0}, "positive integer"),
+    ({"method": "unsupervised", "init": "nope", "out": "x"}, "init must be one of"),
 ])
 def test_bad_requests(store, kwargs, message):
     s, *_ = store

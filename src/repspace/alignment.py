@@ -4,6 +4,10 @@ Two spaces are joined on item id (:func:`repspace.comparison.joined`); the
 shared items are shuffled (seeded) and split into ``pairs`` to fit on and
 ``test`` held-out pairs to score on: ``top1``, ``mean_cosine`` and
 ``mean_rank``, with and without CSLS (:func:`repspace.align.score_map`).
+The ``unsupervised`` method is given the fitting items of the two spaces
+*unpaired* (the target's rows shuffled independently) and must find the
+pairing itself; since the true pairing is known here, the share of the pairs it
+found that are right is reported (``params["matching_precision"]``).
 With ``out``, the source space mapped into the target's coordinates is stored
 as a derived space (the map is an :class:`~repspace.transforms.Affine` step
 of its chain, so text queries embedded by the source's encoder are mapped too).
@@ -29,7 +33,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.align import MapScores, Procrustes, Relative, RidgeMap, score_map
+from repspace.align import (
+    MapScores,
+    Procrustes,
+    Relative,
+    RidgeMap,
+    Unsupervised,
+    score_map,
+)
 from repspace.comparison import joined
 from repspace.errors import InputError
 
@@ -39,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["METHODS", "Alignment", "align_spaces"]
 
 #: The methods :func:`align_spaces` fits.
-METHODS = ("procrustes", "ridge", "relative")
+METHODS = ("procrustes", "ridge", "relative", "unsupervised")
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,8 @@ class Alignment:
 
 
 def align_spaces(store: Store, source: str, target: str, *, method: str = "procrustes", pairs: int | None = None,
-                 test: int | None = None, seed: int = 0, out: str | None = None) -> Alignment:
+                 test: int | None = None, seed: int = 0, out: str | None = None,
+                 init: str = "profiles") -> Alignment:
     """Fit a map from ``source`` to ``target`` on shared items, score it on held-out ones, optionally store it.
 
     Parameters
@@ -73,22 +85,25 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
     store : Store
     source, target : str
         Space names; items are paired by id.
-    method : ``procrustes``, ``ridge`` or ``relative``
+    method : ``procrustes``, ``ridge``, ``relative`` or ``unsupervised``
     pairs : int, optional
-        Pairs to fit on (default: every shared item not held out).
+        Pairs to fit on (default: every shared item not held out); for
+        ``unsupervised``, the items of each side it is given, unpaired.
     test : int, optional
         Held-out pairs (default: a fifth of the shared items, at most 1,000).
     seed : int
         Of the split.
     out : str, optional
         Store ``source`` mapped into ``target``'s coordinates as this new space
-        (``procrustes`` and ``ridge``; relative representations live in a third space).
+        (not ``relative``: relative representations live in a third space).
+    init : ``profiles`` or ``gw``
+        The initial matching of ``unsupervised`` (:class:`~repspace.align.Unsupervised`).
     """
     if method not in METHODS:
         raise InputError(f"unknown alignment method {method!r}; use one of: {', '.join(METHODS)}")
     if out is not None and method == "relative":
-        raise InputError("relative representations put both spaces in a third space; --out needs procrustes "
-                         "or ridge")
+        raise InputError("relative representations put both spaces in a third space; --out needs procrustes, "
+                         "ridge or unsupervised")
     src, tgt = store.space(source), store.space(target)
     j = joined(src, tgt)
     n = len(j.ids)
@@ -105,6 +120,14 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
         a, b = rel.transform_source(x[held]), rel.transform_target(y[held])
         params: dict[str, Any] = {"anchors": int(n_train)}
         model: Any = rel
+    elif method == "unsupervised":
+        shuffle = np.random.default_rng(seed + 1).permutation(n_train)  # the pairing is withheld
+        model = Unsupervised(init=init, random_state=seed).fit(x[train], y[train][shuffle])
+        a, b = model.transform(x[held]), y[held]
+        found = model.pairs_
+        params = {"init": init, "n_pairs_found": len(found), "n_iter": int(model.n_iter_),
+                  "objective": float(model.objective_),
+                  "matching_precision": float(np.mean(shuffle[found[:, 1]] == found[:, 0]))}
     else:
         model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(x[train], y[train])
         a, b = model.transform(x[held]), y[held]

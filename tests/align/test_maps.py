@@ -256,3 +256,16 @@ def test_glove_rotated_noisy_copy(glove_vectors):
     hard = Procrustes().fit(X[train], Y_hard[train]).transform(X[test])
     plain, scaled = score_map(hard, Y_hard[test]), score_map(hard, Y_hard[test], csls=True)
     assert 0.7 < plain.top1 < scaled.top1
+
+
+def test_relative_center_compares_profile_shapes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 6))
+    anchors = X[:8]
+    plain = Relative().fit(anchors, anchors).transform_source(X)
+    centred = Relative(center=True).fit(anchors, anchors).transform_source(X)
+    np.testing.assert_allclose(centred, plain - plain.mean(axis=1, keepdims=True), atol=1e-6)
+    np.testing.assert_allclose(centred.mean(axis=1), 0.0, atol=1e-6)
+    state = Relative(center=True).fit(anchors, anchors)
+    again = Relative.from_state(state.get_params(), state.state())
+    np.testing.assert_array_equal(again.transform_source(X), centred)

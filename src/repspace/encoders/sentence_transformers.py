@@ -7,6 +7,13 @@ chunks (1024 texts by default) to report progress between them.
 Normalisation is the model's own: a folder whose ``modules.json`` has a
 ``Normalize`` module gives unit vectors, and :meth:`provenance` says so.
 
+Queries: when the folder's ``config_sentence_transformers.json`` defines a
+non-empty ``query`` prompt (``SentenceTransformer.prompts``) and no ``prompt``
+option was given, :meth:`~SentenceTransformerEncoder.encode_queries` embeds
+with ``prompt_name="query"`` (as sentence-transformers' own ``encode_query``
+does) while :meth:`~SentenceTransformerEncoder.encode` keeps the document
+side unchanged. Otherwise queries are embedded exactly as documents.
+
 Examples
 --------
 >>> from repspace.encoders import get_encoder
@@ -134,6 +141,38 @@ class SentenceTransformerEncoder(Encoder):
                                        convert_to_numpy=True),
             progress,
         )
+
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+        model = self.model
+        if self._query_prompt_name(model) is None:
+            return self._encode(texts, batch_size=batch_size, progress=progress)
+        return encode_in_chunks(
+            texts, self.chunk_size, self.spec,
+            lambda chunk: model.encode(chunk, prompt_name="query", batch_size=batch_size, show_progress_bar=False,
+                                       convert_to_numpy=True),
+            progress,
+        )
+
+    @property
+    def asymmetric(self) -> bool:
+        """Whether queries get the folder's own ``query`` prompt (loads the model).
+
+        Examples
+        --------
+        >>> from repspace.encoders import get_encoder
+        >>> get_encoder("minilm").asymmetric  # MiniLM has no query prompt
+        False
+        """
+        model = self.model
+        name = self._query_prompt_name(model)
+        return name is not None and model.prompts[name] != self._effective_prompt(model)
+
+    def _query_prompt_name(self, model: Any) -> str | None:
+        """``"query"`` when queries get the model's own query prompt, else ``None``."""
+        if self.prompt is not None:  # an explicit prompt applies to every text
+            return None
+        prompts = getattr(model, "prompts", None) or {}
+        return "query" if isinstance(prompts.get("query"), str) and prompts["query"] else None
 
     # -- provenance ------------------------------------------------------------
 

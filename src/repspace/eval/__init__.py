@@ -16,7 +16,7 @@ Examples
 'spearman'
 """
 
-from repspace.eval._encode import EncodeFn, TextCache, as_encode
+from repspace.eval._encode import EncodeFn, TextCache, as_encode, as_query_encode
 from repspace.eval._results import TaskResult
 from repspace.eval.compression import Codec, parse_dims, parse_precisions, plot_tradeoff, sweep_codecs, tradeoff_rows
 from repspace.eval.labels import LabelledTexts, classification, clustering, load_labelled
@@ -27,7 +27,7 @@ from repspace.eval.sts import StsPairs, load_sts, sts, sts_scores
 from repspace.eval.words import Analogies, WordPairs, WordVectors, analogy, load_analogies, load_word_pairs, wordsim
 
 __all__ = [
-    "TaskResult", "EncodeFn", "TextCache", "as_encode",
+    "TaskResult", "EncodeFn", "TextCache", "as_encode", "as_query_encode",
     "StsPairs", "load_sts", "sts", "sts_scores",
     "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",

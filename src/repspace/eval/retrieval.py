@@ -1,8 +1,9 @@
 """Retrieval: do a query's nearest documents include the ones judged relevant?
 
 Data comes in the BEIR layout (a folder with ``corpus.jsonl``, ``queries.jsonl``
-and ``qrels/<split>.tsv``). Queries and documents are embedded, documents are
-ranked by cosine similarity (exact search, or an HNSW graph when asked), and
+and ``qrels/<split>.tsv``). Queries and documents are embedded (queries with the
+encoder's query side, ``encode_queries``, when it has one: see
+:func:`retrieval`), documents are ranked by cosine similarity (exact search, or an HNSW graph when asked), and
 the run is scored with trec_eval's definitions (:mod:`repspace.eval.ranking`):
 ``ndcg_at_10`` is the main score, beside ``ndcg_at_100``, ``recall_at_10``,
 ``recall_at_100``, ``precision_at_10``, ``mrr_at_10`` and ``map_at_100``.
@@ -20,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from repspace.errors import InputError
-from repspace.eval._encode import as_encode
+from repspace.eval._encode import as_encode, as_query_encode
 from repspace.eval._results import TaskResult
 from repspace.eval.ranking import ranking_scores
 from repspace.search.exact import exact_search, normalize_rows
@@ -380,13 +381,18 @@ def retrieval(
     name: str | None = None,
     lexical: str | None = None,
     lexical_weight: float = 1.0,
+    encode_queries: Any = None,
 ) -> TaskResult:
     """Score an encoder on a retrieval data set (BEIR layout).
 
     Parameters
     ----------
     encode : callable or object with ``encode``
-        Texts to vectors; the documents go to it in one call, the queries in another.
+        Texts to vectors; the documents go to it in one call. When it also
+        has an ``encode_queries`` method (a repspace
+        :class:`~repspace.encoders.Encoder`, a
+        :class:`~repspace.eval.TextCache`), the queries go to that, in
+        another call; otherwise to ``encode`` as well.
     data : BeirData, str or Path
         From :func:`load_beir`, or a BEIR folder to load.
     codec : Codec, optional
@@ -409,6 +415,10 @@ def retrieval(
         top ``k`` of each list), as ``repspace search --hybrid`` does.
     lexical_weight : float
         Weight of the BM25 list in the hybrid fusion (the dense list has 1).
+    encode_queries : callable or object with ``encode``, optional
+        The query side, given explicitly (it wins over
+        ``encode.encode_queries``): for an asymmetric model passed as two
+        plain functions, or a query side that went through a transform.
 
     Returns
     -------
@@ -426,6 +436,15 @@ def retrieval(
     ('retrieval:toy', 'ndcg_at_10', 1.0)
     >>> r.info["n_documents"], r.info["index"]
     (3, 'exact')
+
+    An asymmetric model: queries and documents are embedded apart.
+
+    >>> docs_side = lambda texts: np.array([[t.count("cat"), 1.0] for t in texts])
+    >>> wrong_side = lambda texts: np.array([[0.0, 1.0] for t in texts])
+    >>> retrieval(docs_side, data, encode_queries=docs_side).main_score
+    1.0
+    >>> retrieval(docs_side, data, encode_queries=wrong_side).main_score < 1.0
+    True
     """
     t0 = time.perf_counter()
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -445,9 +464,8 @@ def retrieval(
                 "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
         return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
                           time.perf_counter() - t0, info)
-    enc = as_encode(encode)
-    docs = enc(list(data.corpus_texts))
-    queries = enc(list(data.query_texts))
+    docs = as_encode(encode)(list(data.corpus_texts))
+    queries = as_query_encode(encode, encode_queries)(list(data.query_texts))
     if docs.shape[1] != queries.shape[1]:
         raise InputError(f"documents were encoded to {docs.shape[1]} dimensions but queries to {queries.shape[1]}")
     info: dict[str, Any] = {

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from repspace.errors import InputError
+from repspace.eval._encode import as_encode, as_query_encode
 from repspace.eval._results import TaskResult
 from repspace.eval.ranking import ranking_scores
 from repspace.eval.retrieval import CUTOFFS, MAIN_METRIC, SCORE_KEYS, BeirData
@@ -312,12 +313,14 @@ def hubness_info(result: HubnessResult, of: str) -> dict[str, Any]:
 
 def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData, method: str, *,
                       kappa: int = DEFAULT_KAPPA, codec: Any = None, k: int = 100,
-                      name: str | None = None) -> TaskResult:
+                      name: str | None = None, encode_queries: Any = None) -> TaskResult:
     """Retrieval ranked by a hubness-reduced similarity (every document scored for every query, exactly).
 
     The documents' statistics come from their ``kappa`` nearest documents (cosine),
     the queries' from their ``kappa`` nearest documents. A codec, when given, is
     fitted on the documents and applied to both first (as :func:`repspace.eval.retrieval` does).
+    Queries are embedded by their own side, as :func:`repspace.eval.retrieval` does:
+    ``encode_queries`` if given, else ``encode.encode_queries`` if it has one, else ``encode``.
 
     Returns
     -------
@@ -335,8 +338,8 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     """
     method = parse_hubness(method) or "csls"
     t0 = time.perf_counter()
-    docs = np.asarray(encode(list(data.corpus_texts)), dtype=np.float32)
-    queries = np.asarray(encode(list(data.query_texts)), dtype=np.float32)
+    docs = as_encode(encode)(list(data.corpus_texts))
+    queries = as_query_encode(encode, encode_queries)(list(data.query_texts))
     if docs.shape[1] != queries.shape[1]:
         raise InputError(f"documents were encoded to {docs.shape[1]} dimensions but queries to {queries.shape[1]}")
     info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "exact",

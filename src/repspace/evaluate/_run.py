@@ -174,6 +174,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     from_space = _documents_from_space(subject, data) if task == "retrieval" else 0
     repair: dict[str, Any] = {}
     encode: Any = subject.encode
+    # retrieval's queries go to the encoder's query side (e5: "query: "), cached apart from documents
+    encode_queries: Any = getattr(subject.encode, "encode_queries", subject.encode)
     fitted = None
     rows = what = None
     if spec is not None or measure_hubness is not None:
@@ -182,6 +184,7 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
             fitted = fit_transform(spec, rows, fitted_on=what)
             rows = fitted.transform(rows)
             encode = fitted.encode(subject.encode)
+            encode_queries = fitted.encode(encode_queries)
             repair.update(fitted.info())
         if measure_hubness is not None:
             hub = neighbour_hubness(rows, measure_hubness, reduction=method, kappa=kappa)
@@ -189,10 +192,10 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     if task == "sts":
         result = sts(encode, data, codec=codec)
     elif task == "retrieval" and method is not None:
-        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec)
+        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec, encode_queries=encode_queries)
     elif task == "retrieval":
         result = retrieval(encode, data, codec=codec, index=index, lexical=lexical,
-                           lexical_weight=lexical_weight)
+                           lexical_weight=lexical_weight, encode_queries=encode_queries)
     elif task in ("wordsim", "analogy"):
         words = _word_source(subject)
         if fitted is not None:

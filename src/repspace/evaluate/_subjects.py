@@ -5,6 +5,11 @@ A :class:`Subject` hands the tasks an ``encode`` callable backed by a
 run whatever the number of tasks, splits and compression settings. For
 ``--layer all`` every layer comes from the same forward pass: one cache holds
 the layers side by side and each layer's subject reads its slice.
+
+Search queries (retrieval) are embedded with ``subject.encode.encode_queries``:
+for an asymmetric encoder (``e5``) that is the encoder's query side, with cache
+entries of its own, so a query and a document of the same text keep their
+different vectors; for a symmetric one, queries and documents share entries.
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ class Subject:
         Recorded with every result: ``encoder`` and ``layer``, or ``space``
         and ``generation``.
     encode : TextCache
-        Texts to vectors, each distinct text embedded once.
+        Texts to vectors, each distinct text embedded once; documents by
+        calling it, search queries with its ``encode_queries``.
     space : Space or None
         The stored space, for a space subject.
     dim : int
@@ -105,6 +111,12 @@ def encoder_subjects(spec: str, *, layer: int | str | Sequence[int] | None = Non
     >>> a, b = (s.encode(["a cat"]) for s in subs)
     >>> a.shape, bool((a != b).any()), subs[0].encode.n_encoded
     ((1, 384), True, 1)
+
+    An asymmetric encoder embeds queries on their own side:
+
+    >>> [e5] = encoder_subjects("e5")
+    >>> e5.encode.asymmetric, e5.info["provenance"]["prompt"]
+    (True, 'passage: ')
     """
     options = dict(options or {})
     several = layer == "all" or (isinstance(layer, Sequence) and not isinstance(layer, str))
@@ -113,9 +125,11 @@ def encoder_subjects(spec: str, *, layer: int | str | Sequence[int] | None = Non
     enc = get_encoder(spec, **options)
     if not several:
         fn = _encode_fn(enc.encode, batch_size, progress, "encode")
+        queries = _encode_fn(enc.encode_queries, batch_size, progress, "encode queries") if enc.asymmetric else None
         prov = enc.provenance()
         info = {"encoder": spec, "layer": prov.get("layer"), "provenance": prov}
-        return [Subject(spec if layer is None else f"{spec}@{layer}", info, TextCache(fn), enc.dim)]
+        return [Subject(spec if layer is None else f"{spec}@{layer}", info, TextCache(fn, encode_queries=queries),
+                        enc.dim)]
     if not isinstance(enc, LayeredEncoder):
         raise InputError(f"--layer {'all' if layer == 'all' else 'with several layers'} needs a layered "
                          f"encoder such as hf-layers:<folder>; {spec} gives one vector per text")
@@ -141,7 +155,17 @@ class _LayerView(TextCache):
         self.shared, self.index, self.dim = shared, index, dim
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        block = self.shared(texts)
+        return self._slice(self.shared(texts))
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Queries: the shared cache's query side (layered encoders embed queries as documents)."""
+        return self._slice(self.shared.encode_queries(texts))
+
+    @property
+    def asymmetric(self) -> bool:  # type: ignore[override]
+        return self.shared.asymmetric
+
+    def _slice(self, block: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(block[:, self.index * self.dim:(self.index + 1) * self.dim])
 
     @property
@@ -160,7 +184,9 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
     Texts of the task that the space does not hold are embedded with the
     space's own encoder (re-created from its provenance, fingerprint checked)
     when it has one; a space of precomputed vectors can only answer for the
-    texts it holds.
+    texts it holds. The stored vectors are documents: when the space's
+    encoder is asymmetric (``e5``), search queries are always embedded with
+    its query side, even a query whose text the space holds.
 
     Parameters
     ----------
@@ -189,7 +215,7 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
             break
     else:
         raise InputError(f"space {name} kept changing while it was read; try again")
-    fallback = None
+    fallback = fallback_queries = None
     reason = ""
     if encode_missing:
         try:
@@ -197,6 +223,8 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
 
             enc = encoder_for_space(space)
             fallback = _encode_fn(enc.encode, batch_size, progress, "encode")
+            if enc.asymmetric:
+                fallback_queries = _encode_fn(enc.encode_queries, batch_size, progress, "encode queries")
         except RepspaceError as e:
             reason = str(e)
     if fallback is None:
@@ -207,7 +235,8 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
                              f"(first: {texts[0][:60]!r}) and cannot embed them{why}")
 
     with_text = [i for i, it in enumerate(items) if it.text is not None]
-    cache = TextCache.from_vectors([items[i].text for i in with_text], vectors[with_text], fallback=fallback)
+    cache = TextCache.from_vectors([items[i].text for i in with_text], vectors[with_text], fallback=fallback,
+                                   fallback_queries=fallback_queries)
     sub_info = {"space": name, "space_uid": space.uid, "generation": info.generation, "count": len(items),
                 "provenance": space.provenance}
     return Subject(f"space {name}", sub_info, cache, space.dim, space=space, ids=[it.id for it in items],

@@ -249,8 +249,9 @@ def search_space(
     Parameters
     ----------
     query : str or array, optional
-        A text (embedded with the space's own encoder, from its provenance) or
-        a vector of the space's dimension.
+        A text (embedded with the query side, ``encode_queries``, of the
+        space's own encoder, from its provenance) or a vector of the space's
+        dimension.
     id : str, optional
         Search with the stored vector of this item; the item itself is left out.
     k, where, method, ef, hnsw, index : see :func:`knn`.
@@ -271,8 +272,8 @@ def search_space(
         :mod:`repspace.search.hubness_index`).
     kappa : int
         Neighbourhood size of those statistics.
-    encoder : an :class:`~repspace.encoders.Encoder` to embed a text query
-        (default: re-created from the space's provenance).
+    encoder : an :class:`~repspace.encoders.Encoder` to embed a text query with its
+        ``encode_queries`` (default: re-created from the space's provenance).
     explain : also return the :class:`SearchPlan`.
 
     Returns
@@ -308,7 +309,8 @@ def search_space(
                 from repspace.transforms import encoder_for_space
 
                 encoder = encoder_for_space(space)
-            vec = encoder.encode([query])
+            # the query side of the encoder (e5 embeds queries with 'query: ', documents with 'passage: ')
+            vec = (getattr(encoder, "encode_queries", None) or encoder.encode)([query])
         k_ask = k
     elif query is None:
         raise InputError("give a query text, a vector or an id")

@@ -47,6 +47,9 @@ def stored_transforms(space: Space) -> list[Transform]:
 class TransformedEncoder(Encoder):
     """An encoder followed by a fitted chain of transforms.
 
+    Documents (:meth:`encode`) and queries (:meth:`encode_queries`) go
+    through their own side of the base encoder, then the same chain.
+
     Parameters
     ----------
     base : Encoder
@@ -63,6 +66,8 @@ class TransformedEncoder(Encoder):
     >>> v = enc.encode(["a cat"])
     >>> v.shape, round(float(np.linalg.norm(v)), 5)
     ((1, 64), 1.0)
+    >>> bool(np.allclose(enc.encode_queries(["a cat"]), v))  # static is symmetric
+    True
     """
 
     def __init__(self, base: Encoder, chain: Sequence[Transform]) -> None:
@@ -79,6 +84,14 @@ class TransformedEncoder(Encoder):
 
     def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
         return apply_chain(self.chain, self.base.encode(texts, batch_size=batch_size, progress=progress))
+
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+        return apply_chain(self.chain, self.base.encode_queries(texts, batch_size=batch_size, progress=progress))
+
+    @property
+    def asymmetric(self) -> bool:
+        """That of the base encoder (the chain is the same for queries and documents)."""
+        return self.base.asymmetric
 
     def provenance(self) -> dict[str, Any]:
         return {**self.base.provenance(), "transforms": transforms_provenance(self.chain),
