@@ -85,6 +85,10 @@ def test_workflow_and_command_with_the_same_model_on_both_sides(capsys):
                  "procrustes", "--repeats", "1", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["rows"][2]["n_pairs"] == 100
+    code = main(["upgrade-check", "static", "static", "--data", str(CRANFIELD), "--pairs", "100,all", "--methods",
+                 "procrustes", "--repeats", "2"])
+    text = capsys.readouterr().out
+    assert code == 0 and "mapped: procrustes" in text and "± " in text and "1,400 pairs" in text
     code = main(["upgrade-check", "static", "static", "--data", str(CRANFIELD), "--methods", "nope"])
     err = capsys.readouterr().err
     assert code != 0 and len(err.strip().splitlines()) == 1 and "unknown upgrade method" in err

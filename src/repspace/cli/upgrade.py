@@ -53,18 +53,20 @@ def upgrade_check_cmd(
         print_json(r.to_dict())
         return
     counts = r.pair_counts
-    table = Table("setting", *[f"{c:,} pairs" for c in counts],
+    table = Table("setting", "no map", *[f"{c:,} pairs" for c in counts],
                   title=f"nDCG@10 on {escape(str(r.info.get('data')))} ({r.n_queries:,} queries, "
                         f"{r.n_documents:,} documents): {escape(old)} → {escape(new)}")
     blank = [""] * len(counts)
-    table.add_row(f"old: {escape(old)} queries, old index", f"{r.row('old').ndcg_at_10:.4f}", *blank[1:])
-    table.add_row(f"new: {escape(new)} re-indexed", f"{r.row('new').ndcg_at_10:.4f}", *blank[1:])
+    table.add_row(f"old ({escape(old)})", f"{r.row('old').ndcg_at_10:.4f}", *blank)
+    table.add_row(f"new ({escape(new)}), re-indexed", f"{r.row('new').ndcg_at_10:.4f}", *blank)
     for method in r.methods:
         cells = []
         for c in counts:
             row = r.row("mapped", method, c)
             cells.append(f"{row.ndcg_at_10:.4f}" + (f" ± {row.ndcg_at_10_sd:.4f}" if row.runs > 1 else ""))
-        table.add_row(f"new queries mapped into old ({method})", *cells)
+        table.add_row(f"mapped: {method}", "", *cells)
     out.print(table)
+    out.print("mapped = new-model queries sent through a map (fitted on the paired documents) into the old index; "
+              "mean ± sd over the seeded samples")
     if r.skipped_pairs:
         out.print(f"- pair counts not below the corpus size skipped: {', '.join(map(str, r.skipped_pairs))}")
