@@ -40,6 +40,7 @@ def upgrade_check(
     split: str = "test",
     index: str | None = None,
     batch_size: int = 64,
+    restarts: int = 1,
     progress: PhaseProgress | None = None,
 ) -> UpgradeCheck:
     """Embed ``data`` with the ``old`` and ``new`` encoders and measure whether mapped new queries can search the old index.
@@ -51,7 +52,7 @@ def upgrade_check(
         and ``e5`` or ``model2vec:<folder>``.
     data : str, Path or BeirData
         A BEIR folder (corpus, queries, qrels) or loaded data.
-    pairs, methods, repeats, seed, index
+    pairs, methods, repeats, seed, index, restarts
         As :func:`repspace.eval.upgrade.upgrade_retrieval`.
     split : str
         The qrels split of a folder.
@@ -89,7 +90,7 @@ def upgrade_check(
 
     r = upgrade_retrieval(vectors["queries_old"], vectors["documents_old"], vectors["queries_new"],
                           vectors["documents_new"], data, pairs=pairs, methods=methods, repeats=repeats, seed=seed,
-                          index=index, progress=fitted)
+                          index=index, restarts=restarts, progress=fitted)
     r.info.update(data=data.name, split=data.split, old=encoders["old"].provenance(),
                   new=encoders["new"].provenance())
     return r

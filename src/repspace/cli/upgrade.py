@@ -28,6 +28,8 @@ def upgrade_check_cmd(
     split: Annotated[str, typer.Option(help="The qrels split.")] = "test",
     index: Annotated[str | None, typer.Option(help="exact (default) or hnsw<M>[,ef<E>].")] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
+    restarts: Annotated[int, typer.Option(help="Starts of each unsupervised fit (the best objective is kept).")] =
+        1,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Retrieval nDCG@10 of the old model, the new model re-indexed, and new queries mapped into the old index.
@@ -48,7 +50,8 @@ def upgrade_check_cmd(
     method_list = [m.strip() for m in methods.split(",") if m.strip()]
     with progress_bar(json) as bar:
         r = upgrade_check(old, new, data, pairs=parse_pairs(pairs), methods=method_list, repeats=repeats, seed=seed,
-                          split=split, index=index, batch_size=batch_size, progress=bar)
+                          split=split, index=index, batch_size=batch_size, restarts=restarts,
+                          progress=bar)
     if json:
         print_json(r.to_dict())
         return

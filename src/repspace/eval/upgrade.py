@@ -154,6 +154,7 @@ def upgrade_retrieval(
     repeats: int = 3,
     seed: int = 0,
     index: str | None = None,
+    restarts: int = 1,
     progress: Any = None,
 ) -> UpgradeCheck:
     """Retrieval quality of the old model, the new one re-indexed, and new queries mapped into the old index.
@@ -177,6 +178,9 @@ def upgrade_retrieval(
     seed : int
     index : str, optional
         Search index spec of :func:`~repspace.eval.retrieval_from_vectors`.
+    restarts : int
+        Starts of each ``unsupervised`` fit (``Unsupervised(n_restarts=...)``;
+        the best objective is kept).
     progress : callable, optional
         ``progress(done, total)`` after each fit.
 
@@ -238,7 +242,8 @@ def upgrade_retrieval(
                     q, d = rel.transform_source(qn), rel.transform_target(do)
                 else:
                     if method == "unsupervised":  # the same documents, their pairing withheld
-                        model: Any = Unsupervised(random_state=seed + r).fit(dn[take], do[rng.permutation(take)])
+                        model: Any = Unsupervised(n_restarts=restarts, random_state=seed + r)
+                        model.fit(dn[take], do[rng.permutation(take)])
                     else:
                         model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(dn[take], do[take])
                     q, d = model.transform(qn), do
@@ -251,6 +256,7 @@ def upgrade_retrieval(
             rows.append(UpgradeRow("mapped", method, c, float(np.mean(ndcg)),
                                    float(np.std(ndcg, ddof=1)) if runs > 1 else 0.0, float(np.mean(recall)), runs,
                                    time.perf_counter() - t0))
-    info = {"repeats": repeats, "seed": seed, "index": index or "exact", "methods": list(methods),
+    info = {"repeats": repeats, "restarts": restarts, "seed": seed, "index": index or "exact",
+            "methods": list(methods),
             "seconds": time.perf_counter() - t_start}
     return UpgradeCheck(n, data.n_queries, rows, skipped, info)
