@@ -165,11 +165,16 @@ class Encoder(ABC):
         >>> sum(done)
         2
         """
+        return self._checked(self._encode, texts, batch_size, progress)
+
+    def _checked(self, run: Callable[..., np.ndarray], texts: Sequence[str], batch_size: int,
+                 progress: Progress | None) -> np.ndarray:
+        """The checks of :meth:`encode` and :meth:`encode_queries` around one of their engines."""
         items = check_texts(texts)
         check_batch_size(batch_size)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = self._encode(items, batch_size=batch_size, progress=progress)
+        out = run(items, batch_size=batch_size, progress=progress)
         return finish(out, (len(items), self.dim), self.spec)
 
     @abstractmethod
@@ -222,12 +227,7 @@ class Encoder(ABC):
         >>> q.shape, bool(np.array_equal(q, enc.encode(["a cat on a mat"])))
         ((1, 64), True)
         """
-        items = check_texts(texts)
-        check_batch_size(batch_size)
-        if not items:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        out = self._encode_queries(items, batch_size=batch_size, progress=progress)
-        return finish(out, (len(items), self.dim), self.spec)
+        return self._checked(self._encode_queries, texts, batch_size, progress)
 
     def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
         """Encode a non-empty list of queries; by default exactly as documents (:meth:`_encode`)."""
