@@ -23,6 +23,20 @@ __all__ = ["DEFAULT_ALPHAS", "Procrustes", "RidgeMap"]
 DEFAULT_ALPHAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0)
 
 
+def padded_rotation(cross: np.ndarray) -> np.ndarray:
+    """The orthogonal ``W`` maximising ``tr(Wᵀ·cross)``: ``UVᵀ`` from the SVD of ``cross`` zero-padded to square.
+
+    ``cross`` is ``XᵀY`` (``d_x × d_y``); the top-left ``d_x × d_y`` block of the
+    ``d × d`` rotation (``d = max(d_x, d_y)``) is returned, float64.
+    """
+    dx, dy = cross.shape
+    d = max(dx, dy)
+    padded = np.zeros((d, d))
+    padded[:dx, :dy] = cross
+    u, _, vt = np.linalg.svd(padded)
+    return np.ascontiguousarray((u @ vt)[:dx, :dy])
+
+
 class Procrustes(Map):
     """Orthogonal Procrustes: the rotation that best carries the centred source pairs onto the targets.
 
@@ -69,13 +83,8 @@ class Procrustes(Map):
         for name, t in (("X", tx), ("Y", ty)):
             if not t > 0.0:
                 raise InputError(f"Procrustes: every row of {name} is the same; there is nothing to rotate")
-        dx, dy = cross.shape
-        d = max(dx, dy)
-        padded = np.zeros((d, d))
-        padded[:dx, :dy] = cross
-        u, _, vt = np.linalg.svd(padded)
         self.mean_x_, self.mean_y_ = mx, my
-        self.W_ = np.ascontiguousarray((u @ vt)[:dx, :dy])
+        self.W_ = padded_rotation(cross)
 
     def inverse_transform(self, Y: Any) -> np.ndarray:
         """Map target rows back into the source space, ``(y − mean_y_) W_ᵀ + mean_x_``; float32."""

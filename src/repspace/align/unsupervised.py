@@ -44,7 +44,9 @@ from typing import Any, Self
 import numpy as np
 
 from repspace.align._base import Map
-from repspace.align.maps import Procrustes
+from repspace.align.maps import Procrustes, padded_rotation
+from repspace.align.relative import _unit_rows
+from repspace.align.scores import _mean_top_k
 from repspace.errors import InputError
 from repspace.transforms._base import as_matrix, block64, row_blocks
 
@@ -57,15 +59,10 @@ INITS = ("profiles", "gw")
 _BLOCK = 2048
 
 
-def _unit(A: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(A, axis=1, keepdims=True)
-    return np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
-
-
 def _normalise(A: np.ndarray) -> np.ndarray:
     """Unit length, centred, unit length again (Artetxe et al. 2018); float32."""
-    A = _unit(A)
-    A = _unit(A - A.mean(axis=0))
+    A = _unit_rows(A)
+    A = _unit_rows(A - A.mean(axis=0))
     return np.ascontiguousarray(A, dtype=np.float32)
 
 
@@ -90,18 +87,6 @@ def similarity_profiles(A: Any) -> np.ndarray:
     root = (u * s) @ u.T
     root.sort(axis=1)
     return _normalise(root)
-
-
-def _mean_top_k(Q: np.ndarray, B: np.ndarray, k: int) -> np.ndarray:
-    """For each row of ``Q``, the mean of its ``k`` largest similarities to the rows of ``B``."""
-    out = np.empty(Q.shape[0], np.float32)
-    n = B.shape[0]
-    k = min(k, n)
-    for lo in range(0, Q.shape[0], _BLOCK):
-        s = Q[lo:lo + _BLOCK] @ B.T
-        top = s if k >= n else np.partition(s, n - k, axis=1)[:, n - k:]
-        out[lo:lo + _BLOCK] = top.mean(axis=1)
-    return out
 
 
 def _best(Q: np.ndarray, B: np.ndarray, r_b: np.ndarray, keep: float,
@@ -133,8 +118,8 @@ def _matching(S: np.ndarray, T: np.ndarray, *, k: int, keep: float, rng: np.rand
     two directions. Returns the pairs and the objective (mean of the rows of
     ``S``' best CSLS, ``2s − r_T(i) − r_S(j)``).
     """
-    r_t = _mean_top_k(S, T, k)  # each source row's k nearest targets
-    r_s = _mean_top_k(T, S, k)  # each target row's k nearest sources
+    r_t = _mean_top_k(S, T, k).astype(np.float32)  # each source row's k nearest targets
+    r_s = _mean_top_k(T, S, k).astype(np.float32)  # each target row's k nearest sources
     fwd, fwd_score = _best(S, T, r_s, keep, rng)
     bwd, _ = _best(T, S, r_t, keep, rng)
     objective = float(np.mean(fwd_score - r_t))
@@ -144,20 +129,19 @@ def _matching(S: np.ndarray, T: np.ndarray, *, k: int, keep: float, rng: np.rand
     else:
         src = np.concatenate([np.arange(len(fwd)), bwd])
         trg = np.concatenate([fwd, np.arange(len(bwd))])
-        key = np.unique(src * len(T) + trg)
-        src, trg = key // len(T), key % len(T)
+        src, trg = _union(src, trg, len(T))
     return src, trg, objective
 
 
 def _rotation(S: np.ndarray, T: np.ndarray) -> np.ndarray:
-    """Orthogonal ``W`` (top-left block of the zero-padded ``d × d`` rotation) minimising ``‖SW − T‖``."""
-    cross = S.astype(np.float64).T @ T.astype(np.float64)
-    dx, dy = cross.shape
-    d = max(dx, dy)
-    padded = np.zeros((d, d))
-    padded[:dx, :dy] = cross
-    u, _, vt = np.linalg.svd(padded)
-    return np.ascontiguousarray((u @ vt)[:dx, :dy], dtype=np.float32)
+    """Orthogonal ``W`` (see :func:`~repspace.align.maps.padded_rotation`) minimising ``‖SW − T‖``; float32."""
+    return padded_rotation(S.astype(np.float64).T @ T.astype(np.float64)).astype(np.float32)
+
+
+def _union(src: np.ndarray, trg: np.ndarray, n_trg: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ``(src, trg)`` pairs, sorted."""
+    key = np.unique(src * n_trg + trg)
+    return key // n_trg, key % n_trg
 
 
 class Unsupervised(Map):
@@ -350,8 +334,7 @@ class Unsupervised(Map):
         plan = np.asarray(plan)
         src = np.concatenate([np.arange(len(A)), plan.argmax(axis=0)])
         trg = np.concatenate([plan.argmax(axis=1), np.arange(len(B))])
-        key = np.unique(src * len(B) + trg)
-        return key // len(B), key % len(B)
+        return _union(src, trg, len(B))
 
     def _check_params(self) -> None:
         if self.init not in INITS:
