@@ -131,8 +131,22 @@ def knn(
     scores, rows = loaded.index.search(q, k, ef_used, allowed)
     if space.metric is Metric.L2:
         scores = np.sqrt(np.maximum(scores, 0))
-    return KnnResult(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
+    rows, scores = _score_then_row(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
+                                   space.metric)
+    return KnnResult(rows, scores,
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's results by score, equal scores to the lower row, padding (-1) last.
+
+    FAISS leaves equal distances in the order its graph search met them, which depends on the
+    graph and so on FAISS's SIMD level; exact search puts them by row.
+    """
+    real = rows >= 0
+    key = np.where(real, scores if metric is Metric.L2 else -scores, np.inf)
+    order = np.lexsort((np.where(real, rows, np.iinfo(np.int64).max), key), axis=-1)
+    return np.take_along_axis(rows, order, axis=1), np.take_along_axis(scores, order, axis=1)
 
 
 def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_mask: bool) -> np.ndarray | None:

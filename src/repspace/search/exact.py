@@ -168,12 +168,17 @@ def _blocked_search(
 
 
 def _rescore(q: np.ndarray, xb: np.ndarray, l2: bool) -> np.ndarray:
-    """Pairwise float64 scores of one query against some rows: q·x, or −‖q − x‖²."""
+    """Pairwise float64 scores of one query against some rows: q·x, or −‖q − x‖².
+
+    Computed by ``einsum``, one fixed summation per row, as in :func:`_rescore_rows`: a BLAS
+    matrix-vector product rounds a row differently by where it sits (and by CPU), which gave
+    duplicate rows unequal scores and broke the lower-row tie rule.
+    """
     q64, x64 = q.astype(np.float64), xb.astype(np.float64)
     if l2:
         diff = x64 - q64
         return -np.einsum("ij,ij->i", diff, diff)
-    return x64 @ q64
+    return np.einsum("ij,j->i", x64, q64)
 
 
 def _block_top_k(

@@ -78,6 +78,8 @@ FETCH_ENTRIES = 64 * 1024 * 1024
 #: Candidates whose float32 rescoring key is within this relative distance of the k-th are
 #: rescored in float64 before the final order is taken (float32 rounding is far below it).
 TIE_BAND = 1e-4
+#: Largest float64 block (rows × dim) held while projecting onto the PCA subspace (64 MiB).
+PROJECT_ENTRIES = 8 * 1024 * 1024
 #: FAISS scalar quantizer of each ``codes`` choice of a spec.
 _QTYPE = {"int8": faiss.ScalarQuantizer.QT_8bit, "fp16": faiss.ScalarQuantizer.QT_fp16}
 
@@ -284,7 +286,7 @@ class FunnelIndex:
             x = np.ascontiguousarray(x[:, : sp.dims])
         elif sp.kind == "pca":
             assert self._proj is not None
-            x = np.ascontiguousarray(x @ self._proj.T, dtype=np.float32)
+            x = _project(x, self._proj)
         else:
             return x
         return normalize_rows(x) if self.metric is Metric.COSINE else x
@@ -829,6 +831,22 @@ def _each(fn: Callable[[int], None], starts: range) -> None:
     else:
         for lo in starts:
             fn(lo)
+
+
+def _project(x: np.ndarray, proj: np.ndarray) -> np.ndarray:
+    """``x @ proj.T`` as C-contiguous float32, computed in float64 a block of rows at a time.
+
+    A float32 product rounds a row by where it sits in the batch and by CPU (the BLAS
+    kernel), which gave duplicate vectors codes an ulp apart: a first stage then shortlisted
+    copies by that noise instead of by row. The float64 product rounded to float32 gives
+    every copy the same code on every CPU.
+    """
+    out = np.empty((x.shape[0], proj.shape[0]), dtype=np.float32)
+    p64 = proj.T.astype(np.float64)
+    step = max(1, PROJECT_ENTRIES // max(1, x.shape[1]))
+    for lo in range(0, x.shape[0], step):
+        out[lo : lo + step] = x[lo : lo + step].astype(np.float64) @ p64
+    return out
 
 
 def _nbits(dim: int) -> int:

@@ -71,6 +71,9 @@ _METHOD_ALIASES = {"mp": "mutual-proximity", "mutual_proximity": "mutual-proximi
                    "local_scaling": "local-scaling"}
 #: Largest block of (query, base) scores held at once, in float64 entries (32 MiB per array).
 BLOCK_ENTRIES = 4 * 1024 * 1024
+#: Relative width of the band below each query's k-th key (from a BLAS matrix product)
+#: whose items the exact search scores again pair by pair; float64 rounding is ~1e-16.
+TIE_BAND = 1e-6
 #: Floor on σ (local scaling) and on the standard deviation (mutual proximity), so a
 #: neighbourhood of exact duplicates (σ = 0) gives finite scores instead of NaN.
 SCALE_FLOOR = 1e-12
@@ -447,7 +450,14 @@ def rescore(raw: Any, method: str, metric: Metric | str, query_stats: NeighbourS
 
 def _exact(q: np.ndarray, x: np.ndarray, k: int, method: str, metric: Metric,
            qst: NeighbourStatistics, bst: NeighbourStatistics) -> tuple[np.ndarray, np.ndarray]:
-    """Every base item scored for every query, in blocks of queries."""
+    """Every base item scored for every query, in blocks of queries.
+
+    A float64 matrix product ranks every item; each query's items within
+    :data:`TIE_BAND` of its k-th key are then scored again pair by pair
+    (:func:`_rerank`), which decides the result. BLAS rounds an entry differently
+    by where it sits and by CPU, so ranking on the product alone gave duplicates
+    unequal keys (breaking the lower-row tie rule) and a CPU-dependent order.
+    """
     m, n = q.shape[0], x.shape[0]
     x64 = x.astype(np.float64)
     x_sq = np.einsum("ij,ij->i", x64, x64) if metric is Metric.L2 else None
@@ -461,10 +471,9 @@ def _exact(q: np.ndarray, x: np.ndarray, k: int, method: str, metric: Metric,
         if x_sq is not None:  # ‖q − b‖² by expansion, in float64
             d2 = np.einsum("ij,ij->i", q64, q64)[:, None] - 2.0 * raw + x_sq[None, :]
             raw = np.sqrt(np.maximum(d2, 0.0))
-        key = _key(raw, method, metric, _take(qst, rows), bst)
-        idx = _top_k(key, k)
-        out_i[rows] = idx
-        out_s[rows] = _report(np.take_along_axis(key, idx, axis=1), method)
+        qst_rows = _take(qst, rows)
+        cand = _band(_key(raw, method, metric, qst_rows, bst), k)
+        out_s[rows], out_i[rows] = _rerank(q[rows], x, cand, k, method, metric, qst_rows, bst)
     return out_s, out_i
 
 
@@ -509,20 +518,19 @@ def _report(key: np.ndarray, method: str) -> np.ndarray:
     return (key if method == "csls" else np.exp(key)).astype(np.float32)
 
 
-def _top_k(key: np.ndarray, k: int) -> np.ndarray:
-    """Columns of the k largest keys per row, by (key desc, column asc)."""
+def _band(key: np.ndarray, k: int) -> np.ndarray:
+    """Columns of each row's largest keys: the top ``k`` and every key within :data:`TIE_BAND`
+    of the k-th, padded with the next largest to one width for all rows (``(m, width)``)."""
     m, n = key.shape
     if k >= n:
-        idx = np.broadcast_to(np.arange(n), (m, n))
-    else:
-        idx = np.argpartition(-key, k - 1, axis=1)[:, :k]
-        kth = np.take_along_axis(key, idx, axis=1).min(axis=1)
-        crowded = np.flatnonzero((key >= kth[:, None]).sum(axis=1) > k)
-        for r in crowded:  # ties at the k-th place: the lower columns win
-            cols = np.flatnonzero(key[r] >= kth[r])
-            idx[r] = cols[np.lexsort((cols, -key[r, cols]))[:k]]
-    order = np.lexsort((idx, -np.take_along_axis(key, idx, axis=1)), axis=-1)
-    return np.take_along_axis(idx, order, axis=1)
+        return np.broadcast_to(np.arange(n), (m, n))
+    kth = -np.partition(-key, k - 1, axis=1)[:, k - 1]
+    with np.errstate(invalid="ignore"):  # -inf keys: nothing below them to add
+        low = kth - TIE_BAND * (np.abs(kth) + 1.0)
+        width = max(k, int((key >= low[:, None]).sum(axis=1).max()))
+    if width >= n:
+        return np.broadcast_to(np.arange(n), (m, n))
+    return np.argpartition(-key, width - 1, axis=1)[:, :width]
 
 
 def _take(st: NeighbourStatistics, rows: slice) -> NeighbourStatistics:

@@ -74,10 +74,12 @@ def mmr(
     if metric is Metric.COSINE:
         q = _unit(q[None, :])[0]
         x = _unit(x)
+    # Products by einsum, one fixed summation per candidate: a BLAS matrix-vector product rounds
+    # a row differently by where it sits (and by CPU), so duplicates would not tie exactly.
     if metric is Metric.L2:
         rel = -np.sqrt(((x - q) ** 2).sum(axis=1))
     else:
-        rel = x @ q
+        rel = np.einsum("ij,j->i", x, q)
     n = len(rows)
     kk = min(int(k), n)
     picked = np.empty(kk, np.int64)
@@ -92,7 +94,7 @@ def mmr(
         if metric is Metric.L2:
             sim = -np.sqrt(((x - x[j]) ** 2).sum(axis=1))
         else:
-            sim = x @ x[j]
+            sim = np.einsum("ij,j->i", x, x[j])
         closest = sim if step == 0 else np.maximum(closest, sim)
     out = rel[picked]
     return rows[picked], (-out if metric is Metric.L2 else out).astype(np.float32)

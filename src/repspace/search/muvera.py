@@ -38,7 +38,9 @@ Why this is written here: no library on the dependency list makes FDEs
 (google/graph-mining's reference code is a C++/Python research tool, not a
 package). The encodings are vectorised with numpy over every token of a
 batch of documents; Chamfer scores are blocked matrix products with
-segment maxima (``np.maximum.reduceat``). :class:`MultiVectorIndex` searches
+segment maxima (``np.maximum.reduceat``), and each query's best are scored
+again in float64, one pair at a time, so that order and ties do not depend on
+the CPU (:data:`TIE_BAND`). :class:`MultiVectorIndex` searches
 the FDEs exactly with :func:`repspace.search.exact.exact_search` (fine for
 thousands of documents; a larger corpus would put them in an HNSW index).
 
@@ -82,6 +84,10 @@ __all__ = [
 MAX_K_SIM = 16
 #: Working-set budget, in array entries, of one batch of tokens (FDE batches, Chamfer blocks).
 BATCH_ENTRIES = 4 * 1024 * 1024
+#: Documents whose Chamfer score from float32 matrix products is among a query's best ``k`` or
+#: within this relative distance of the k-th are scored again in float64 before the final order
+#: is taken (float32 rounding of a sum of dot products is far below it).
+TIE_BAND = 1e-4
 
 
 def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> int | None:
@@ -261,12 +267,18 @@ def _encode(config: FDEConfig, token_sets: Any, documents: bool) -> np.ndarray:
         if counts.sum() == 0:
             continue  # items without vectors encode to zeros
         x = np.concatenate(sets[lo:hi])  # (N, dim): every token of the batch
+        x64 = x.astype(np.float64)
         owner = np.repeat(np.arange(hi - lo), counts)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         for rep in range(config.reps):
-            bits = (x @ draws.simhash[rep]) > 0  # (N, k_sim)
+            # Products in float64 (the projection then rounded to float32): a float32 product
+            # rounds a token by its place in the batch and by CPU, which moved a token lying
+            # within that of a hyperplane to another partition and gave copies of a document
+            # FDEs an ulp apart, so the FDE search shortlisted copies by noise, not by row.
+            bits = (x64 @ draws.simhash[rep].astype(np.float64)) > 0  # (N, k_sim)
             part = bits.astype(np.int64) @ powers  # (N,) partition of each token
-            proj = x if draws.projection[rep] is None else x @ draws.projection[rep]  # (N, block)
+            proj = x if draws.projection[rep] is None else (
+                x64 @ draws.projection[rep].astype(np.float64)).astype(np.float32)  # (N, block)
             key = owner * parts + part
             order = np.argsort(key, kind="stable")
             sorted_key = key[order]
@@ -484,10 +496,51 @@ def chamfer_scores(query_tokens: np.ndarray, docs: Sequence[np.ndarray]) -> np.n
     return scores
 
 
-def _top_k(scores: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The best ``k`` of each row by (score desc, document index asc)."""
-    order = np.lexsort((rows, -scores), axis=-1)[:, :k]
-    return np.take_along_axis(scores, order, axis=1).astype(np.float32), np.take_along_axis(rows, order, axis=1)
+def _chamfer64(query: np.ndarray, tokens: np.ndarray, offsets: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """Chamfer similarity of one query against documents ``docs``, in float64, one pair at a time.
+
+    ``einsum`` sums every dot product in one fixed order, so a document's score does not
+    depend on where it sits or on the CPU (a BLAS product's rounding does): duplicates tie
+    exactly. An empty query scores 0, an empty document ``-inf``.
+    """
+    q64 = query.astype(np.float64)
+    out = np.empty(len(docs), dtype=np.float64)
+    for j, doc in enumerate(docs.tolist()):
+        doc_tokens = tokens[offsets[doc] : offsets[doc + 1]]
+        if not len(q64):
+            out[j] = 0.0
+        elif not len(doc_tokens):
+            out[j] = -np.inf
+        else:
+            out[j] = np.einsum("id,jd->ij", q64, doc_tokens.astype(np.float64)).max(axis=1).sum()
+    return out
+
+
+def _settle(
+    queries: list[np.ndarray], tokens: np.ndarray, offsets: np.ndarray, approx: np.ndarray, rows: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The best ``k`` of each query's documents ``rows`` by (Chamfer score desc, document asc).
+
+    ``approx`` are the documents' scores from float32 matrix products, ``(m, c)`` like
+    ``rows``. Each query's best ``k`` by them and every document within :data:`TIE_BAND` of
+    the k-th are scored again by :func:`_chamfer64`, which decides order and scores: the
+    result is the same on every CPU and for every batching.
+    """
+    m, c = rows.shape
+    kk = min(k, c)
+    out_s = np.empty((m, kk), np.float32)
+    out_r = np.empty((m, kk), np.int64)
+    if kk == 0:
+        return out_s, out_r
+    for i, query in enumerate(queries):
+        a = approx[i]
+        kth = np.partition(a, c - kk)[c - kk]
+        near = np.flatnonzero(a >= kth - TIE_BAND * (abs(kth) + 1.0)) if np.isfinite(kth) else np.arange(c)
+        docs = rows[i, near]
+        exact = _chamfer64(query, tokens, offsets, docs)
+        order = np.lexsort((docs, -exact))[:kk]
+        out_s[i], out_r[i] = exact[order], docs[order]
+    return out_s, out_r
 
 
 class MultiVectorIndex:
@@ -618,10 +671,11 @@ class MultiVectorIndex:
         fde_scores, rows = _exact_ip_search(fq, self.fdes_, int(candidates), metric="ip")
         if not rerank:
             return fde_scores[:, :k], rows[:, :k]
-        return _top_k(self._rerank(queries, rows), rows, k)
+        return _settle(queries, self.tokens_, self.offsets_, self._rerank(queries, rows), rows, k)
 
     def _rerank(self, queries: list[np.ndarray], rows: np.ndarray) -> np.ndarray:
-        """Chamfer scores of each query's shortlisted documents, ``(m, candidates)`` float64.
+        """Chamfer scores of each query's shortlisted documents, ``(m, candidates)`` float64,
+        from float32 products (:func:`_settle` scores the best again exactly).
 
         One step per distinct shortlisted document (not per query and document): the
         tokens of every query that shortlisted it, stacked, times the document's tokens,
@@ -681,4 +735,4 @@ class MultiVectorIndex:
         empty = np.array([len(q) == 0 for q in queries], dtype=bool)
         scores[empty] = 0.0
         rows = np.broadcast_to(np.arange(len(self)), scores.shape)
-        return _top_k(scores, rows, min(k, len(self)))
+        return _settle(queries, self.tokens_, self.offsets_, scores, rows, k)
