@@ -182,6 +182,22 @@ def test_parse_index():
         parse_index("ivf")
 
 
+def test_hnsw_orders_duplicate_documents_like_exact_search():
+    from repspace.eval.retrieval import _search
+
+    rng = np.random.default_rng(0)
+    docs = rng.standard_normal((300, 64)).astype(np.float32)
+    docs[100:200] = docs[:100]
+    docs[200:] = docs[:100]  # every document three times: exact ties, broken by the lower row
+    queries = (docs[:30] + 0.3 * rng.standard_normal((30, 64))).astype(np.float32)
+    exact = _search(queries, docs, 10, 0, 0)
+    approx = _search(queries, docs, 10, 32, 300)  # a beam that finds everything
+    # the first 9 are three whole groups of copies (the 10th is any copy of the 4th group: HNSW may
+    # return another copy than the lowest row, a miss of the true top 10)
+    for a, e in zip(approx, exact):
+        assert a[:9].tolist() == e[:9].tolist()
+
+
 class PrefixCodec:
     """Keeps the first ``keep`` dimensions (a toy compression)."""
 

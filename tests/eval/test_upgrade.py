@@ -39,7 +39,9 @@ def test_a_rotated_new_model_is_fully_recovered_by_procrustes(cranfield):
     r = upgrade_retrieval(q, d, q_new, d_new, data, pairs=[100, "all"], methods=["procrustes", "ridge"],
                           repeats=2)
     old = r.row("old").ndcg_at_10
-    assert 0.05 < old < 0.5 and r.row("new").ndcg_at_10 == pytest.approx(old, abs=1e-6)  # cosine is rotation-free
+    # Cosine is rotation-free, up to the float32 rounding of the rotated vectors: for query 120 the
+    # documents at ranks 6 and 7 (one relevant) are 3.1e-7 apart, and a swap moves nDCG@10 by 2.8e-5.
+    assert 0.05 < old < 0.5 and r.row("new").ndcg_at_10 == pytest.approx(old, abs=1e-4)
     for method in ("procrustes", "ridge"):
         assert r.row("mapped", method, len(d)).ndcg_at_10 == pytest.approx(old, abs=2e-3)
         assert r.row("mapped", method, 100).runs == 2

@@ -323,6 +323,30 @@ def glove():
     return WordVectors(words, vectors), kv
 
 
+def near_tie_slack(wv: WordVectors, pairs: WordPairs, restrict: int | None, gap: float = 1e-6) -> float:
+    """How far Spearman's rho can move when scored pairs whose cosines lie within ``gap`` swap ranks.
+
+    gensim scores pairs by float32 cosines (a BLAS dot, rounded by CPU), repspace in float64: pairs
+    closer than that rounding may come out in either order. MEN has 11 such neighbours within 1e-6
+    (2 within 2e-7; a 1e-6 change of the vectors moved rho by 4.2e-7), WS-353 and SimLex none.
+    """
+    from scipy.stats import rankdata
+
+    r1 = wv.lookup(pairs.word1, lowercase=True, restrict_vocab=restrict)
+    r2 = wv.lookup(pairs.word2, lowercase=True, restrict_vocab=restrict)
+    ok = (r1 >= 0) & (r2 >= 0)
+    a, b = (np.asarray(wv.vectors[r[ok]], np.float64) for r in (r1, r2))
+    cos = np.einsum("ij,ij->i", a, b) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    gold = rankdata(pairs.scores[ok])
+    order = np.argsort(cos, kind="stable")
+    step = np.diff(cos[order])
+    near = np.flatnonzero((step > 0) & (step < gap))  # equal cosines (a pair listed twice) tie in both
+    n = len(cos)
+    # swapping the model ranks of two items changes Σ r_model·r_gold by their gold-rank difference
+    return float(np.abs(gold[order][near + 1] - gold[order][near]).sum()
+                 / (n * np.std(np.arange(n)) * np.std(gold)))
+
+
 @pytest.mark.parametrize("dataset", sorted(PUBLISHED))
 def test_glove_wordsim_equals_gensim_and_published(glove, shared_data, dataset):
     wv, kv = glove
@@ -332,7 +356,8 @@ def test_glove_wordsim_equals_gensim_and_published(glove, shared_data, dataset):
         r = wordsim(wv, pairs, restrict_vocab=restrict)
         pearson, spearman, oov_percent = kv.evaluate_word_pairs(str(path), restrict_vocab=restrict,
                                                                 case_insensitive=True)
-        assert r.main_score == pytest.approx(spearman.statistic, abs=1e-6)
+        slack = near_tie_slack(wv, pairs, restrict)  # 0 unless two cosines lie within float32 rounding
+        assert r.main_score == pytest.approx(spearman.statistic, abs=1e-6 + slack)
         assert r.scores["pearson"] == pytest.approx(pearson.statistic, abs=1e-6)
         assert 100 * r.info["oov_pairs"] / len(pairs) == pytest.approx(oov_percent)
         assert r.info["n_pairs"] + r.info["oov_pairs"] == len(pairs)

@@ -91,6 +91,14 @@ def test_zero_rows_duplicates_and_one_dimension() -> None:
     assert antipodal.value == pytest.approx(-8.0)  # the smallest possible value for t = 2
 
 
+def test_one_direction_is_exactly_zero_on_every_cpu() -> None:
+    # ‖x̂‖² + ‖ŷ‖² − 2x̂·ŷ of equal rows rounds to ±1e-15, differently by BLAS kernel (about a third
+    # of these directions gave −8.9e-16 before rounding-level distances were set to 0)
+    rng = np.random.default_rng(0)
+    for d in rng.integers(2, 400, size=20):
+        assert uniformity(np.tile(rng.standard_normal(d), (12, 1))).value == 0.0
+
+
 def test_sampled_on_small_data() -> None:
     X = cloud(300, 8)
     e = uniformity(X, exact_max=0, pairs=20_000, seed=2)

@@ -16,6 +16,10 @@ __all__ = ["MapScores", "score_map"]
 
 #: Rows of the n × n similarity matrix held at once.
 _BLOCK = 1024
+#: A target scoring within this (relative) distance of the true pair's score ties with it. Far above
+#: float64 rounding (the BLAS product rounds equal scores of duplicate targets differently by column
+#: and by CPU, by ~1e-16), far below any real difference between two cosines.
+TIE_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -26,13 +30,14 @@ class MapScores:
     ----------
     top1 : float
         Fraction of mapped rows whose best-scoring target, among all ``n`` targets
-        of the held-out set, is their own pair (ties count for the true pair).
+        of the held-out set, is their own pair (ties, within :data:`TIE_TOL` of
+        rounding, count for the true pair).
     mean_cosine : float
         Mean cosine between each mapped row and its true target (plain cosine,
         also when ``csls`` is set: CSLS changes the ranking, not the pair).
     mean_rank : float
         Mean 1-based rank of the true target (``1 +`` the number of targets that
-        score strictly higher).
+        score higher by more than :data:`TIE_TOL` relative).
     csls : bool
         Whether ranks and ``top1`` use CSLS instead of cosine.
     k_csls : int
@@ -78,6 +83,10 @@ def score_map(mapped_X: Any, Y: Any, *, csls: bool = False, k_csls: int = 10) ->
     the mean cosine of ``y`` to its ``k_csls`` nearest mapped sources, both within
     the held-out set (``k_csls`` is clipped to ``n``). A zero row has cosine 0
     with everything. The ``n × n`` score matrix is built in blocks of rows.
+    A target ties with the true pair when its score is within
+    ``TIE_TOL·(1 + |score|)`` (1e-9) of it, and ties count for the true pair,
+    so a duplicate of the true target never outranks it, whatever the CPU's
+    rounding.
 
     Parameters
     ----------
@@ -125,7 +134,8 @@ def score_map(mapped_X: Any, Y: Any, *, csls: bool = False, k_csls: int = 10) ->
         if csls:
             s = _csls(s, r_t[lo:hi], r_s)
         true = s[np.arange(hi - lo), np.arange(lo, hi)]
-        ranks[lo:hi] = 1 + (s > true[:, None]).sum(axis=1)
+        above = true + TIE_TOL * (1.0 + np.abs(true))  # rounding of equal scores is not a win
+        ranks[lo:hi] = 1 + (s > above[:, None]).sum(axis=1)
     cos = np.einsum("ij,ij->i", Mn, Tn)
     return MapScores(
         top1=float(np.mean(ranks == 1)),

@@ -293,7 +293,10 @@ def _search(queries: np.ndarray, docs: np.ndarray, k: int, m: int, ef: int) -> l
 
     HNSW candidates are re-scored in float64 and ordered like exact search
     (score descending, lower row first), so the two agree whenever the graph
-    finds the true top k.
+    finds the true top k. The re-scoring sums each pair the same way (``einsum``):
+    a BLAS matrix-vector product rounds a row by where it sits in the candidate
+    list (and by CPU), which gave duplicate documents unequal scores and broke
+    the lower-row rule.
     """
     if m == 0:
         _, idx = exact_search(queries, docs, k, metric="cosine")
@@ -308,7 +311,7 @@ def _search(queries: np.ndarray, docs: np.ndarray, k: int, m: int, ef: int) -> l
     q64 = qn.astype(np.float64)
     for r in range(len(qn)):
         rows = idx[r][idx[r] >= 0]
-        scores = dn[rows].astype(np.float64) @ q64[r]
+        scores = np.einsum("ij,j->i", dn[rows].astype(np.float64), q64[r])
         out.append(rows[np.lexsort((rows, -scores))])
     return out
 

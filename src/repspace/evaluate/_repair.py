@@ -61,6 +61,7 @@ from repspace.geometry import HubnessResult, KnnGraph, hubness
 from repspace.search.exact import normalize_rows
 from repspace.search.hubness import (
     METHODS,
+    NeighbourStatistics,
     base_statistics,
     csls,
     local_scaling,
@@ -95,6 +96,11 @@ DEFAULT_KAPPA = 10
 #: Largest corpus whose reduced k-NN graph :func:`neighbour_hubness` computes (it scores all n² pairs).
 REDUCED_GRAPH_MAX = 50_000
 _BLOCK_ENTRIES = 4 * 1024 * 1024
+#: Relative width of the band below each row's k-th reduced key (from a BLAS matrix product) whose
+#: rows :func:`neighbour_hubness` scores again pair by pair; float64 rounding is ~1e-16.
+TIE_BAND = 1e-6
+#: Largest float64 array of gathered candidate rows while re-scoring, in entries (64 MiB).
+_RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 def parse_transform(spec: str | None) -> str | None:
@@ -256,7 +262,10 @@ def neighbour_hubness(X: Any, k: int = 10, *, reduction: str | None = None,
     sides' statistics being those of their ``kappa`` nearest other rows
     (:func:`repspace.search.hubness.base_statistics`), and the ``k`` best other
     rows are its neighbours (exact, every pair scored; at most
-    :data:`REDUCED_GRAPH_MAX` rows).
+    :data:`REDUCED_GRAPH_MAX` rows; equal scores go to the lower row). The rows
+    within :data:`TIE_BAND` of a row's k-th score are scored again pair by pair:
+    a BLAS product rounds an entry by where it sits and by CPU, which gave
+    duplicate rows unequal scores and a graph that differed between CPUs.
 
     Examples
     --------
@@ -282,21 +291,52 @@ def neighbour_hubness(X: Any, k: int = 10, *, reduction: str | None = None,
     dist = np.empty((n, k), np.float32)
     step = max(1, _BLOCK_ENTRIES // n)
     for lo in range(0, n, step):
-        rows = slice(lo, min(n, lo + step))
-        sim = x64[rows] @ x64.T
-        if method == "csls":
-            key = csls(sim, st.r[rows], st.r)
-        elif method == "mutual-proximity":
-            key = mutual_proximity(1.0 - sim, st.mu[rows], st.sd[rows], st.mu, st.sd, log=True)
-        else:
-            key = local_scaling(1.0 - sim, st.sigma[rows], st.sigma, log=True)
-        key[np.arange(key.shape[0]), np.arange(rows.start, rows.stop)] = -np.inf  # an item is not its own neighbour
-        part = np.argpartition(-key, k - 1, axis=1)[:, :k]
-        order = np.lexsort((part, -np.take_along_axis(key, part, axis=1)), axis=-1)
-        top = np.take_along_axis(part, order, axis=1)
-        idx[rows] = top
-        dist[rows] = -np.take_along_axis(key, top, axis=1)
+        own = np.arange(lo, min(n, lo + step))
+        key = _reduced_key(x64[own] @ x64.T, method, st, own, slice(None))
+        key[np.arange(len(own)), own] = -np.inf  # an item is not its own neighbour
+        idx[own], best = _reduced_top_k(x64, own, _band(key, k), k, method, st)
+        dist[own] = -best
     return hubness(KnnGraph(idx, dist, method, "exact"), k)
+
+
+def _reduced_key(sim: np.ndarray, method: str, st: NeighbourStatistics, rows: np.ndarray,
+                 cols: np.ndarray | slice) -> np.ndarray:
+    """The reduced similarity of rows ``rows`` to columns ``cols`` (larger is better; MP and LS as logs)."""
+    if method == "csls":
+        return csls(sim, st.r[rows], st.r[cols])
+    if method == "mutual-proximity":
+        return mutual_proximity(1.0 - sim, st.mu[rows], st.sd[rows], st.mu[cols], st.sd[cols], log=True)
+    return local_scaling(1.0 - sim, st.sigma[rows], st.sigma[cols], log=True)
+
+
+def _band(key: np.ndarray, k: int) -> np.ndarray:
+    """Columns of each row's top ``k`` keys and of every key within :data:`TIE_BAND` of the k-th."""
+    m, n = key.shape
+    kth = -np.partition(-key, k - 1, axis=1)[:, k - 1]
+    low = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    width = max(k, int((key >= low[:, None]).sum(axis=1).max()))
+    if width >= n:
+        return np.broadcast_to(np.arange(n), (m, n))
+    return np.argpartition(-key, width - 1, axis=1)[:, :width]
+
+
+def _reduced_top_k(x64: np.ndarray, own: np.ndarray, cand: np.ndarray, k: int, method: str,
+                   st: NeighbourStatistics) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best candidates of each row, scored again pair by pair (``einsum``: equal rows get
+    equal scores), by (score desc, row asc); their rows and scores."""
+    m, c = cand.shape
+    top = np.empty((m, k), np.int64)
+    best = np.empty((m, k))
+    step = max(1, _RESCORE_ENTRIES // (c * x64.shape[1]))
+    for lo in range(0, m, step):
+        sub = slice(lo, lo + step)
+        ci = cand[sub]
+        key = _reduced_key(np.einsum("pkd,pd->pk", x64[ci], x64[own[sub]]), method, st, own[sub], ci)
+        key[ci == own[sub, None]] = -np.inf
+        order = np.lexsort((ci, -key), axis=-1)[:, :k]
+        top[sub] = np.take_along_axis(ci, order, axis=1)
+        best[sub] = np.take_along_axis(key, order, axis=1)
+    return top, best
 
 
 def hubness_info(result: HubnessResult, of: str) -> dict[str, Any]:

@@ -31,6 +31,10 @@ __all__ = ["alignment", "uniformity"]
 
 #: Squared distances between normalised rows lie in [0, 4].
 _MAX_SQ = 4.0
+#: Rounding of ``‖x̂‖² + ‖ŷ‖² − 2x̂·ŷ`` per dimension: a BLAS product and einsum norms round
+#: differently (by CPU, and by where a row sits), so equal directions came out at ±1e-15, not 0.
+#: Squared distances below ``_SQ_ROUNDING · d`` are that rounding and count as 0.
+_SQ_ROUNDING = 8.0 * float(np.finfo(np.float64).eps)
 
 
 def _unit_matrix(X: np.ndarray) -> np.ndarray:
@@ -38,15 +42,21 @@ def _unit_matrix(X: np.ndarray) -> np.ndarray:
 
 
 def _uniformity_exact(X: np.ndarray, t: float) -> float:
-    """``log mean_{i<j} exp(−t‖x̂_i − x̂_j‖²)``, in row blocks against the rows after them, in log space."""
+    """``log mean_{i<j} exp(−t‖x̂_i − x̂_j‖²)``, in row blocks against the rows after them, in log space.
+
+    Squared distances within rounding of 0 (:data:`_SQ_ROUNDING`) are 0, so rows
+    pointing the same way give exactly 0 on every CPU.
+    """
     U = _unit_matrix(X)
     n = U.shape[0]
     q = np.einsum("ij,ij->i", U, U)  # 1, or 0 for a zero row
     step = block_rows(U.shape[1], n)
+    tiny = _SQ_ROUNDING * U.shape[1]
     parts = []
     for a in range(0, n - 1, step):
         b = min(n, a + step)
         sq = q[a:b, None] + q[None, a:] - 2.0 * (U[a:b] @ U[a:].T)
+        sq[sq <= tiny] = 0.0
         logits = -t * np.clip(sq, 0.0, _MAX_SQ)
         # keep the pairs (i, j) with j > i: column c of this block is row a + c
         logits[np.tril_indices(b - a, 0, logits.shape[1])] = -np.inf

@@ -28,6 +28,9 @@ __all__ = ["NotFittedError", "Transform", "state_digest"]
 
 #: Largest block of rows converted to float64 at once, in entries (32 MiB).
 BLOCK_ENTRIES = 4 * 1024 * 1024
+#: Entries of a principal axis within this relative distance of its largest magnitude tie for it
+#: (:func:`principal_axes`): far above the rounding of an eigenvector, far below a real difference.
+SIGN_TIE_TOL = 1e-9
 
 
 class NotFittedError(InputError, _SklearnNotFittedError):
@@ -93,12 +96,18 @@ def principal_axes(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues (descending) and unit eigenvectors (as rows) of a covariance matrix.
 
     Each vector's sign is fixed so that its largest-magnitude entry is positive
-    (scikit-learn's ``svd_flip`` convention), which makes the result, and every
-    digest of it, independent of the LAPACK build.
+    (scikit-learn's ``svd_flip`` convention), which makes the signs independent
+    of the LAPACK build and the CPU. Entries within :data:`SIGN_TIE_TOL` of the
+    largest magnitude tie, and the first of them decides: data with a symmetry
+    (columns that can be swapped) has axes like ``(1, −1)/√2`` whose two
+    largest entries are equal, and which of them rounds larger depends on the
+    BLAS kernel (the sign then flipped between AVX2 and AVX-512 machines).
     """
     u, s, _ = np.linalg.svd(cov)  # as Su et al. (2021) do; s descending
     axes = u.T.copy()
-    pivot = np.argmax(np.abs(axes), axis=1)
+    magnitude = np.abs(axes)
+    tied = magnitude >= magnitude.max(axis=1, keepdims=True) * (1.0 - SIGN_TIE_TOL)
+    pivot = np.argmax(tied, axis=1)  # the first of the largest entries
     axes *= np.sign(axes[np.arange(len(axes)), pivot])[:, None]
     return s, axes
 
