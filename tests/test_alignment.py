@@ -57,6 +57,7 @@ def unpaired(tmp_path, glove_vectors):
 def test_unsupervised_finds_the_withheld_pairing(unpaired, init):
     r = align_spaces(unpaired, "a", "b", method="unsupervised", pairs=600, test=300, init=init)
     assert r.params["init"] == init and r.params["matching_precision"] > 0.95 and r.params["n_pairs_found"] > 500
+    assert r.params["trustworthy"] is True and r.params["n_agree"] >= 2 and r.params["warnings"] == []
     assert r.scores.top1 > 0.9
 
 
@@ -65,6 +66,20 @@ def test_unsupervised_cli_stores_the_mapped_space(capsys, unpaired):
                  "--test", "300", "--out", "a-in-b"])
     captured = capsys.readouterr()
     assert code == 0 and "without being given any" in captured.err and len(unpaired.space("a-in-b")) == 900
+    assert "starts reached this pairing" in captured.err and "do not trust" not in captured.err
+
+
+def test_unsupervised_cli_warns_when_the_map_is_not_reproduced(capsys, tmp_path, glove_vectors):
+    s = Store(tmp_path / "n.db")
+    ids = [f"w{i}" for i in range(400)]
+    s.create_space("words", dim=50).add(ids, np.ascontiguousarray(glove_vectors[:400], np.float32))
+    noise = np.random.default_rng(3).standard_normal((400, 50)).astype(np.float32)
+    s.create_space("noise", dim=50).add(ids, noise)
+    s.close()
+    code = main(["--store", str(tmp_path / "n.db"), "--quiet", "align", "words", "noise", "--method",
+                 "unsupervised", "--pairs", "300", "--test", "100"])
+    err = capsys.readouterr().err
+    assert code == 0 and "warning: do not trust this map: only 1 of 3 starts" in " ".join(err.split())
 
 
 def test_fewer_pairs_fit_worse(store):

@@ -127,7 +127,10 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
         found = model.pairs_
         params = {"init": init, "n_pairs_found": len(found), "n_iter": int(model.n_iter_),
                   "objective": float(model.objective_),
-                  "matching_precision": float(np.mean(shuffle[found[:, 1]] == found[:, 0]))}
+                  "matching_precision": float(np.mean(shuffle[found[:, 1]] == found[:, 0])),
+                  "n_restarts": int(model.n_restarts), "n_agree": int(model.n_agree_),
+                  "mutual_rate": float(model.mutual_rate_), "trustworthy": model.trustworthy_,
+                  "warnings": list(model.warnings_)}
     else:
         model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(x[train], y[train])
         a, b = model.transform(x[held]), y[held]

@@ -40,7 +40,7 @@ def upgrade_check(
     split: str = "test",
     index: str | None = None,
     batch_size: int = 64,
-    restarts: int = 1,
+    restarts: int = 3,
     progress: PhaseProgress | None = None,
 ) -> UpgradeCheck:
     """Embed ``data`` with the ``old`` and ``new`` encoders and measure whether mapped new queries can search the old index.

@@ -62,7 +62,9 @@ def test_unsupervised_is_given_no_pairs_but_finds_a_rotation(cranfield):
     data, q, d = cranfield
     both = _rotated(np.vstack([q, d]), 3)
     r = upgrade_retrieval(q, d, both[:len(q)], both[len(q):], data, pairs=["all"], methods=["unsupervised"])
-    assert r.row("mapped", "unsupervised", len(d)).ndcg_at_10 == pytest.approx(r.row("old").ndcg_at_10, abs=5e-3)
+    row = r.row("mapped", "unsupervised", len(d))
+    assert row.ndcg_at_10 == pytest.approx(r.row("old").ndcg_at_10, abs=5e-3)
+    assert row.trusted == 1 and r.info["restarts"] == 3 and r.row("old").trusted is None
 
 
 def test_counts_at_or_above_the_corpus_are_skipped_and_bad_input_refused(cranfield):

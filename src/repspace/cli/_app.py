@@ -33,7 +33,7 @@ def root(
         Optional[Path],
         typer.Option("--store", envvar="REPSPACE_STORE", help="Store file (default: ~/.local/share/repspace/store.db)."),
     ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or notes on stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars or notes on stderr (warnings still show).")] = False,
     threads: Annotated[
         Optional[int], typer.Option("--threads", min=1, help="CPU threads for encoders, BLAS and FAISS.")
     ] = None,

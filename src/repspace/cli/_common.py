@@ -80,6 +80,11 @@ def note(message: str) -> None:
         err.print(message, highlight=False)
 
 
+def warn(message: str) -> None:
+    """A warning line on stderr, shown even with --quiet."""
+    err.print(f"warning: {message}", highlight=False, style="yellow")
+
+
 def parse_layers(text: str) -> str | list[int]:
     """``--layers``: ``all`` or comma-separated layer indexes (negative from the end)."""
     if text.strip() == "all":

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from repspace.cli._app import app
-from repspace.cli._common import note, open_store, out, print_json
+from repspace.cli._common import note, open_store, out, print_json, warn
 
 
 @app.command("align")
@@ -56,6 +56,8 @@ def align_cmd(
     if method == "unsupervised":
         p = r.params
         note(f"found {p['n_pairs_found']:,} pairs without being given any ({p['matching_precision']:.1%} of them "
-             f"right) in {p['n_iter']} rounds")
+             f"right) in {p['n_iter']} rounds; {p['n_agree']} of {p['n_restarts']} starts reached this pairing")
+        for warning in p["warnings"]:
+            warn(f"do not trust this map: {warning}")
     if r.out:
         note(f"stored {source} mapped into {target} as {r.out}")

@@ -28,8 +28,8 @@ def upgrade_check_cmd(
     split: Annotated[str, typer.Option(help="The qrels split.")] = "test",
     index: Annotated[str | None, typer.Option(help="exact (default) or hnsw<M>[,ef<E>].")] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
-    restarts: Annotated[int, typer.Option(help="Starts of each unsupervised fit (the best objective is kept).")] =
-        1,
+    restarts: Annotated[int, typer.Option(help="Starts of each unsupervised fit (the best objective is kept; "
+                                                "trusted when another start agrees).")] = 3,
     json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Retrieval nDCG@10 of the old model, the new model re-indexed, and new queries mapped into the old index.
@@ -66,10 +66,13 @@ def upgrade_check_cmd(
         cells = []
         for c in counts:
             row = r.row("mapped", method, c)
-            cells.append(f"{row.ndcg_at_10:.4f}" + (f" ± {row.ndcg_at_10_sd:.4f}" if row.runs > 1 else ""))
+            cells.append(f"{row.ndcg_at_10:.4f}" + (f" ± {row.ndcg_at_10_sd:.4f}" if row.runs > 1 else "")
+                         + (f" ({row.trusted}/{row.runs} trusted)" if row.trusted is not None else ""))
         table.add_row(f"mapped: {method}", "", *cells)
     out.print(table)
     out.print("mapped = new-model queries sent through a map (fitted on the paired documents) into the old index; "
               "mean ± sd over the seeded samples")
+    if any(row.trusted is not None for row in r.rows):
+        out.print("trusted = unsupervised fits whose pairing another start reproduced; do not rely on the others")
     if r.skipped_pairs:
         out.print(f"- pair counts not below the corpus size skipped: {', '.join(map(str, r.skipped_pairs))}")

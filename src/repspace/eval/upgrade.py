@@ -63,7 +63,10 @@ class UpgradeRow:
 
     ``ndcg_at_10`` and ``recall_at_100`` are means over ``runs`` fits (seeded
     samples of ``n_pairs`` documents); ``ndcg_at_10_sd`` their standard
-    deviation (0 for a single run).
+    deviation (0 for a single run). ``trusted``: for ``unsupervised``, how
+    many of the ``runs`` fits were reproduced by their own restarts and
+    determined a rotation (:attr:`~repspace.align.Unsupervised.trustworthy_`);
+    ``None`` for the other methods.
     """
 
     setting: str
@@ -74,6 +77,7 @@ class UpgradeRow:
     recall_at_100: float
     runs: int
     seconds: float
+    trusted: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (field names as keys)."""
@@ -154,7 +158,7 @@ def upgrade_retrieval(
     repeats: int = 3,
     seed: int = 0,
     index: str | None = None,
-    restarts: int = 1,
+    restarts: int = 3,
     progress: Any = None,
 ) -> UpgradeCheck:
     """Retrieval quality of the old model, the new one re-indexed, and new queries mapped into the old index.
@@ -179,8 +183,9 @@ def upgrade_retrieval(
     index : str, optional
         Search index spec of :func:`~repspace.eval.retrieval_from_vectors`.
     restarts : int
-        Starts of each ``unsupervised`` fit (``Unsupervised(n_restarts=...)``;
-        the best objective is kept).
+        Starts of each ``unsupervised`` fit (``Unsupervised(n_restarts=...)``:
+        the best objective is kept, and the fit is trusted only when another
+        start reached the same pairing).
     progress : callable, optional
         ``progress(done, total)`` after each fit.
 
@@ -233,7 +238,7 @@ def upgrade_retrieval(
         for c in counts:
             runs = 1 if c == n else repeats
             t0 = time.perf_counter()
-            ndcg, recall = [], []
+            ndcg, recall, trusted = [], [], 0
             for r in range(runs):
                 rng = np.random.default_rng([seed, c, r])
                 take = np.arange(n) if c == n else np.sort(rng.choice(n, c, replace=False))
@@ -244,6 +249,7 @@ def upgrade_retrieval(
                     if method == "unsupervised":  # the same documents, their pairing withheld
                         model: Any = Unsupervised(n_restarts=restarts, random_state=seed + r)
                         model.fit(dn[take], do[rng.permutation(take)])
+                        trusted += bool(model.trustworthy_)
                     else:
                         model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(dn[take], do[take])
                     q, d = model.transform(qn), do
@@ -255,7 +261,8 @@ def upgrade_retrieval(
                     progress(done, total)
             rows.append(UpgradeRow("mapped", method, c, float(np.mean(ndcg)),
                                    float(np.std(ndcg, ddof=1)) if runs > 1 else 0.0, float(np.mean(recall)), runs,
-                                   time.perf_counter() - t0))
+                                   time.perf_counter() - t0,
+                                   trusted if method == "unsupervised" and restarts > 1 else None))
     info = {"repeats": repeats, "restarts": restarts, "seed": seed, "index": index or "exact",
             "methods": list(methods),
             "seconds": time.perf_counter() - t_start}
