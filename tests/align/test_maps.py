@@ -68,6 +68,25 @@ def test_procrustes_larger_source_is_zero_padded():
     np.testing.assert_allclose(m.transform(X), Y, atol=1e-5)
 
 
+def test_padded_rotation_survives_an_svd_that_does_not_converge(monkeypatch):
+    # OpenBLAS's SkylakeX gesdd fails on some finite rank-deficient cross-covariances (issue 12); the kernel
+    # cannot be chosen inside a test, so NumPy's SVD is made to fail as it does there and gesvd must take over.
+    from repspace.align.maps import padded_rotation
+
+    rng = np.random.default_rng(11)
+    cross = rng.normal(size=(30, 40)) @ rng.normal(size=(40, 6)) @ rng.normal(size=(6, 48))  # rank 6, 30 x 48
+    expected = padded_rotation(cross)
+
+    def no_convergence(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(np.linalg, "svd", no_convergence)
+    W = padded_rotation(cross)
+    assert W.shape == (30, 48)
+    np.testing.assert_allclose(W @ W.T, np.eye(30), atol=1e-10)  # orthonormal rows
+    assert np.trace(W.T @ cross) == pytest.approx(np.trace(expected.T @ cross), rel=1e-10)  # equally optimal
+
+
 def test_procrustes_is_the_best_orthogonal_map_under_noise():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(300, 6))
