@@ -26,7 +26,9 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/repspace --store .demo/store.db demo
 
+# The import contract first (pyproject.toml: layers, independent engines, no cycles), then every test.
 test: $(STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -1,4 +1,4 @@
-"""Compare (``repspace.compare``): linear CKA against the Gram floor and the n x n formulation, mutual
+"""Compare (``repspace.engines.compare``): linear CKA against the Gram floor and the n x n formulation, mutual
 k-NN against the issue's budget and platonic-rep's n x n formulation.
 
 1. **Linear CKA vs the Gram floor.** ``cka_linear(X, Y)`` on 1,000,000 x 384
@@ -187,7 +187,7 @@ def peak_extra_bytes(fn: Any) -> int:
 
 
 def cka_rows(X: np.ndarray, Y: np.ndarray, p: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.compare import cka_linear
+    from repspace.engines.compare import cka_linear
 
     n, d = X.shape
     label = f"{n:,} x {d}"
@@ -235,7 +235,7 @@ def cka_rows(X: np.ndarray, Y: np.ndarray, p: dict[str, Any]) -> tuple[list[dict
 
 # ------------------------------------------------------------------ 3 and 4: mutual k-NN
 def mknn_hnsw_rows(X: np.ndarray, Y: np.ndarray, repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.compare import mutual_knn
+    from repspace.engines.compare import mutual_knn
 
     n, d = X.shape
     label = f"{n:,} x {d}"
@@ -263,7 +263,7 @@ def mknn_hnsw_rows(X: np.ndarray, Y: np.ndarray, repeats: int) -> tuple[list[dic
 
 
 def mknn_exact_rows(X: np.ndarray, Y: np.ndarray, repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.compare import mutual_knn
+    from repspace.engines.compare import mutual_knn
 
     n, d = X.shape
     label = f"{n:,} x {d}"
@@ -293,7 +293,7 @@ def run(quick: bool = False) -> Path:
     c.begin(NAME, quick)
     from bench_diagnose import minilm_vectors
 
-    from repspace.compare import cka_linear, mutual_knn
+    from repspace.engines.compare import cka_linear, mutual_knn
 
     p = sizes(quick)
     results: list[dict[str, Any]] = []

@@ -1,4 +1,4 @@
-"""Geometry (``repspace.geometry``): the kNN graph against sgemm, ``diagnose`` on 100,000 real vectors,
+"""Geometry (``repspace.engines.geometry``): the kNN graph against sgemm, ``diagnose`` on 100,000 real vectors,
 intrinsic dimension against scikit-dimension, hubness against scikit-hubness's formulas.
 
 Data: real 384-d vectors, the all-MiniLM-L6-v2 embeddings of the search
@@ -157,8 +157,8 @@ def rel_diff(ours: float, theirs: float) -> float:
 
 def sgemm_probe(xn: np.ndarray) -> tuple[Callable[[], None], float, list[int]]:
     """A float32 matmul in the exact kNN path's block shapes; the function, its flops and shape."""
-    from repspace.geometry._knn import QUERY_BLOCK
-    from repspace.search.exact import BLOCK_ENTRIES
+    from repspace.core.knn import QUERY_BLOCK
+    from repspace.core.exact import BLOCK_ENTRIES
 
     n, d = xn.shape
     m = min(QUERY_BLOCK, n)
@@ -220,7 +220,7 @@ def slot_agreement(a: np.ndarray, b: np.ndarray) -> float:
 
 # ------------------------------------------------------------ 1 and 4: kNN, hubness
 def knn_and_hubness(X: np.ndarray, repeats: int, goal: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.geometry import hubness, knn_graph
+    from repspace.engines.geometry import hubness, knn_graph
 
     n, d = X.shape
     probe, probe_flops, shape = sgemm_probe(c.normalized(X))
@@ -297,7 +297,7 @@ def skdim_mle(X: np.ndarray) -> float:
 
 
 def intrinsic_rows(X: np.ndarray, repeats: int, goal: bool) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.geometry import mle, twonn
+    from repspace.engines.geometry import mle, twonn
 
     n, d = X.shape
     label = f"{n:,} x {d}"
@@ -353,7 +353,7 @@ def breakdown(prof: list[dict[str, Any]], total: float) -> dict[str, float]:
 
 
 def diagnose_rows(X: np.ndarray, exact: bool | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.geometry import diagnose
+    from repspace.engines.geometry import diagnose
 
     n, d = X.shape
     box: dict[str, Any] = {}
@@ -390,7 +390,7 @@ def diagnose_rows(X: np.ndarray, exact: bool | None) -> tuple[list[dict[str, Any
 # ------------------------------------------------------------------------- run
 def run(quick: bool = False) -> Path:
     c.begin(NAME, quick)
-    from repspace.geometry import knn_graph, mle, twonn
+    from repspace.engines.geometry import knn_graph, mle, twonn
 
     p = sizes(quick)
     X, data = minilm_vectors(quick)

@@ -9,7 +9,7 @@ best of 3 each, both models loaded and warmed up first. Ratio = repspace
 texts/s / sentence-transformers texts/s; goal >= 1.0 (within the noise: the
 repspace encoder calls the same ``encode``).
 
-When ``repspace.ingest`` is there, a second figure times the whole ingest
+When ``repspace.workflows.ingest`` is there, a second figure times the whole ingest
 path on the same texts (validate, hash, encode, write one transaction into a
 new space) against the same anchor, and a third re-ingests the unchanged texts,
 which the content hashes let repspace skip without encoding.
@@ -57,7 +57,7 @@ def anchor_model() -> Any:
 
 
 def encode_rows(texts: list[str], threads: int, repeats: int) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.encoders import get_encoder
+    from repspace.engines.encoders import get_encoder
 
     enc, st = get_encoder("minilm"), anchor_model()
     ours = with_threads(threads, lambda: enc.encode(texts, batch_size=BATCH))
@@ -75,8 +75,8 @@ def encode_rows(texts: list[str], threads: int, repeats: int) -> tuple[list[dict
 def ingest_rows(texts: list[str], threads: int, anchor_s: float) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The whole ingest path, first time and again with unchanged texts (skipped by hash)."""
     from repspace import Store
-    from repspace.errors import RepspaceError
-    from repspace.ingest import Records, ingest_records
+    from repspace.core.errors import RepspaceError
+    from repspace.workflows.ingest import Records, ingest_records
 
     folder = c.work_dir("encode-ingest")
     db = folder / "store.db"
@@ -114,13 +114,13 @@ def run(quick: bool = False) -> Path:
     texts = c.stsb_sentences(p["texts"])
     c.log(f"encode: {len(texts):,} sentences, {p['threads']} threads")
     results, details = encode_rows(texts, p["threads"], p["repeats"])
-    if importlib.util.find_spec("repspace.ingest") is not None:
+    if importlib.util.find_spec("repspace.workflows.ingest") is not None:
         c.log("encode: ingest path")
         anchor_s = c.best(details["times_s"]["sentence-transformers"])
         rows, details["ingest"] = ingest_rows(texts, p["threads"], anchor_s)
         results += rows
     if results[0]["status"] == "MISS":
-        from repspace.encoders import get_encoder
+        from repspace.engines.encoders import get_encoder
 
         enc = get_encoder("minilm")
         details["profile"] = c.profile_top(with_threads(p["threads"], lambda: enc.encode(texts, batch_size=BATCH)))

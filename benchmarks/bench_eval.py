@@ -1,4 +1,4 @@
-"""Evaluate: the wall time of ``repspace.evaluate.run`` against the bare ``encode`` calls it needs.
+"""Evaluate: the wall time of ``repspace.workflows.evaluate.run`` against the bare ``encode`` calls it needs.
 
 Each distinct text is embedded once per run, so an evaluation should cost its
 encoding plus little else. Three cases, each timed in the same process as its
@@ -76,9 +76,9 @@ def _threads(n: int) -> None:
 
 
 def run(quick: bool = False) -> Path:
-    from repspace.encoders import get_encoder
-    from repspace.eval import load_beir, load_sts
-    from repspace.evaluate import run as evaluate_run
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.eval import load_beir, load_sts
+    from repspace.workflows.evaluate import run as evaluate_run
 
     c.begin(NAME, quick)
     p = sizes(quick)

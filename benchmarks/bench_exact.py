@@ -42,7 +42,7 @@ def sizes(quick: bool) -> dict[str, Any]:
 
 def sgemm_anchor(q: np.ndarray, base: np.ndarray) -> Callable[[], None]:
     """The BLAS products exact_search does, in its block shapes, and nothing else."""
-    from repspace.search.exact import BLOCK_ENTRIES
+    from repspace.core.exact import BLOCK_ENTRIES
 
     block = max(K, min(len(base), BLOCK_ENTRIES // max(1, len(q))))
 
@@ -70,7 +70,7 @@ def median_ms(fn_for: Callable[[int], Callable[[], Any]], count: int) -> float:
 
 
 def batch_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any) -> tuple[list[dict[str, Any]], dict]:
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     n, d = base.shape
     m = len(q)
@@ -93,7 +93,7 @@ def batch_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any) -> tuple[
 
 
 def latency_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any, count: int) -> tuple[list[dict], dict]:
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     qn = c.normalized(q)
     ours = median_ms(lambda i: lambda: knn(space, q[i : i + 1], K, method="exact"), count)
@@ -112,7 +112,7 @@ def latency_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any, count: 
 
 def check_same(space: Any, q: np.ndarray, flat: Any) -> float:
     """Share of the top-10 ids that repspace and FAISS agree on (ties may differ)."""
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     ours = knn(space, q[:50], K, method="exact").rows
     _, theirs = flat.search(c.normalized(q[:50]), K)
@@ -124,7 +124,7 @@ def run(quick: bool = False) -> Path:
     import faiss
 
     from repspace import Store
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     p = sizes(quick)
     db, _ = c.ensure_random_store(p["n"], p["dim"])

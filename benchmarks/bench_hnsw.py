@@ -81,7 +81,7 @@ def clustered_set(p: dict[str, Any]) -> tuple[list[str], np.ndarray, np.ndarray]
 
 # ---------------------------------------------------------------------- builds
 def params() -> Any:
-    from repspace.search import HNSWParams
+    from repspace.workflows.search import HNSWParams
 
     return HNSWParams(m=M, ef_construction=EF_CONSTRUCTION)
 
@@ -89,7 +89,7 @@ def params() -> Any:
 def build_repspace(db: Path, label: str, ids: list[str], base: np.ndarray) -> float:
     """Store the vectors, then time ``ensure_hnsw`` (which persists the index)."""
     from repspace import Store
-    from repspace.search import ensure_hnsw
+    from repspace.workflows.search import ensure_hnsw
 
     store = Store(db)
     space = store.create_space(label, dim=base.shape[1], metric="cosine")
@@ -113,8 +113,8 @@ def build_faiss(base_n: np.ndarray) -> tuple[Any, float]:
 def reopen(db: Path, label: str) -> tuple[Any, Any, float]:
     """A fresh Store whose first knn call loads the persisted index; (store, space, first call s)."""
     from repspace import Store
-    from repspace.search import _persist as persist_module
-    from repspace.search import knn
+    from repspace.workflows.search import _persist as persist_module
+    from repspace.workflows.search import knn
 
     persist_module._MEMORY.clear()  # forget the in-process copy: load the file
     store = Store(db)
@@ -130,7 +130,7 @@ def inner_graph(space: Any) -> Any:
     """The IndexHNSWFlat inside repspace's IndexIDMap2 (to search repspace's own graph with FAISS)."""
     import faiss
 
-    from repspace.search import ensure_hnsw
+    from repspace.workflows.search import ensure_hnsw
 
     return faiss.downcast_index(ensure_hnsw(space, params()).index.index.index)
 
@@ -145,7 +145,7 @@ def sweep_point(space: Any, index: Any, same: Any, q: np.ndarray, qn: np.ndarray
                 ef: int, repeats: int) -> dict[str, Any]:
     import faiss
 
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     sp = faiss.SearchParametersHNSW(efSearch=ef)
     times, values = c.alternate_values({
@@ -207,7 +207,7 @@ def latency_rows(label: str, space: Any, index: Any, q: np.ndarray, count: int) 
 
     import faiss
 
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     faiss.omp_set_num_threads(1)
     qn = c.normalized(q)
@@ -285,7 +285,7 @@ def one_dataset(label: str, ids: list[str], base: np.ndarray, q: np.ndarray,
 def profile_point(space: Any, q: np.ndarray, ef: int, threads: int) -> list[dict[str, Any]]:
     import faiss
 
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     faiss.omp_set_num_threads(threads)
     try:

@@ -66,9 +66,9 @@ def sqlite_floor_once(db: Path, ids: list[str], vectors: np.ndarray, batch: int)
     """Seconds for the standard library's sqlite3 to write the same rows as repspace does, then close."""
     import sqlite3
 
-    from repspace.store._db import PAGE_SIZE, _split_sql
-    from repspace.store._schema import MIGRATIONS
-    from repspace.store._space import BLOCK_BYTES
+    from repspace.core.store._db import PAGE_SIZE, _split_sql
+    from repspace.core.store._schema import MIGRATIONS
+    from repspace.core.store._space import BLOCK_BYTES
 
     for p in db.parent.glob(db.name + "*"):
         p.unlink()
@@ -76,7 +76,7 @@ def sqlite_floor_once(db: Path, ids: list[str], vectors: np.ndarray, batch: int)
     con.execute(f"PRAGMA page_size = {PAGE_SIZE}")
     con.execute("PRAGMA journal_mode = WAL")
     for pragma in ("synchronous = NORMAL", "foreign_keys = ON", "mmap_size = 4294967296", "cache_size = -65536"):
-        con.execute(f"PRAGMA {pragma}")  # as repspace.store._db.Database._configure sets them
+        con.execute(f"PRAGMA {pragma}")  # as repspace.core.store._db.Database._configure sets them
     for statement in _split_sql(MIGRATIONS[0]):
         con.execute(statement)
     con.execute("INSERT INTO spaces (uid, name, dim, metric, dtype, created_at, updated_at)"

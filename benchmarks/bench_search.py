@@ -15,11 +15,11 @@ one run, on two real data sets (cosine):
   queries). The embedding is cached as ``.npy`` under ``benchmarks/.cache/``
   (keyed by a hash of the texts), so reruns skip it.
 
-Ground truth is exact search (``repspace.search.exact_search`` on the normalised
+Ground truth is exact search (``repspace.engines.search.exact_search`` on the normalised
 vectors). The base vectors go into a real repspace store (with metadata
 ``bucket = i % 1000``) and repspace is measured through ``knn`` (planner, index
 stamps, and the rescoring stage, which scores the shortlist in the rescoring tier,
-a memory-mapped copy of the vectors beside the store, ``repspace.search.vectorfile``:
+a memory-mapped copy of the vectors beside the store, ``repspace.workflows.search.vectorfile``:
 that cost is part of its figure; the tier's size on disk is reported beside the
 memory).
 
@@ -203,7 +203,7 @@ def minilm_texts(p: dict[str, Any]) -> tuple[list[str], int, int]:
 
 def embed_cached(texts: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
     """MiniLM vectors of ``texts``, from ``benchmarks/.cache`` when they were embedded before."""
-    from repspace.encoders import get_encoder
+    from repspace.engines.encoders import get_encoder
 
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -308,10 +308,10 @@ def build_libraries(base_n: np.ndarray, extras: tuple[str, ...]) -> dict[str, di
 
 def build_repspace(space: Any, families: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
     """``build_index`` for each family's first spec, timed with 2 threads (exact: nothing to build)."""
-    from repspace.search import build_index, ensure_funnel, parse_spec
-    from repspace.store._space import Space  # noqa: F401  (type only)
+    from repspace.workflows.search import build_index, ensure_funnel, parse_spec
+    from repspace.core.store._space import Space  # noqa: F401  (type only)
 
-    from repspace.search.vectorfile import ensure_vector_file
+    from repspace.workflows.search.vectorfile import ensure_vector_file
 
     out: dict[str, dict[str, Any]] = {}
     with threads(max(THREADS)):
@@ -367,7 +367,7 @@ def search_fns(space: Any, libs: dict[str, dict[str, Any]], families: dict[str, 
     """(contender, setting) -> a function returning the (m, k) rows/labels of one batch."""
     import faiss
 
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     fns: dict[tuple[str, str], Callable[[], np.ndarray]] = {}
     f_index, h_index = libs["faiss"]["index"], libs["hnswlib"]["index"]
@@ -397,7 +397,7 @@ def search_fns(space: Any, libs: dict[str, dict[str, Any]], families: dict[str, 
 def sweep(label: str, space: Any, libs: dict[str, dict[str, Any]], families: dict[str, list[str]],
           q: np.ndarray, truth: np.ndarray, p: dict[str, Any]) -> list[dict[str, Any]]:
     """Every (contender, setting) at each thread count, alternating round by round; best of ``repeats``."""
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     qn = c.normalized(q)
     points: list[dict[str, Any]] = []
@@ -508,7 +508,7 @@ def filtered(label: str, space: Any, f_index: Any, base_n: np.ndarray, q: np.nda
     """Filtered knn with the default planner vs FAISS HNSW + IDSelectorBitmap, per selectivity."""
     import faiss
 
-    from repspace.search import exact_search, knn
+    from repspace.workflows.search import exact_search, knn
 
     n = len(base_n)
     qn = c.normalized(q)
@@ -569,7 +569,7 @@ def filtered(label: str, space: Any, f_index: Any, base_n: np.ndarray, q: np.nda
 
 def profile_filtered(space: Any, q: np.ndarray, points: list[dict[str, Any]]) -> dict[str, Any]:
     """Where the planner's HNSW path is slowest against FAISS at the same ef: the filter's own cost, and a profile."""
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     same = [pt for pt in points if pt["plan_method"] == "hnsw" and pt["where"] and "qps_faiss_raised" in pt
             and pt["faiss_raised_ef"] == pt["plan_ef"]]
@@ -676,7 +676,7 @@ def plot_filtered(points: list[dict[str, Any]], folder: Path) -> str:
 # ---------------------------------------------------------------------- profile
 def profile_misses(space: Any, q: np.ndarray, goal_rows: list[dict[str, Any]], limit: int = 4) -> dict[str, Any]:
     """cProfile of the knn calls of the repspace specs that missed the queries/s goal (slowest first)."""
-    from repspace.search import knn
+    from repspace.workflows.search import knn
 
     missed = [r for r in goal_rows if r.get("status") == "MISS" and r.get("setting") and r.get("threads") == 1]
     missed.sort(key=lambda r: r["ratio"])
@@ -693,8 +693,8 @@ def profile_misses(space: Any, q: np.ndarray, goal_rows: list[dict[str, Any]], l
 
 def stage_breakdown(space: Any, q: np.ndarray, spec_text: str) -> dict[str, float]:
     """Seconds of a funnel's parts for one batch at 1 thread: first stage, reading the shortlist, rescoring."""
-    from repspace.search import ensure_funnel, knn, parse_spec
-    from repspace.search.hnsw import prepare
+    from repspace.workflows.search import ensure_funnel, knn, parse_spec
+    from repspace.engines.search.hnsw import prepare
 
     spec = parse_spec(spec_text)
     ix = ensure_funnel(space, spec).index.with_search_params(spec)
@@ -714,7 +714,7 @@ def stage_breakdown(space: Any, q: np.ndarray, spec_text: str) -> dict[str, floa
 # ------------------------------------------------------------------------ main
 def one_dataset(data: dict[str, Any], p: dict[str, Any], quick: bool,
                 folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    from repspace.search import exact_search
+    from repspace.workflows.search import exact_search
 
     label, ids, base, q = data["label"], data["ids"], data["base"], data["q"]
     shape = f"{len(base):,} x {base.shape[1]}"

@@ -2,7 +2,7 @@
 
 Usage: ``.venv/bin/python benchmarks/evaluation.py [--quick]`` (``make evaluation``).
 
-What it measures, all through the public API (``repspace.evaluate``), on the
+What it measures, all through the public API (``repspace.workflows.evaluate``), on the
 data sets in ``../shared/data`` and the models installed from the package
 registry:
 
@@ -66,7 +66,7 @@ PUBLISHED = {
 
 
 def _sts_data(quick: bool) -> Any:
-    from repspace.eval import StsPairs, load_sts
+    from repspace.engines.eval import StsPairs, load_sts
 
     pairs = load_sts(DATA / "stsb" / "stsb-en-test.csv")
     if quick:
@@ -77,7 +77,7 @@ def _sts_data(quick: bool) -> Any:
 def _beir_data(quick: bool) -> Any:
     from dataclasses import replace
 
-    from repspace.eval import load_beir
+    from repspace.engines.eval import load_beir
 
     data = load_beir(DATA / "cranfield-beir")
     if quick:
@@ -92,15 +92,15 @@ def _dicts(results: list[Any]) -> list[dict[str, Any]]:
 
 
 def measure(quick: bool) -> dict[str, Any]:
-    from repspace.eval import (
+    from repspace.engines.eval import (
         WordVectors,
         load_analogies,
         load_word_pairs,
         plot_tradeoff,
         tradeoff_rows,
     )
-    from repspace.eval.compression import parse_dims, parse_precisions, sweep_codecs
-    from repspace.evaluate import encoder_subjects, evaluate
+    from repspace.engines.eval.compression import parse_dims, parse_precisions, sweep_codecs
+    from repspace.workflows.evaluate import encoder_subjects, evaluate
 
     out: dict[str, Any] = {"quick": quick}
     folder = c.QUICK_RESULTS if quick else c.RESULTS
@@ -128,7 +128,7 @@ def measure(quick: bool) -> dict[str, Any]:
     words, vectors = c.glove()
     glove = WordVectors(words, vectors)
     sims = sorted((DATA / "word-sim").glob("EN-*.txt"))
-    from repspace.eval import analogy, wordsim
+    from repspace.engines.eval import analogy, wordsim
 
     out["wordsim_glove"] = [wordsim(glove, load_word_pairs(p)).to_dict() for p in sims]
     import gensim
@@ -148,9 +148,9 @@ M2V = c.REPO / "benchmarks" / ".cache" / "minilm-m2v-256"
 
 def measure_upgrade(quick: bool, data: Any = None) -> dict[str, Any]:
     """Cranfield: can a new model's queries, mapped into MiniLM's space, search MiniLM's index?"""
-    from repspace.encoders import get_encoder
-    from repspace.encoders.distill import distill_static, read_distill_record
-    from repspace.eval.upgrade import UPGRADE_METHODS, upgrade_retrieval
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.encoders.distill import distill_static, read_distill_record
+    from repspace.workflows.upgrade import UPGRADE_METHODS, upgrade_retrieval
 
     data = data if data is not None else _beir_data(quick)
     if not (M2V / "model.safetensors").exists():
@@ -182,7 +182,7 @@ def measure_repairs(quick: bool, tasks: dict[str, Any] | None = None, glove: Any
     Every row also records the hubness (k = 10, cosine) of the vectors scored:
     the distinct STS sentences, the Cranfield corpus, GloVe's most frequent words.
     """
-    from repspace.evaluate import HUBNESS_METHODS, encoder_subjects, evaluate
+    from repspace.workflows.evaluate import HUBNESS_METHODS, encoder_subjects, evaluate
 
     tasks = tasks or {"sts": _sts_data(quick), "retrieval": _beir_data(quick)}
     out: dict[str, Any] = {"repairs_grid": REPAIR_GRID, "repairs_date": time.strftime("%Y-%m-%d", time.gmtime())}
@@ -202,8 +202,8 @@ def measure_repairs(quick: bool, tasks: dict[str, Any] | None = None, glove: Any
 
 def measure_glove_repairs(quick: bool, glove: Any = None) -> list[dict[str, Any]]:
     """GloVe 6B 50d: each transform fitted on the whole 400k vocabulary; word similarity and hubness."""
-    from repspace.eval import WordVectors, load_word_pairs, wordsim
-    from repspace.evaluate import fit_transform, neighbour_hubness
+    from repspace.engines.eval import WordVectors, load_word_pairs, wordsim
+    from repspace.workflows.evaluate import fit_transform, neighbour_hubness
 
     words, vectors = glove if glove is not None else c.glove()
     sets = {name: load_word_pairs(DATA / "word-sim" / f"{name}.txt") for name in GLOVE_SETS}
@@ -230,7 +230,7 @@ def measure_glove_repairs(quick: bool, glove: Any = None) -> list[dict[str, Any]
 
 def measure_lexical(quick: bool, data: Any = None, subjects: Any = None) -> dict[str, Any]:
     """Cranfield: MiniLM dense, BM25 and their reciprocal-rank fusion."""
-    from repspace.evaluate import encoder_subjects, evaluate
+    from repspace.workflows.evaluate import encoder_subjects, evaluate
 
     data = data if data is not None else _beir_data(quick)
     subjects = subjects or encoder_subjects("minilm")
@@ -241,7 +241,7 @@ def measure_lexical(quick: bool, data: Any = None, subjects: Any = None) -> dict
 
 def measure_multivector(quick: bool, data: Any = None) -> dict[str, Any]:
     """Cranfield: late interaction over MiniLM's last-layer token states, MUVERA shortlist + Chamfer rerank."""
-    from repspace.eval.retrieval import multivector_retrieval
+    from repspace.engines.eval.retrieval import multivector_retrieval
 
     data = data if data is not None else _beir_data(quick)
     c.log("evaluation: retrieval multi-vector")
@@ -319,7 +319,7 @@ def _set_name(name: str) -> str:
 def _render_repairs(res: dict[str, Any]) -> list[str]:
     grid = res.get("repairs_grid", REPAIR_GRID)
     lines = ["", "## Repairs: transforms fitted on the task's own vectors, and hubness reduction", "",
-             "Each transform (`repspace eval ... --transform SPEC`, `repspace.evaluate.run_task(transform=...)`) is",
+             "Each transform (`repspace eval ... --transform SPEC`, `repspace.workflows.evaluate.run_task(transform=...)`) is",
              "fitted without labels on the vectors the task embeds anyway (STS: the distinct sentences of the split,",
              "both sides; Cranfield: the 1400 documents, then applied to documents and queries; GloVe: the whole",
              "400k vocabulary), then the task is scored with cosine on the transformed vectors. `whiten` is",
@@ -355,7 +355,7 @@ def _render_repairs(res: dict[str, Any]) -> list[str]:
         red = res.get(f"repairs_reduction_{enc}", [])
         if red:
             lines += ["Query-time hubness reduction on Cranfield (`repspace eval retrieval --hubness METHOD`, kappa = 10,",
-                      "every document scored exactly; `repspace.search.hubness`). Hubness here is that of the corpus's",
+                      "every document scored exactly; `repspace.engines.search.hubness`). Hubness here is that of the corpus's",
                       "k-NN graph under the reduced similarity (each document against the others):", ""]
             rrows = [["cosine (none)", f"{r0:.4f}", "+0.0000", f"{_entry(ret_rows[0])['recall_at_100']:.4f}",
                       f"{_hub(ret_rows[0])['k_skewness']:.2f}", f"{_hub(ret_rows[0])['robin_hood']:.3f}"]]
@@ -394,7 +394,7 @@ def _render_repairs(res: dict[str, Any]) -> list[str]:
         n_hub = glove[0]["hubness"]["n"]
         lines += ["### GloVe 6B 50d (400k words; each transform fitted on the whole vocabulary)", "",
                   f"Word similarity (Spearman) on all 400k words; hubness over the {n_hub:,} most frequent words of the",
-                  "transformed vocabulary (exact k-NN: `repspace.geometry` searches exactly up to 50,000 rows and",
+                  "transformed vocabulary (exact k-NN: `repspace.engines.geometry` searches exactly up to 50,000 rows and",
                   "would use HNSW above).", ""]
         ref = {name: _score(d) for name, d in glove[0]["wordsim"].items()}
         rows = []
@@ -432,7 +432,7 @@ REPAIRS_CLAIMS = [
     "RESEARCH.md S020: about −75% hubness, −9% k-NN error) measure hubness reduction on k-NN classification,",
     "not ad-hoc retrieval with graded judgements. Mutual proximity here uses each item's distances to its",
     "kappa nearest neighbours (as scikit-hubness does from k-NN graphs), not all n distances as in Schnitzer",
-    "et al. (2012); see `repspace.search.hubness`.",
+    "et al. (2012); see `repspace.engines.search.hubness`.",
 ]
 
 
@@ -442,7 +442,7 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
         "# Evaluation",
         "",
         "Generated by `benchmarks/evaluation.py` (`make evaluation`) from `benchmarks/results/evaluation.json`;",
-        "every figure is measured through `repspace.evaluate` on the data in `../shared/data` with models installed",
+        "every figure is measured through `repspace.workflows.evaluate` on the data in `../shared/data` with models installed",
         "from the package registry. Published figures are checks of the evaluation code, not targets.",
         "",
         f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores; repspace commit {machine.get('repspace_commit')}; "
@@ -520,7 +520,7 @@ UPGRADE_NAMES = {"model2vec": "model2vec distilled from MiniLM (256-d, static)",
 def _render_upgrade(res: dict[str, Any]) -> list[str]:
     lines = ["", "## The model-upgrade check: new queries mapped into the old index (Cranfield)", "",
              "`repspace upgrade-check minilm NEW --data ../shared/data/cranfield-beir` (here through",
-             "`repspace.eval.upgrade.upgrade_retrieval` on the same vectors). The old index is all-MiniLM-L6-v2; each",
+             "`repspace.workflows.upgrade.upgrade_retrieval` on the same vectors). The old index is all-MiniLM-L6-v2; each",
              "map goes from the new model's space into MiniLM's and is fitted on documents embedded by both (pairs),",
              "then the new model's query vectors go through it and search the old index. nDCG@10, mean ± sd over 3",
              "seeded samples of documents (one fit for all 1,400). `relative`: both sides as centred cosines to the",

@@ -25,10 +25,10 @@ TITLES = {
     "hnsw": "HNSW (`knn(method=\"hnsw\")`) vs FAISS `IndexHNSWFlat`",
     "search": "Search specs (`knn(index=...)`, filtered `knn(where=...)`) vs FAISS HNSW, hnswlib, usearch",
     "encode": "Encode (`get_encoder(\"minilm\")`) vs sentence-transformers",
-    "eval": "Evaluate (`repspace.evaluate.run`) vs the bare encode calls it needs",
-    "diagnose": ("Geometry (`repspace.geometry`: kNN graph, `diagnose`, TwoNN/MLE, hubness) vs sgemm, "
+    "eval": "Evaluate (`repspace.workflows.evaluate.run`) vs the bare encode calls it needs",
+    "diagnose": ("Geometry (`repspace.engines.geometry`: kNN graph, `diagnose`, TwoNN/MLE, hubness) vs sgemm, "
                  "scikit-dimension and scikit-hubness's formulas"),
-    "compare": "Compare (`repspace.compare`) vs the Gram floor and the n x n formulation",
+    "compare": "Compare (`repspace.engines.compare`) vs the Gram floor and the n x n formulation",
 }
 
 

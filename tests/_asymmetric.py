@@ -1,6 +1,6 @@
 """A small asymmetric encoder shared by the query-side tests (a helper module, not collected).
 
-It is a test double of the :class:`~repspace.encoders.Encoder` *interface*,
+It is a test double of the :class:`~repspace.engines.encoders.Encoder` *interface*,
 not of a shipped encoder: documents are counted by the topic words they
 contain; queries first go through a synonym table, so ``"feline"`` lands on
 the cat document only when embedded as a query. Embedded as a document it
@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.encoders import Encoder, register, unregister
-from repspace.encoders.base import Progress
+from repspace.engines.encoders import Encoder, register, unregister
+from repspace.engines.encoders.base import Progress
 
 TOPICS = ("cat", "dog", "sea", "wine")
 SYNONYMS = {"feline": "cat", "canine": "dog", "ocean": "sea", "merlot": "wine"}
@@ -67,7 +67,7 @@ class SynonymEncoder(Encoder):
 
 
 def beir_data() -> Any:
-    from repspace.eval.retrieval import BeirData
+    from repspace.engines.eval.retrieval import BeirData
 
     return BeirData(tuple(DOCS), tuple(DOCS.values()), tuple(QUERIES), tuple(QUERIES.values()), QRELS, "test", "syn")
 

@@ -1,0 +1,152 @@
+"""Array helpers shared by the engines: one input check, row blocks, overflow-safe row norms and unit rows.
+
+An input matrix is checked once and walked in row blocks converted to float64,
+so that memory stays linear in ``n`` whatever the dtype of ``X`` (a
+memory-mapped float32 file is never copied whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+
+#: Elements (not bytes) of one float64 block: 4M elements, 32 MiB.
+BLOCK_ELEMENTS = 1 << 22
+
+#: Largest block of rows converted to float64 at once by :func:`block64`, in entries (32 MiB).
+BLOCK_ENTRIES = 4 * 1024 * 1024
+
+#: Below this a sum of squares may have lost precision to underflow.
+_TINY = 1e-280
+
+
+def as_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
+    """Check that ``X`` is a finite numeric ``n × d`` array with ``n ≥ min_rows`` and ``d ≥ 1``.
+
+    The array is returned as is (no float64 copy); :func:`row_blocks` converts
+    it block by block.
+
+    Raises
+    ------
+    InputError
+        Wrong number of dimensions, a non-numeric dtype, too few rows, no
+        columns, or a NaN / infinite entry (the first bad row is named).
+
+    Examples
+    --------
+    >>> as_matrix([[1, 2], [3, 4]]).shape
+    (2, 2)
+    >>> as_matrix([1.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: X must be a 2-d array (n items × d dimensions), got shape (2,)
+    """
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{name} is not a numeric array: {e}") from None
+    if arr.ndim != 2:
+        raise InputError(f"{name} must be a 2-d array (n items × d dimensions), got shape {arr.shape}")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise InputError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    n, d = arr.shape
+    if d < 1:
+        raise InputError(f"{name} has no dimensions (shape {arr.shape})")
+    if n < min_rows:
+        raise InputError(f"{name} has {n} rows; this metric needs at least {min_rows}")
+    if np.issubdtype(arr.dtype, np.floating):
+        for start, block in row_blocks(arr, convert=False):
+            ok = np.isfinite(block).all(axis=1)
+            if not ok.all():
+                raise InputError(f"{name} has NaN or infinite values (row {start + int(np.argmin(ok))})")
+    return arr
+
+
+def block_rows(d: int, n_cols: int | None = None) -> int:
+    """Rows per block so that a ``rows × max(d, n_cols)`` float64 block stays near 32 MiB."""
+    width = max(d, n_cols or 1, 1)
+    return max(1, BLOCK_ELEMENTS // width)
+
+
+def row_blocks(X: np.ndarray, rows: int | None = None, *, convert: bool = True) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(start, X[start:start+rows])``, as float64 when ``convert``."""
+    n, d = X.shape
+    step = rows or block_rows(d)
+    for start in range(0, n, step):
+        block = X[start:start + step]
+        yield start, (np.asarray(block, dtype=np.float64) if convert else block)
+
+
+def row_norms(block: np.ndarray) -> np.ndarray:
+    """L2 norms of the rows (float64), without overflow or underflow for extreme magnitudes.
+
+    The plain ``sqrt(Σ x²)`` is used; rows whose sum of squares overflows or
+    underflows are recomputed scaled by their largest absolute entry. A norm
+    beyond the largest float64 is clipped to it.
+    """
+    block = np.asarray(block, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        sq = np.einsum("ij,ij->i", block, block)
+    bad = ~np.isfinite(sq)
+    tiny = np.flatnonzero(sq < _TINY)
+    if tiny.size:  # zero rows are fine; rows of tiny non-zero entries are not
+        bad[tiny[np.abs(block[tiny]).max(axis=1) > 0]] = True
+    out = np.sqrt(sq)
+    if bad.any():
+        rows = block[bad]
+        scale = np.abs(rows).max(axis=1)
+        scaled = rows / scale[:, None]
+        with np.errstate(over="ignore"):
+            out[bad] = scale * np.sqrt(np.einsum("ij,ij->i", scaled, scaled))
+    return np.minimum(out, np.finfo(np.float64).max)
+
+
+def unit_rows(block: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norm (float64); a zero row stays zero, as in ``sklearn.preprocessing.normalize``."""
+    block = np.asarray(block, dtype=np.float64)
+    norms = row_norms(block)
+    out = block / np.where(norms > 0, norms, 1.0)[:, None]
+    huge = norms >= np.finfo(np.float64).max  # only for rows near the float64 limit
+    if huge.any():
+        rows = block[huge]
+        rows = rows / np.abs(rows).max(axis=1)[:, None]
+        out[huge] = rows / np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+    return out
+
+
+def max_abs(X: np.ndarray) -> float:
+    """The largest absolute entry of ``X`` (0.0 for an all-zero array), read in blocks."""
+    return max((float(np.abs(b).max()) for _, b in row_blocks(X, convert=False)), default=0.0)
+
+
+def as_numeric(X: Any, what: str = "X") -> np.ndarray:
+    """``X`` as a 2-D numeric array (not copied, not yet float64), or an :class:`InputError`."""
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError) as e:  # ragged lists and the like
+        raise InputError(f"{what} is not a numeric matrix: {e}") from None
+    if arr.dtype.kind not in "fiub":
+        raise InputError(f"{what} must be numeric, not {arr.dtype}")
+    if arr.ndim != 2:
+        raise InputError(f"{what} must be a 2-D array (rows, dimensions), not shape {arr.shape}")
+    return arr
+
+
+def row_slices(n: int, d: int) -> Iterator[slice]:
+    """Slices of rows whose float64 copy stays under :data:`BLOCK_ENTRIES` entries."""
+    step = max(1, BLOCK_ENTRIES // max(1, d))
+    for lo in range(0, n, step):
+        yield slice(lo, min(n, lo + step))
+
+
+def block64(X: np.ndarray, rows: slice, what: str = "X") -> np.ndarray:
+    """Rows of ``X`` as a float64 copy, checked for NaN and infinities."""
+    b = np.array(X[rows], dtype=np.float64)
+    if not np.isfinite(b).all():
+        bad = int(np.flatnonzero(~np.isfinite(b).all(axis=1))[0]) + (rows.start or 0)
+        raise InputError(f"{what} has NaN or infinite values (row {bad})")
+    return b

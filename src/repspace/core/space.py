@@ -1,0 +1,122 @@
+"""What a space is: its description, metrics and names, independent of storage.
+
+A *space* is a set of items (string id, optional text, JSON metadata) with one
+vector each, plus the recipe that produced the vectors (its *provenance*). This
+module holds the plain descriptions; :mod:`repspace.core.store` keeps spaces durable.
+
+Examples
+--------
+>>> check_space_name("docs@layer3")
+'docs@layer3'
+>>> Metric.parse("cosine").higher_is_better
+True
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from repspace.core.errors import InputError
+
+__all__ = ["Metric", "SpaceInfo", "check_space_name", "DTYPES"]
+
+#: Storage types of vectors. Vectors always come back as float32.
+DTYPES = ("float32", "float16")
+
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}")
+
+
+class Metric(str, enum.Enum):
+    """How two vectors are compared.
+
+    ``cosine`` and ``ip`` are similarities (higher is better); ``l2`` is the
+    Euclidean distance (lower is better).
+
+    Examples
+    --------
+    >>> Metric.parse("L2")
+    <Metric.L2: 'l2'>
+    """
+
+    COSINE = "cosine"
+    IP = "ip"
+    L2 = "l2"
+
+    @classmethod
+    def parse(cls, value: str | Metric) -> Metric:
+        """Parse a metric name (case-insensitive); ``inner_product``/``dot`` mean ``ip``."""
+        if isinstance(value, Metric):
+            return value
+        key = str(value).strip().lower()
+        key = {"inner_product": "ip", "dot": "ip", "euclidean": "l2"}.get(key, key)
+        try:
+            return cls(key)
+        except ValueError:
+            raise InputError(f"unknown metric {value!r}; use one of: cosine, ip, l2") from None
+
+    @property
+    def higher_is_better(self) -> bool:
+        """True for similarities, False for distances."""
+        return self is not Metric.L2
+
+
+def check_space_name(name: str) -> str:
+    """Return ``name`` if it is a valid space name, else raise :class:`InputError`.
+
+    Names start with a letter or digit and use letters, digits and ``. _ @ : + -``
+    (at most 128 characters), so they are safe in file names and URLs.
+
+    Examples
+    --------
+    >>> check_space_name("glove-6b.50d")
+    'glove-6b.50d'
+    """
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise InputError(
+            f"invalid space name {name!r}: use letters, digits and . _ @ : + - "
+            "(starting with a letter or digit, at most 128 characters)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class SpaceInfo:
+    """A description of a stored space, as ``repspace info --json`` prints it.
+
+    Attributes
+    ----------
+    name, dim, metric, dtype : the space's identity and shape.
+    count : number of live items.
+    provenance : the recipe that made the vectors (encoder, version, layer, ...).
+    generation : increases with every committed change.
+    uid : a random id that survives renames and distinguishes re-created spaces.
+    """
+
+    name: str
+    dim: int
+    metric: Metric
+    dtype: str
+    count: int
+    provenance: dict[str, Any] = field(default_factory=dict)
+    generation: int = 0
+    uid: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    next_row: int = 0
+    dead_rows: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape: ``{name, count, dim, metric, dtype, provenance, ...}``."""
+        d = asdict(self)
+        d["metric"] = self.metric.value
+        return d
+
+    def __repr__(self) -> str:
+        enc = self.provenance.get("encoder", "?")
+        return (
+            f"SpaceInfo({self.name!r}, count={self.count}, dim={self.dim}, "
+            f"metric={self.metric.value}, encoder={enc!r}, generation={self.generation})"
+        )

@@ -1,0 +1,15 @@
+"""Durable storage of spaces: one SQLite file, numbered migrations, blocks of vectors.
+
+Examples
+--------
+>>> import tempfile, os
+>>> from repspace.core.store import Store
+>>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).spaces()
+[]
+"""
+
+from repspace.core.store._results import SavedResult
+from repspace.core.store._space import AddResult, Item, Snapshot, Space
+from repspace.core.store._store import STORE_ENV, Store, default_store_path
+
+__all__ = ["Store", "Space", "Snapshot", "AddResult", "Item", "SavedResult", "default_store_path", "STORE_ENV"]

@@ -1,0 +1,177 @@
+"""Opening the SQLite file: pragmas, migrations and explicit transactions.
+
+The connection runs in autocommit mode (``isolation_level=None``) and every
+unit of work is an explicit ``BEGIN``/``COMMIT``: :func:`write` takes the write
+lock up front (``BEGIN IMMEDIATE``) so that a batch is all in or all out, and
+:func:`read` pins one snapshot so that a reader never sees half a batch while
+another process writes (WAL mode lets readers and one writer work at once).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+from repspace.core.errors import StoreError
+from repspace.core.store._schema import MIGRATIONS, SCHEMA_VERSION
+
+#: How long a writer waits for another writer's lock before giving up (seconds).
+BUSY_TIMEOUT_S = 60.0
+#: Page size for new stores: large pages make the multi-MiB vector blocks cheap to read.
+PAGE_SIZE = 16384
+
+T = TypeVar("T")
+
+
+class Database:
+    """One connection to a store file, safe to share between threads.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file; created (with its folder) when missing.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> db = Database(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> with db.read() as c:
+    ...     c.execute("PRAGMA user_version").fetchone()[0] >= 1
+    True
+    >>> db.close()
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the store's folder {self.path.parent}: {e.strerror}") from None
+        if self.path.is_dir():
+            raise StoreError(f"store path {self.path} is a folder, not a file")
+        self._lock = threading.RLock()
+        #: Write transactions this connection committed (see :meth:`version`).
+        self.commits = 0
+        try:
+            self.conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            self._configure()
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"cannot open store {self.path}: {e}") from None
+
+    def _configure(self) -> None:
+        c = self.conn
+        new = c.execute("PRAGMA page_count").fetchone()[0] == 0
+        if new:
+            c.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+        mode = _retry_busy(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        if mode.lower() != "wal":
+            raise StoreError(f"store {self.path} cannot use WAL mode (got {mode!r})")
+        # NORMAL is durable against a crashed or killed process in WAL mode (only
+        # an OS crash or power loss can drop the last commits).
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA mmap_size = 4294967296")
+        c.execute("PRAGMA cache_size = -65536")
+
+    def _migrate(self) -> None:
+        version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"store {self.path} has schema version {version}, newer than this "
+                f"repspace knows ({SCHEMA_VERSION}); upgrade repspace"
+            )
+        for number in range(version + 1, SCHEMA_VERSION + 1):
+            with self.write() as c:
+                # Re-check under the write lock: another process may have migrated.
+                if c.execute("PRAGMA user_version").fetchone()[0] >= number:
+                    continue
+                for statement in _split_sql(MIGRATIONS[number - 1]):
+                    c.execute(statement)
+                c.execute(f"PRAGMA user_version = {number}")
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction: committed when the block ends, rolled back on any error."""
+        with self._lock:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            try:
+                self.conn.execute("COMMIT")
+            finally:
+                self.commits += 1  # counted even if COMMIT failed: callers then re-read
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees the same snapshot."""
+        with self._lock:
+            self.conn.execute("BEGIN")
+            try:
+                yield self.conn
+            finally:
+                self.conn.execute("COMMIT")
+
+    def version(self) -> tuple[int, int]:
+        """A token that changes whenever the database may have changed since the last call.
+
+        SQLite's ``PRAGMA data_version`` changes when *another* connection (of
+        this process or any other) commits; this connection's own commits are
+        counted in :attr:`commits`. Reading it costs one statement, so callers
+        can cache what they read (a space's description) and re-read only when
+        the token moves.
+        """
+        with self._lock:
+            return self.conn.execute("PRAGMA data_version").fetchone()[0], self.commits
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            self.conn.close()
+
+
+def _retry_busy(step: Callable[[], T], timeout_s: float = BUSY_TIMEOUT_S) -> T:
+    """Run ``step``, retrying while another connection holds the lock.
+
+    SQLite does not call the busy handler for every lock it meets: switching a
+    brand-new file to WAL while another process does the same fails at once
+    with "database is locked" whatever the connection's timeout. Two processes
+    that open a new store together hit exactly that, so the switch is retried
+    here with a short backoff until the same deadline a writer waits for.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.001
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as e:
+            message = str(e)
+            if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a migration into statements (``executescript`` would COMMIT our transaction)."""
+    statements, current = [], []
+    for line in script.splitlines():
+        if line.strip().startswith("--"):
+            continue
+        current.append(line)
+        if sqlite3.complete_statement("\n".join(current)):
+            statements.append("\n".join(current).strip())
+            current = []
+    if "".join(current).strip():
+        raise AssertionError("migration ends with an incomplete statement")
+    return [s for s in statements if s]

@@ -1,0 +1,158 @@
+"""Checks on a batch before it touches the store.
+
+Every check raises :class:`~repspace.core.errors.InputError` with one line naming the
+first offending item, so that a bad batch is refused whole and the store stays
+as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+
+MAX_ID_LENGTH = 1024
+
+
+def text_hash(text: str) -> str:
+    """The content hash of a text: the first 128 bits of its SHA-256, in hex.
+
+    Examples
+    --------
+    >>> text_hash("hello")
+    '2cf24dba5fb0a30e26e83b2ac5b9e29e'
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def check_ids(ids: Sequence[Any]) -> list[str]:
+    """Ids must be non-empty strings, unique within the batch.
+
+    A batch of valid string ids is checked with whole-batch operations (a set,
+    one UTF-8 encode of all ids); any other batch goes through the per-id loop,
+    which names the first offending id.
+    """
+    fast = _valid_str_ids(ids)
+    if fast is not None:
+        return fast
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for i, item_id in enumerate(ids):
+        if isinstance(item_id, (int, np.integer)) and not isinstance(item_id, bool):
+            item_id = str(item_id)
+        if not isinstance(item_id, str):
+            raise InputError(f"id at position {i} is {type(item_id).__name__}, not a string")
+        if not item_id or not item_id.strip():
+            raise InputError(f"id at position {i} is empty")
+        if len(item_id) > MAX_ID_LENGTH:
+            raise InputError(f"id at position {i} is longer than {MAX_ID_LENGTH} characters")
+        _check_utf8(item_id, f"id at position {i}")
+        if item_id in seen:
+            raise InputError(f"duplicate id {item_id!r} at positions {seen[item_id]} and {i} of the batch")
+        seen[item_id] = i
+        out.append(item_id)
+    return out
+
+
+def _valid_str_ids(ids: Sequence[Any]) -> list[str] | None:
+    """The ids as a list when all are valid strings (the common case), else None."""
+    out = list(ids)
+    if not all(type(i) is str for i in out) or len(set(out)) != len(out):
+        return None
+    if not all(map(str.strip, out)) or max(map(len, out), default=0) > MAX_ID_LENGTH:
+        return None
+    try:
+        "".join(out).encode("utf-8")  # lone surrogates (undecodable bytes read as text) fail here
+    except UnicodeEncodeError:
+        return None
+    return out
+
+
+def check_vectors(vectors: Any, ids: list[str], dim: int, dtype: str) -> np.ndarray:
+    """Return the batch as C-contiguous float32 (n, dim); refuse NaN, inf and wrong shapes."""
+    try:
+        arr = np.asarray(vectors)
+    except (ValueError, TypeError) as e:
+        raise InputError(f"vectors are not a numeric array: {e}") from None
+    if arr.ndim == 1 and len(ids) == 1 and arr.shape[0] == dim:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise InputError(f"vectors must be a 2-d array (n, {dim}); got shape {arr.shape}")
+    if arr.shape[0] != len(ids):
+        raise InputError(f"got {arr.shape[0]} vectors for {len(ids)} ids")
+    if arr.shape[1] != dim:
+        raise InputError(f"vectors have dimension {arr.shape[1]}; this space has dimension {dim}")
+    if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise InputError(f"vectors have dtype {arr.dtype}; expected numbers")
+    arr = np.ascontiguousarray(arr, dtype=np.float32)
+    limit = np.finfo(np.float16).max if dtype == "float16" else np.inf
+    bad = ~np.isfinite(arr).all(axis=1)
+    if limit != np.inf:
+        bad |= (np.abs(arr) > limit).any(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = "NaN or inf" if not np.isfinite(arr[i]).all() else f"values beyond {dtype} range"
+        raise InputError(f"vector of id {ids[i]!r} (position {i}) has {what}")
+    return arr
+
+
+def check_texts(texts: Sequence[Any] | None, ids: list[str]) -> list[str | None]:
+    """Texts are strings or None, valid UTF-8 (no lone surrogates)."""
+    if texts is None:
+        return [None] * len(ids)
+    texts = list(texts)
+    if len(texts) != len(ids):
+        raise InputError(f"got {len(texts)} texts for {len(ids)} ids")
+    for i, t in enumerate(texts):
+        if t is None:
+            continue
+        if isinstance(t, float) and math.isnan(t):  # a missing value from pandas/pyarrow
+            texts[i] = None
+            continue
+        if not isinstance(t, str):
+            raise InputError(f"text of id {ids[i]!r} is {type(t).__name__}, not a string")
+        _check_utf8(t, f"text of id {ids[i]!r}")
+    return texts
+
+
+def check_metas(metas: Sequence[Any] | None, ids: list[str]) -> list[str]:
+    """Metadata are JSON objects (dicts with string keys); returns their JSON text."""
+    if metas is None:
+        return ["{}"] * len(ids)
+    metas = list(metas)
+    if len(metas) != len(ids):
+        raise InputError(f"got {len(metas)} metadata records for {len(ids)} ids")
+    out = []
+    for i, m in enumerate(metas):
+        if m is None:
+            out.append("{}")
+            continue
+        if not isinstance(m, Mapping):
+            raise InputError(f"metadata of id {ids[i]!r} is {type(m).__name__}, not an object")
+        try:
+            out.append(json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=json_default))
+        except (TypeError, ValueError) as e:
+            raise InputError(f"metadata of id {ids[i]!r} is not valid JSON: {e}") from None
+        _check_utf8(out[-1], f"metadata of id {ids[i]!r}")
+    return out
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _check_utf8(s: str, what: str) -> None:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InputError(f"{what} is not valid UTF-8 (character {e.start})") from None

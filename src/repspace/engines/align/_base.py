@@ -1,0 +1,136 @@
+"""The estimator base of every map: paired-input checks, blocked float64 passes, state.
+
+A map follows scikit-learn's conventions (hyper-parameters stored unchanged by
+``__init__``, learning in ``fit(X, Y)`` returning ``self``, learned state in
+attributes ending in ``_``) and, like :mod:`repspace.engines.transforms`, hands over and
+takes back its fitted state as plain arrays (:meth:`Map.state`,
+:meth:`Map.from_state`), so a workflow can store a fitted map without pickle.
+Arithmetic is float64; outputs are float32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Self
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from repspace.core.errors import InputError
+from repspace.core.arrays import as_numeric, block64, row_slices
+from repspace.core.estimators import NotFittedError, export_state, restore_state
+
+__all__ = ["Map", "check_pairs", "pair_moments"]
+
+
+def check_pairs(X: Any, Y: Any, *, min_rows: int, owner: str) -> tuple[np.ndarray, np.ndarray]:
+    """Two numeric 2-D arrays with the same number of rows (``≥ min_rows``) and ``≥ 1`` column each.
+
+    Values are not scanned here; the blocked passes (:func:`block64`) raise on NaN.
+
+    Examples
+    --------
+    >>> check_pairs(np.zeros((3, 2)), np.zeros((4, 2)), min_rows=2, owner="Procrustes")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: Procrustes: X has 3 rows and Y has 4; the pairs must match row for row
+    """
+    X, Y = as_numeric(X, "X"), as_numeric(Y, "Y")
+    if X.shape[0] != Y.shape[0]:
+        raise InputError(f"{owner}: X has {X.shape[0]} rows and Y has {Y.shape[0]}; "
+                         "the pairs must match row for row")
+    if X.shape[0] < min_rows:
+        raise InputError(f"{owner} needs at least {min_rows} pairs, got {X.shape[0]}")
+    for name, arr in (("X", X), ("Y", Y)):
+        if arr.shape[1] < 1:
+            raise InputError(f"{owner}: {name} has no dimensions")
+    return X, Y
+
+
+def pair_moments(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """Means, the centred cross product ``(X − x̄)ᵀ(Y − ȳ)`` and the two centred squared norms.
+
+    Two float64 passes over blocks of rows; raises :class:`InputError` on NaN / inf.
+    """
+    n = X.shape[0]
+    sx, sy = np.zeros(X.shape[1]), np.zeros(Y.shape[1])
+    step = max(X.shape[1], Y.shape[1])
+    for rows in row_slices(n, step):
+        sx += block64(X, rows, "X").sum(axis=0)
+        sy += block64(Y, rows, "Y").sum(axis=0)
+    mx, my = sx / n, sy / n
+    cross = np.zeros((X.shape[1], Y.shape[1]))
+    tx = ty = 0.0
+    for rows in row_slices(n, step):
+        xc, yc = block64(X, rows, "X") - mx, block64(Y, rows, "Y") - my
+        cross += xc.T @ yc
+        tx += float(np.einsum("ij,ij->", xc, xc))
+        ty += float(np.einsum("ij,ij->", yc, yc))
+    return mx, my, cross, tx, ty
+
+
+class Map(BaseEstimator):
+    """Base class of the linear maps ``y ≈ (x − mean_x_) W_ + mean_y_``.
+
+    Subclasses implement ``_fit(X, Y)`` setting ``mean_x_``, ``mean_y_`` and
+    ``W_``; :meth:`transform`, :meth:`state` and :meth:`from_state` come from here.
+    """
+
+    #: Fitted arrays that :meth:`state` hands over (all float64).
+    _state_attrs: ClassVar[tuple[str, ...]] = ("mean_x_", "mean_y_", "W_")
+    #: Pairs needed by ``fit``.
+    _min_rows: ClassVar[int] = 2
+
+    def fit(self, X: Any, Y: Any) -> Self:
+        """Learn the map from paired rows (row ``i`` of ``X`` ↔ row ``i`` of ``Y``); returns ``self``."""
+        X, Y = check_pairs(X, Y, min_rows=self._min_rows, owner=type(self).__name__)
+        self._fit(X, Y)
+        self.n_features_in_ = int(X.shape[1])
+        return self
+
+    def transform(self, X: Any) -> np.ndarray:
+        """Map source rows into the target space: float32 ``(n, d_target)``."""
+        self._check_fitted()
+        arr = as_numeric(X, "X")
+        if arr.shape[1] != self.n_features_in_:
+            raise InputError(f"{type(self).__name__} was fitted on {self.n_features_in_} source dimensions; "
+                             f"X has {arr.shape[1]}")
+        out = np.empty((arr.shape[0], self.W_.shape[1]), np.float32)
+        for rows in row_slices(*arr.shape):
+            out[rows] = (block64(arr, rows, "X") - self.mean_x_) @ self.W_ + self.mean_y_
+        return out
+
+    @property
+    def n_features_out(self) -> int:
+        """Dimensions of the target space."""
+        self._check_fitted()
+        return int(self.W_.shape[1])
+
+    def _check_fitted(self) -> None:
+        if not self.__sklearn_is_fitted__():
+            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "n_features_in_")
+
+    def state(self) -> dict[str, np.ndarray]:
+        """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
+        self._check_fitted()
+        return export_state(self, self._state_attrs)
+
+    @classmethod
+    def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
+        """A fitted map from ``get_params()`` and :meth:`state`; it transforms exactly as the original."""
+        obj = restore_state(cls, params, state, cls._state_attrs)
+        obj._check_state()
+        return obj
+
+    def _check_state(self) -> None:
+        dx, dy = self.n_features_in_, self.mean_y_.shape[0] if self.mean_y_.ndim == 1 else -1
+        if self.mean_x_.shape != (dx,) or dy < 1 or self.W_.shape != (dx, dy):
+            raise InputError(f"state of {type(self).__name__}: shapes do not agree "
+                             f"(mean_x_ {self.mean_x_.shape}, mean_y_ {self.mean_y_.shape}, W_ {self.W_.shape}, "
+                             f"n_features_in_ {dx})")
+
+    def _fit(self, X: np.ndarray, Y: np.ndarray) -> None:  # pragma: no cover - every subclass overrides
+        raise NotImplementedError

@@ -1,0 +1,37 @@
+"""Evaluation tasks: how good is a space, and what each choice costs in quality.
+
+Every task is a pure function of an ``encode`` callable (or arrays) and its
+data, returning a :class:`TaskResult` shaped like MTEB's. The store, layers
+and caching live in :mod:`repspace.workflows.evaluate`; a researcher with a model and a
+notebook calls these directly.
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.engines.eval import StsPairs, sts
+>>> from repspace.engines.encoders import get_encoder
+>>> pairs = StsPairs(["a cat", "a man runs", "stocks fell"], ["a kitten", "a man jogs", "a cat"],
+...                  np.array([5.0, 4.0, 0.0]), "toy")
+>>> sts(get_encoder("static"), pairs).main_metric
+'spearman'
+"""
+
+from repspace.engines.eval._encode import EncodeFn, TextCache, as_encode, as_query_encode
+from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.compression import Codec, parse_dims, parse_precisions, plot_tradeoff, sweep_codecs, tradeoff_rows
+from repspace.engines.eval.labels import LabelledTexts, classification, clustering, load_labelled
+from repspace.engines.eval.pairclass import PairLabels, load_pairs, pairclass, pairclass_scores
+from repspace.engines.eval.ranking import ranking_scores
+from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval, retrieval_from_vectors
+from repspace.engines.eval.sts import StsPairs, load_sts, sts, sts_scores
+from repspace.engines.eval.words import Analogies, WordPairs, WordVectors, analogy, load_analogies, load_word_pairs, wordsim
+
+__all__ = [
+    "TaskResult", "EncodeFn", "TextCache", "as_encode", "as_query_encode",
+    "StsPairs", "load_sts", "sts", "sts_scores",
+    "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",
+    "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",
+    "LabelledTexts", "load_labelled", "clustering", "classification",
+    "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
+    "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
+]

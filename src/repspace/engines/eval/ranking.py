@@ -1,0 +1,265 @@
+"""Ranking metrics of a retrieval run against relevance judgements, as trec_eval defines them.
+
+Every definition follows trec_eval (https://github.com/usnistgov/trec_eval),
+the way ``pytrec_eval`` computes its measures; the names map as follows.
+
+=================  =========================  ==============================================
+repspace key       trec_eval measure          definition
+=================  =========================  ==============================================
+``ndcg_at_k``      ``ndcg_cut_k``             DCG@k / ideal DCG@k; gain = the judgement's
+                                              score (0 for an unjudged document or a score
+                                              ≤ 0), discount log₂(rank + 1); the ideal
+                                              ranking is the judgements' positive scores
+                                              sorted descending, cut at k
+``recall_at_k``    ``recall_k``               relevant documents in the top k / all relevant
+``precision_at_k`` ``P_k``                    relevant documents in the top k / k
+``mrr_at_k``       ``recip_rank`` on a run    1 / rank of the first relevant document in
+                   cut at k                   the top k, else 0
+``map_at_k``       ``map_cut_k``              sum of precision@r over the ranks r ≤ k that
+                                              hold a relevant document, / all relevant
+=================  =========================  ==============================================
+
+A document is *relevant* when its judgement is ≥ 1 (trec_eval's default
+``relevance_level``). A run is the ranked list of document ids of each query,
+best first: the order is the run's, so ties in the scores behind it must
+already be broken (trec_eval breaks them by document id).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from repspace.core.errors import InputError
+
+#: The measures :func:`ranking_scores` reports, each at every cutoff.
+MEASURES = ("ndcg", "recall", "precision", "mrr", "map")
+#: Judgement at or above which a document counts as relevant (trec_eval's ``relevance_level``).
+RELEVANCE_LEVEL = 1
+
+
+def _check_k(k: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"a rank cutoff must be a positive integer, not {k!r}")
+    return k
+
+
+def _check_unique(ranking: Sequence[str], query: str | None = None) -> None:
+    if len(set(ranking)) != len(ranking):
+        seen: set[str] = set()
+        doc = next(d for d in ranking if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+        where = f"query {query!r}: " if query is not None else ""
+        raise InputError(f"{where}document {doc!r} appears more than once in the ranking")
+
+
+def _n_relevant(judgements: Mapping[str, float]) -> int:
+    return sum(1 for s in judgements.values() if s >= RELEVANCE_LEVEL)
+
+
+def _dcg(gains: Iterable[float]) -> float:
+    return sum(g / math.log2(rank + 1) for rank, g in enumerate(gains, start=1) if g > 0)
+
+
+def ndcg_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
+    """Normalised discounted cumulative gain of one ranking at cutoff ``k`` (trec_eval ``ndcg_cut``).
+
+    Parameters
+    ----------
+    ranking : sequence of str
+        Document ids, best first (distinct).
+    judgements : mapping of str to int
+        The query's judged documents and their scores (higher = more relevant).
+    k : int
+        Cutoff.
+
+    Returns
+    -------
+    float
+        DCG@k / ideal DCG@k with gain = score (0 for unjudged documents and
+        scores ≤ 0) and discount log₂(rank + 1); 0 when no judgement is positive.
+
+    Examples
+    --------
+    Gains 0, 2 at ranks 1, 2; the ideal ranking has gains 2, 1:
+    (2/log₂3) / (2 + 1/log₂3).
+
+    >>> round(ndcg_at_k(["x", "a"], {"a": 2, "b": 1}, k=10), 4)
+    0.4796
+    >>> ndcg_at_k(["a", "b"], {"a": 2, "b": 1}, k=10)
+    1.0
+    """
+    k = _check_k(k)
+    _check_unique(ranking)
+    ideal = _dcg(sorted((s for s in judgements.values() if s > 0), reverse=True)[:k])
+    if ideal <= 0:
+        return 0.0
+    return _dcg(judgements.get(doc, 0) for doc in ranking[:k]) / ideal
+
+
+def recall_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
+    """Share of the query's relevant documents found in the top ``k`` (trec_eval ``recall_k``).
+
+    Parameters
+    ----------
+    ranking : sequence of str
+        Document ids, best first (distinct).
+    judgements : mapping of str to int
+        Judged documents; those scored ≥ 1 are relevant.
+    k : int
+        Cutoff.
+
+    Returns
+    -------
+    float
+        Relevant in the top k / all relevant; 0 when nothing is relevant.
+
+    Examples
+    --------
+    >>> recall_at_k(["a", "x", "c"], {"a": 1, "b": 2, "c": 1, "d": 0}, k=2)
+    0.3333333333333333
+    """
+    k = _check_k(k)
+    _check_unique(ranking)
+    n_rel = _n_relevant(judgements)
+    if n_rel == 0:
+        return 0.0
+    return sum(1 for doc in ranking[:k] if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / n_rel
+
+
+def precision_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
+    """Relevant documents in the top ``k``, divided by ``k`` (trec_eval ``P_k``).
+
+    The divisor is ``k`` even when the ranking is shorter, as in trec_eval.
+
+    Examples
+    --------
+    >>> precision_at_k(["a", "x"], {"a": 3}, k=10)
+    0.1
+    """
+    k = _check_k(k)
+    _check_unique(ranking)
+    return sum(1 for doc in ranking[:k] if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / k
+
+
+def reciprocal_rank_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
+    """1 / rank of the first relevant document within the top ``k``, else 0.
+
+    trec_eval's ``recip_rank`` computed on the ranking cut at ``k`` (MRR@k).
+
+    Examples
+    --------
+    >>> reciprocal_rank_at_k(["x", "y", "a"], {"a": 1}, k=10)
+    0.3333333333333333
+    >>> reciprocal_rank_at_k(["x", "y", "a"], {"a": 1}, k=2)
+    0.0
+    """
+    k = _check_k(k)
+    _check_unique(ranking)
+    for rank, doc in enumerate(ranking[:k], start=1):
+        if judgements.get(doc, 0) >= RELEVANCE_LEVEL:
+            return 1.0 / rank
+    return 0.0
+
+
+def average_precision_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 100) -> float:
+    """Average precision cut at ``k`` (trec_eval ``map_cut_k``).
+
+    The sum of precision@r over the ranks r ≤ k holding a relevant document,
+    divided by the number of *all* the query's relevant documents (not only
+    those retrievable in k), as trec_eval does.
+
+    Examples
+    --------
+    Relevant at ranks 1 and 3, three relevant in all: (1/1 + 2/3) / 3.
+
+    >>> round(average_precision_at_k(["a", "x", "b"], {"a": 1, "b": 2, "c": 1}, k=100), 4)
+    0.5556
+    """
+    k = _check_k(k)
+    _check_unique(ranking)
+    n_rel = _n_relevant(judgements)
+    if n_rel == 0:
+        return 0.0
+    found, total = 0, 0.0
+    for rank, doc in enumerate(ranking[:k], start=1):
+        if judgements.get(doc, 0) >= RELEVANCE_LEVEL:
+            found += 1
+            total += found / rank
+    return total / n_rel
+
+
+_PER_QUERY = {
+    "ndcg": ndcg_at_k,
+    "recall": recall_at_k,
+    "precision": precision_at_k,
+    "mrr": reciprocal_rank_at_k,
+    "map": average_precision_at_k,
+}
+
+
+def ranking_scores(
+    run: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    ks: Sequence[int] = (10, 100),
+) -> dict[str, float]:
+    """Mean ranking metrics of a run over the judged queries, as trec_eval computes them.
+
+    Parameters
+    ----------
+    run : mapping of str to sequence of str
+        Query id to the ranked document ids, best first (distinct per query).
+    qrels : mapping of str to mapping of str to int
+        Query id to ``{document id: score}``; a score ≥ 1 is relevant, higher
+        scores are the graded gains of nDCG.
+    ks : sequence of int
+        Cutoffs; every measure is reported at each.
+
+    Returns
+    -------
+    dict of str to float
+        ``{measure}_at_{k}`` for measure in ``ndcg``, ``recall``, ``precision``,
+        ``mrr``, ``map`` (see the module docstring), each the mean over the
+        queries of ``qrels`` that have at least one relevant document.
+        A judged query missing from ``run`` (or with an empty ranking) scores
+        0 on every measure (trec_eval's ``-c``); queries of ``run`` absent from
+        ``qrels``, and queries whose judgements are all < 1, are ignored.
+
+    Raises
+    ------
+    InputError
+        When no query has a relevant document, a cutoff is not a positive
+        integer, a judgement is not a finite number, or a ranking repeats a
+        document.
+
+    Examples
+    --------
+    q1 finds its relevant doc at rank 2, q2 at rank 1; q3 has no results:
+
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 2}, "q3": {"c": 1}}
+    >>> run = {"q1": ["x", "a"], "q2": ["b"]}
+    >>> s = ranking_scores(run, qrels, ks=(10,))
+    >>> s["mrr_at_10"]  # (1/2 + 1 + 0) / 3
+    0.5
+    >>> s["recall_at_10"]  # (1 + 1 + 0) / 3
+    0.6666666666666666
+    """
+    ks = tuple(_check_k(k) for k in ks)
+    if not ks:
+        raise InputError("ranking_scores needs at least one cutoff")
+    judged = []
+    for qid, judgements in qrels.items():
+        for doc, score in judgements.items():
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise InputError(f"query {qid!r}: the judgement of document {doc!r} is not a finite number: {score!r}")
+        if _n_relevant(judgements) > 0:
+            judged.append(qid)
+    if not judged:
+        raise InputError("no query in the qrels has a relevant document (score >= 1): there is nothing to average")
+    sums = {f"{m}_at_{k}": 0.0 for m in MEASURES for k in ks}
+    for qid in judged:
+        ranking = list(run.get(qid, ()))
+        _check_unique(ranking, qid)
+        for measure, fn in _PER_QUERY.items():
+            for k in ks:
+                sums[f"{measure}_at_{k}"] += fn(ranking, qrels[qid], k)
+    return {key: total / len(judged) for key, total in sums.items()}

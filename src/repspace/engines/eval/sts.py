@@ -1,0 +1,217 @@
+"""Semantic textual similarity: does cosine similarity rank sentence pairs as people do?
+
+The score is the Spearman correlation between the cosine of each pair's two
+vectors and the gold similarity, as sentence-transformers'
+``EmbeddingSimilarityEvaluator`` computes it (``scipy.stats.spearmanr``), with
+Pearson beside it.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from repspace.core.errors import InputError
+from repspace.engines.eval._encode import as_encode
+from repspace.engines.eval._results import TaskResult
+
+_HEADER = ("sentence1", "sentence2", "score")
+
+
+@dataclass(frozen=True)
+class StsPairs:
+    """Sentence pairs with a gold similarity.
+
+    Attributes
+    ----------
+    sentences1, sentences2 : list of str
+    scores : (n,) float64 array
+        Gold similarities (any scale; only their order matters for Spearman).
+    name : str
+        The data set's name (the file's stem).
+    split : str
+        ``test``, ``dev`` or ``train`` when the name says so, else ``test``.
+    """
+
+    sentences1: list[str]
+    sentences2: list[str]
+    scores: np.ndarray
+    name: str = "sts"
+    split: str = "test"
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def texts(self) -> list[str]:
+        """Every sentence the task embeds (repeats included)."""
+        return self.sentences1 + self.sentences2
+
+
+def load_sts(path: str | Path) -> StsPairs:
+    """Read a CSV of ``sentence1,sentence2,score`` rows (a header row is optional).
+
+    Parameters
+    ----------
+    path : str or Path
+        A UTF-8 CSV file such as ``stsb-en-test.csv``.
+
+    Returns
+    -------
+    StsPairs
+
+    Raises
+    ------
+    InputError
+        If the file is missing, empty, or a row does not have three fields
+        with a numeric third one (the line number is given).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "toy-test.csv")
+    >>> _ = open(p, "w").write('A cat.,A kitten.,4.5\\nA cat.,"A car, red.",0.5\\n')
+    >>> pairs = load_sts(p)
+    >>> len(pairs), pairs.sentences2[1], pairs.split
+    (2, 'A car, red.', 'test')
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except FileNotFoundError:
+        raise InputError(f"STS file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"cannot read STS file {path}: {e}") from None
+    start = 1 if rows and tuple(c.strip().lower() for c in rows[0]) == _HEADER else 0
+    s1, s2, gold = [], [], []
+    for line, row in enumerate(rows[start:], start=start + 1):
+        if not row:
+            continue
+        if len(row) != 3:
+            raise InputError(f"{path}:{line}: expected 3 fields (sentence1,sentence2,score), got {len(row)}")
+        try:
+            score = float(row[2])
+        except ValueError:
+            raise InputError(f"{path}:{line}: the score {row[2]!r} is not a number") from None
+        if not np.isfinite(score):
+            raise InputError(f"{path}:{line}: the score {row[2]!r} is not finite")
+        s1.append(row[0])
+        s2.append(row[1])
+        gold.append(score)
+    if not gold:
+        raise InputError(f"STS file {path} holds no pairs")
+    stem = path.stem
+    split = next((s for s in ("test", "dev", "train") if stem.endswith(s)), "test")
+    return StsPairs(s1, s2, np.asarray(gold, dtype=np.float64), stem, split)
+
+
+def sts_scores(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> dict[str, float]:
+    """Spearman and Pearson correlation of the pairs' cosine with the gold scores.
+
+    Parameters
+    ----------
+    a, b : (n, d) arrays
+        The two sides of each pair (not necessarily normalised).
+    gold : (n,) array
+        Gold similarities.
+
+    Returns
+    -------
+    dict
+        ``{"spearman", "pearson"}``.
+
+    Raises
+    ------
+    InputError
+        With fewer than 2 pairs, or when the gold scores or the cosines are
+        all equal (the correlation is undefined there rather than ``NaN``).
+
+    Examples
+    --------
+    >>> a = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
+    >>> b = np.array([[1.0, 0.1], [1.0, 1.0], [0.0, 1.0]])
+    >>> sts_scores(a, b, np.array([5.0, 3.0, 0.0]))["spearman"]
+    1.0
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    gold = np.asarray(gold, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 2 or len(gold) != len(a):
+        raise InputError(f"STS needs two (n, d) arrays and n gold scores; got {a.shape}, {b.shape}, {gold.shape}")
+    if len(gold) < 2:
+        raise InputError("STS needs at least 2 pairs")
+    cos = paired_cosine(a, b)
+    if np.ptp(gold) == 0:
+        raise InputError("all gold scores are equal: the correlation is undefined")
+    if np.ptp(cos) == 0:
+        raise InputError("every pair has the same cosine (constant or zero vectors?): the correlation is undefined")
+    return {
+        "spearman": float(stats.spearmanr(gold, cos).statistic),
+        "pearson": float(stats.pearsonr(gold, cos).statistic),
+    }
+
+
+def paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of each row of ``a`` with the same row of ``b`` (0 where a row is zero).
+
+    Examples
+    --------
+    >>> paired_cosine(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([[1.0, 1.0], [1.0, 0.0]])).round(4).tolist()
+    [0.7071, 0.0]
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    na = np.linalg.norm(a, axis=1)
+    nb = np.linalg.norm(b, axis=1)
+    dots = np.einsum("ij,ij->i", a, b)
+    denom = na * nb
+    return np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0)
+
+
+def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = None) -> TaskResult:
+    """Score an encoder on STS pairs.
+
+    Parameters
+    ----------
+    encode : callable or object with ``encode``
+        Texts to vectors (a repspace encoder, a sentence-transformers model,
+        or a function); all sentences go to it in one call.
+    pairs : StsPairs
+        From :func:`load_sts`.
+    codec : Codec, optional
+        A compression (:class:`repspace.engines.eval.compression.Codec`), fitted on
+        all the task's vectors, applied before scoring.
+    name : str, optional
+        Task name; default ``sts:<data set name>``.
+
+    Returns
+    -------
+    TaskResult
+        Main metric ``spearman``; ``pearson`` beside it; ``n_pairs`` in info.
+
+    Examples
+    --------
+    >>> from repspace.engines.encoders import get_encoder
+    >>> pairs = StsPairs(["a cat sits", "a man runs", "stocks fell"],
+    ...                  ["a cat is sitting", "a man is running fast", "the cat sleeps"],
+    ...                  np.array([4.8, 4.0, 0.2]), "toy")
+    >>> r = sts(get_encoder("static"), pairs)
+    >>> r.task_name, r.main_metric, -1.0 <= r.main_score <= 1.0
+    ('sts:toy', 'spearman', True)
+    """
+    t0 = time.perf_counter()
+    enc = as_encode(encode)
+    n = len(pairs)
+    vectors = enc(pairs.texts())
+    info: dict[str, Any] = {"n_pairs": n}
+    if codec is not None:
+        vectors = codec.fit(vectors).transform(vectors)
+        info.update(codec=codec.to_dict(), bytes_per_vector=int(codec.bytes_per_vector))
+    scores = sts_scores(vectors[:n], vectors[n:], pairs.scores)
+    return TaskResult(name or f"sts:{pairs.name}", pairs.split, "spearman", scores, time.perf_counter() - t0, info)

@@ -1,0 +1,378 @@
+"""Index spec strings: what a funnel index is, written the way FAISS's index factory writes it.
+
+A spec is ``FIRST[>REFINE]``. ``FIRST`` is the in-memory first stage (comma-separated
+items, as in ``"PCA64,IVF1024,PQ16"``); ``REFINE`` is an optional exact second stage
+that shortlists ``k·F`` candidates from the first stage and rescores them with the
+full float vectors, read from the store (the two-tier design: only compact codes live
+in memory). Case and spaces are ignored.
+
+=========================================  ==========================================
+First stage                                What is held in memory
+=========================================  ==========================================
+``exact``                                  full float32 vectors, brute force (no refine)
+``hnsw32[,ef64]``                          full vectors in an HNSW graph with M=32
+``hnsw32,int8`` / ``hnsw32,fp16``          the graph over int8 codes / float16 vectors
+``int8``                                   one byte per dimension (trained ranges)
+``binary``                                 one bit per dimension (sign), Hamming search
+``pca64[,hnsw32][,int8|fp16][,ef64]``     64 PCA components, brute force or HNSW
+``prefix64[,hnsw32][,int8|fp16][,ef64]``  the first 64 dimensions (Matryoshka)
+``ivf1024,pq32[,nprobe16]``                IVF lists with 32-byte product-quantizer codes
+=========================================  ==========================================
+
+``int8``/``fp16`` after a graph or a reduction say how its vectors are held: one
+byte per dimension (per-dimension ranges trained on the data, FAISS'
+``SQ8``) or half floats, instead of float32 (FAISS' ``HNSW32_SQ8`` and
+``PCA64,SQfp16``). ``REFINE`` is ``rescoreF`` or ``rerankF`` (synonyms). Without ``F`` it is
+:data:`DEFAULT_INT8_FACTOR` (4) for ``int8``, whose shortlist is already good, and
+:data:`DEFAULT_FACTOR` (10) for every other kind. The canonical string spells ``F``
+out and uses ``rescore`` for the quantizers (``int8``, ``binary``, ``hnsw32,int8``, after
+sentence-transformers' rescoring recipe) and ``rerank`` for the others (after
+AdANNS' shortlist-on-low-dimensions, rerank-on-full funnel).
+
+Examples
+--------
+>>> spec = parse_spec("PCA64, HNSW32 > rerank")
+>>> str(spec), spec.slug, spec.refine_factor
+('pca64,hnsw32>rerank10', 'pca64-hnsw32', 10)
+>>> str(parse_spec("int8>rerank"))
+'int8>rescore4'
+>>> parse_spec("hnsw1")
+Traceback (most recent call last):
+...
+repspace.core.errors.InputError: HNSW M must be between 2 and 256, not 1 (in 'hnsw1')
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from repspace.core.errors import InputError
+
+__all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
+           "IndexSpec", "parse_spec"]
+
+#: The first-stage kinds.
+KINDS = ("exact", "hnsw", "int8", "binary", "pca", "prefix", "ivfpq")
+#: How a graph or a reduction may hold its vectors instead of float32.
+CODES = ("int8", "fp16")
+#: Refine factor of a bare ``rerank``/``rescore`` after ``int8``.
+DEFAULT_INT8_FACTOR = 4
+#: Refine factor of a bare ``rescore`` after a graph over int8 or fp16 codes (``hnsw32,int8``):
+#: the graph's own ranking is already close, the rescoring only fixes the order.
+DEFAULT_GRAPH_CODES_FACTOR = 2
+#: Refine factor of a bare ``rerank``/``rescore`` after every other kind.
+DEFAULT_FACTOR = 10
+#: What error messages list.
+ACCEPTED_FORMS = (
+    "exact, hnsw32[,int8|fp16][,ef64][>rescore2], int8[>rescore4], binary[>rescore8], "
+    "pca64[,hnsw32][,int8|fp16][>rerank10], prefix64[,hnsw32][,int8|fp16][>rerank10], "
+    "ivf1024,pq32[,nprobe16][>rerank10]"
+)
+
+_ITEM = re.compile(r"([a-z]+)(\d*)")
+_LIMITS = {  # field: (low, high, what)
+    "m": (2, 256, "HNSW M"),
+    "graph_m": (2, 256, "HNSW M"),
+    "ef": (1, 100_000, "HNSW ef"),
+    "dims": (1, 1_000_000, "dimensions"),
+    "nlist": (1, 10_000_000, "IVF lists"),
+    "pq_m": (1, 100_000, "PQ sub-quantizers"),
+    "nprobe": (1, 10_000_000, "nprobe"),
+    "refine_factor": (1, 10_000, "refine factor"),
+}
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A parsed index spec; see the module docstring for the grammar.
+
+    Attributes
+    ----------
+    kind : ``exact``, ``hnsw``, ``int8``, ``binary``, ``pca``, ``prefix`` or ``ivfpq``.
+    dims : reduced dimensions of ``pca``/``prefix``.
+    m : HNSW M of the ``hnsw`` kind.
+    ef : HNSW beam at search time (``hnsw`` and the reduced+graph forms; None: default).
+    nlist, pq_m, nprobe : IVF lists, PQ sub-quantizers (bytes per code) and lists probed
+        (None: default) of ``ivfpq``.
+    graph_m : HNSW M of ``pcaD,hnswM`` / ``prefixD,hnswM`` (None: brute force over the
+        reduced vectors).
+    codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca`` and ``prefix`` hold their vectors
+        (None: float32).
+    refine_factor : F of the refine stage (None: no refine stage).
+
+    Examples
+    --------
+    >>> IndexSpec("ivfpq", nlist=256, pq_m=10, refine_factor=10)
+    IndexSpec('ivf256,pq10>rerank10')
+    >>> IndexSpec("int8", refine_factor=0)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: refine factor must be between 1 and 10000, not 0 (in 'int8>rescore0')
+    """
+
+    kind: str
+    dims: int | None = None
+    m: int | None = None
+    ef: int | None = None
+    nlist: int | None = None
+    pq_m: int | None = None
+    nprobe: int | None = None
+    graph_m: int | None = None
+    refine_factor: int | None = None
+    codes: str | None = None
+
+    def __post_init__(self) -> None:
+        k = self.kind
+        if k not in KINDS:
+            raise InputError(f"unknown index kind {k!r}; use one of: {', '.join(KINDS)}")
+        if self.codes is not None:
+            if self.codes not in CODES:
+                raise InputError(f"unknown vector codes {self.codes!r}; use one of: {', '.join(CODES)}")
+            if k not in ("hnsw", "pca", "prefix"):
+                raise InputError(f"{self.codes} codes apply to hnsw, pca and prefix indexes, not {k}")
+        allowed = {
+            "exact": set(),
+            "hnsw": {"m", "ef", "refine_factor"},
+            "int8": {"refine_factor"},
+            "binary": {"refine_factor"},
+            "pca": {"dims", "graph_m", "ef", "refine_factor"},
+            "prefix": {"dims", "graph_m", "ef", "refine_factor"},
+            "ivfpq": {"nlist", "pq_m", "nprobe", "refine_factor"},
+        }[k]
+        required = {"hnsw": {"m"}, "pca": {"dims"}, "prefix": {"dims"}, "ivfpq": {"nlist", "pq_m"}}.get(k, set())
+        text = self._text() if required.issubset(n for n in required if getattr(self, n) is not None) else k
+        for name, (low, high, what) in _LIMITS.items():
+            value = getattr(self, name)
+            if value is None:
+                if name in required:
+                    raise InputError(f"index kind {k!r} needs {what}; accepted forms: {ACCEPTED_FORMS}")
+                continue
+            if name not in allowed:
+                if k == "exact" and name == "refine_factor":
+                    raise InputError(f"exact search needs no refine stage (in {text!r})")
+                raise InputError(f"{what} does not apply to {k} indexes (in {text!r}); "
+                                 f"accepted forms: {ACCEPTED_FORMS}")
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InputError(f"{what} must be an integer, not {value!r}")
+            if not low <= value <= high:
+                raise InputError(f"{what} must be between {low} and {high}, not {value} (in {text!r})")
+        if k in ("pca", "prefix") and self.ef is not None and self.graph_m is None:
+            raise InputError(f"ef needs a graph: write {k}{self.dims},hnsw32,ef{self.ef} (in {text!r})")
+        if k == "ivfpq" and self.nprobe is not None and self.nprobe > self.nlist:  # type: ignore[operator]
+            raise InputError(f"nprobe {self.nprobe} exceeds the {self.nlist} IVF lists (in {text!r})")
+
+    # -- strings -----------------------------------------------------------------------
+
+    def _first(self) -> str:
+        k = self.kind
+        if k == "exact":
+            return "exact"
+        codes = f",{self.codes}" if self.codes is not None else ""
+        if k == "hnsw":
+            return f"hnsw{self.m}{codes}" + (f",ef{self.ef}" if self.ef is not None else "")
+        if k in ("int8", "binary"):
+            return k
+        if k in ("pca", "prefix"):
+            s = f"{k}{self.dims}"
+            if self.graph_m is not None:
+                s += f",hnsw{self.graph_m}"
+            return s + codes + (f",ef{self.ef}" if self.ef is not None else "")
+        s = f"ivf{self.nlist},pq{self.pq_m}"
+        return s + (f",nprobe{self.nprobe}" if self.nprobe is not None else "")
+
+    def _text(self) -> str:
+        if self.refine_factor is None:
+            return self._first()
+        quantized = self.kind in ("int8", "binary") or (self.kind == "hnsw" and self.codes is not None)
+        word = "rescore" if quantized else "rerank"
+        return f"{self._first()}>{word}{self.refine_factor}"
+
+    def __str__(self) -> str:
+        return self._text()
+
+    def __repr__(self) -> str:
+        return f"IndexSpec({self._text()!r})"
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe name of what is *stored*: the build parameters only.
+
+        Search-time parameters (``ef``, ``nprobe``, the refine factor) do not change the
+        stored codes, so specs that differ only in them share one file.
+
+        Examples
+        --------
+        >>> parse_spec("pca64,hnsw32,ef128>rerank4").slug
+        'pca64-hnsw32'
+        >>> parse_spec("ivf1024,pq32,nprobe8>rerank").slug
+        'ivf1024-pq32'
+        """
+        k = self.kind
+        codes = f"-{self.codes}" if self.codes is not None else ""
+        if k == "hnsw":
+            return f"hnsw{self.m}{codes}"
+        if k in ("pca", "prefix"):
+            return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + codes
+        if k == "ivfpq":
+            return f"ivf{self.nlist}-pq{self.pq_m}"
+        return k
+
+    # -- properties --------------------------------------------------------------------
+
+    @property
+    def needs_training(self) -> bool:
+        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, ivfpq).
+
+        Examples
+        --------
+        >>> parse_spec("int8").needs_training, parse_spec("prefix32").needs_training
+        (True, False)
+        >>> parse_spec("hnsw32,int8").needs_training, parse_spec("hnsw32,fp16").needs_training
+        (True, False)
+        """
+        return self.kind in ("int8", "pca", "ivfpq") or self.codes == "int8"
+
+    @property
+    def exact_rerank(self) -> bool:
+        """Whether a refine stage rescores the shortlist exactly with the full vectors.
+
+        Examples
+        --------
+        >>> parse_spec("binary>rescore8").exact_rerank, parse_spec("hnsw32").exact_rerank
+        (True, False)
+        """
+        return self.refine_factor is not None
+
+    @property
+    def graph(self) -> bool:
+        """Whether the first stage is an HNSW graph (``ef`` applies).
+
+        Examples
+        --------
+        >>> parse_spec("prefix32,hnsw16").graph
+        True
+        """
+        return self.kind == "hnsw" or self.graph_m is not None
+
+
+def parse_spec(text: str | IndexSpec) -> IndexSpec:
+    """Parse an index spec string (see the module docstring); an :class:`IndexSpec` passes through.
+
+    Raises :class:`~repspace.core.errors.InputError` with the accepted forms when the
+    string does not parse.
+
+    Examples
+    --------
+    >>> parse_spec("ivf1024,pq32>rerank")
+    IndexSpec('ivf1024,pq32>rerank10')
+    >>> parse_spec("hnsw32,ef64").ef
+    64
+    >>> parse_spec("ivf1024")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: ivf1024 needs a product quantizer: write ivf1024,pq32 (in 'ivf1024')
+    """
+    if isinstance(text, IndexSpec):
+        return text
+    if not isinstance(text, str):
+        raise InputError(f"an index spec is a string such as 'hnsw32' or 'int8>rescore4', not {type(text).__name__}")
+    raw = text
+    s = re.sub(r"\s+", "", text).lower()
+    if not s:
+        raise InputError(f"empty index spec; accepted forms: {ACCEPTED_FORMS}")
+    parts = s.split(">")
+    if len(parts) > 2:
+        raise InputError(f"an index spec has at most one refine stage ('>'), not {len(parts) - 1} (in {raw!r})")
+    first = parts[0]
+    refine = _parse_refine(parts[1], raw) if len(parts) == 2 else None
+    if not first:
+        raise InputError(f"index spec {raw!r} has no first stage; accepted forms: {ACCEPTED_FORMS}")
+    items = []
+    for item in first.split(","):
+        match = _ITEM.fullmatch(item)
+        if match is None or match.group(1) not in ("exact", "hnsw", "ef", "int8", "binary", "pca", "prefix",
+                                                   "ivf", "pq", "nprobe", "int", "fp"):
+            raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
+        name, digits = match.group(1), match.group(2)
+        if name == "int":  # int8 splits as ("int", "8")
+            if digits != "8":
+                raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
+            name, digits = "int8", ""
+        elif name == "fp":  # fp16 splits as ("fp", "16")
+            if digits != "16":
+                raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
+            name, digits = "fp16", ""
+        items.append((name, digits))
+    head, head_digits = items[0]
+    rest = items[1:]
+    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe"}
+    for name, digits in items:
+        if name in needs_number and not digits:
+            raise InputError(f"{name} needs a number, e.g. {name}{_EXAMPLE[name]} (in {raw!r})")
+        if name not in needs_number and digits:
+            raise InputError(f"unknown stage {name + digits!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
+
+    def take(allowed_names: tuple[str, ...]) -> dict[str, int]:
+        got: dict[str, int] = {}
+        for name, digits in rest:
+            key = "codes" if name in CODES else name
+            if key == "codes" and key in got and name in allowed_names:
+                raise InputError(f"{name} after {CODES[got[key]]}: a stage holds its vectors one way "
+                                 f"(int8 or fp16), in index spec {raw!r}")
+            if name not in allowed_names or key in got:
+                what = "repeated" if key in got else "does not fit after"
+                raise InputError(f"{name}{digits} {what} {head}{head_digits} in index spec {raw!r}; "
+                                 f"accepted forms: {ACCEPTED_FORMS}")
+            got[key] = CODES.index(name) if name in CODES else int(digits)
+        return got
+
+    def codes_of(got: dict[str, int]) -> str | None:
+        return CODES[got["codes"]] if "codes" in got else None
+
+    if head in ("exact", "int8", "binary"):
+        take(())
+        if head == "exact":
+            if refine is not None:
+                raise InputError(f"exact search needs no refine stage (in {raw!r})")
+            return IndexSpec("exact")
+        factor = refine if refine != 0 else (DEFAULT_INT8_FACTOR if head == "int8" else DEFAULT_FACTOR)
+        return IndexSpec(head, refine_factor=factor)
+    factor = DEFAULT_FACTOR if refine == 0 else refine
+    if head == "hnsw":
+        got = take(("ef", *CODES))
+        if refine == 0 and "codes" in got:
+            factor = DEFAULT_GRAPH_CODES_FACTOR
+        return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got))
+    if head in ("pca", "prefix"):
+        got = take(("hnsw", "ef", *CODES))
+        if "ef" in got and "hnsw" not in got:
+            raise InputError(f"ef needs a graph: write {head}{head_digits},hnsw32,ef{got['ef']} (in {raw!r})")
+        return IndexSpec(head, dims=int(head_digits), graph_m=got.get("hnsw"), ef=got.get("ef"),
+                         refine_factor=factor, codes=codes_of(got))
+    if head == "ivf":
+        got = take(("pq", "nprobe"))
+        if "pq" not in got:
+            raise InputError(f"ivf{head_digits} needs a product quantizer: write ivf{head_digits},pq32 (in {raw!r})")
+        return IndexSpec("ivfpq", nlist=int(head_digits), pq_m=got["pq"], nprobe=got.get("nprobe"),
+                         refine_factor=factor)
+    raise InputError(f"an index spec starts with exact, hnsw, int8, binary, pca, prefix or ivf, not {head!r} "
+                     f"(in {raw!r}); accepted forms: {ACCEPTED_FORMS}")
+
+
+_EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "prefix": "64", "ivf": "1024", "pq": "32", "nprobe": "16"}
+
+
+def _parse_refine(text: str, raw: str) -> int:
+    """The refine factor of ``rescoreF``/``rerankF``; 0 for a bare word (the kind's default)."""
+    match = re.fullmatch(r"(rescore|rerank)(\d*)", text)
+    if match is None:
+        raise InputError(f"unknown refine stage {text!r} in index spec {raw!r}: write rescoreF or rerankF "
+                         "(e.g. int8>rescore4, pca64>rerank10)")
+    if not match.group(2):
+        return 0
+    value = int(match.group(2))
+    if value < 1:
+        raise InputError(f"refine factor must be between 1 and {_LIMITS['refine_factor'][1]}, not {value} "
+                         f"(in {raw!r})")
+    return value

@@ -1,0 +1,1 @@
+"""The interfaces: the command line (``cli``) and the reports (``reports``); thin, no logic of their own."""

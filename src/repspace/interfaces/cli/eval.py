@@ -1,0 +1,373 @@
+"""``repspace eval``: score an encoder, each of its layers, or a stored space on a task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import (
+    note,
+    open_store,
+    out,
+    print_json,
+    progress_bar,
+    settings,
+)
+
+eval_app = typer.Typer(
+    help=(
+        "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
+        "Examples:\n\n"
+        "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
+        "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
+        "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
+        "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
+        "  repspace eval retrieval cranfield-beir --hubness csls"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(eval_app, name="eval")
+
+Encoder = Annotated[Optional[str], typer.Option(help="Encoder spec (default minilm), e.g. static, hf-layers:minilm.")]
+SpaceOpt = Annotated[Optional[str], typer.Option("--space", help="Evaluate this stored space instead of an encoder.")]
+Layer = Annotated[Optional[str], typer.Option(help="hf-layers: a layer index, or 'all' (one forward pass).")]
+Pooling = Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")]
+Prompt = Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")]
+BatchSize = Annotated[int, typer.Option(min=1, help="Texts per encoder batch.")]
+Dims = Annotated[Optional[str], typer.Option(help="Sweep dimensions, e.g. 16,32,64,full (prefix and PCA).")]
+Precision = Annotated[Optional[str], typer.Option(help="Sweep precisions: float32,float16,int8,binary.")]
+Methods = Annotated[str, typer.Option(help="Sweep reductions: prefix (Matryoshka truncation), pca, or both.")]
+Plot = Annotated[Optional[Path], typer.Option(help="Sweep plot PNG (default <task>-tradeoff.png).")]
+Save = Annotated[bool, typer.Option("--save", help="Record the results in the store.")]
+Json = Annotated[bool, typer.Option("--json", help="Print a JSON list of MTEB-style TaskResults.")]
+TransformOpt = Annotated[Optional[str], typer.Option(
+    "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
+                        "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
+                        "without labels.")]
+
+
+def _layer(value: str | None) -> Any:
+    from repspace.interfaces.cli.ingest import _layer as parse
+
+    return parse(value)
+
+
+def _go(task: str, source: Path | None, *, encoder: str | None, space: str | None, layer: str | None,
+        pooling: str | None, prompt: str | None, batch_size: int, dims: str | None, precision: str | None,
+        methods: str, plot: Path | None, save: bool, json: bool, **options: Any) -> None:
+    from repspace.workflows.evaluate import run
+
+    enc_options = {k: v for k, v in (("pooling", pooling), ("prompt", prompt)) if v is not None}
+    store = open_store() if (space is not None or save) else None
+    with progress_bar(json) as bar:
+        report = run(task, source, store=store, encoder=encoder, space=space, layer=_layer(layer),
+                     encoder_options=enc_options or None, dims=dims, precision=precision,
+                     methods=[m.strip() for m in methods.split(",") if m.strip()], plot=plot, save=save,
+                     batch_size=batch_size, progress=bar, **options)
+    if json:
+        print_json(report.to_dict())
+    elif report.tradeoff:
+        _print_tradeoff(report)
+    else:
+        _print_results(report)
+    if not json:
+        _note_repairs(report)
+    if report.plot is not None:
+        note(f"plot: {report.plot}")
+    if report.saved:
+        n = len(report.saved)
+        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+
+
+def _note_repairs(report: Any) -> None:
+    """One line each for the transform and the hubness reduction the results were scored with."""
+    info = report.results[0].info if report.results else {}
+    fit = info.get("transform_fit")
+    if info.get("transform") and isinstance(fit, dict):
+        note(f"transform {info['transform']}: fitted on {fit['n']} {fit['on']} (no labels), "
+             f"{fit['dim_in']} -> {fit['dim_out']} dimensions")
+    red = info.get("hubness_reduction")
+    if isinstance(red, dict):
+        note(f"hubness reduction {red['method']} (kappa {red['kappa']}, every document scored)")
+
+
+#: Columns shown when several subjects share one table (all scores are in --json).
+_HEADLINE = {
+    "retrieval": ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"],
+    "pairclass": ["cosine_ap", "cosine_accuracy", "cosine_f1"],
+    "classification": ["accuracy", "f1_macro", "knn_accuracy"],
+}
+
+
+def _print_results(report: Any) -> None:
+    first = report.results[0]
+    title = f"{first.task_name} ({first.split}): {first.info.get('subject', '')}"
+    if len(report.results) == 1:
+        table = Table("metric", "score", title=escape(title))
+        for key, value in first.scores.items():
+            table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{value:.4f}")
+        out.print(table)
+    else:
+        keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
+        table = Table("subject", *keys, "seconds", title=escape(f"{first.task_name} ({first.split})"))
+        for r in report.results:
+            table.add_row(escape(r.info.get("subject", "")), *(f"{r.scores[k]:.4f}" for k in keys),
+                          f"{r.evaluation_time:.1f}")
+        out.print(table)
+    note(f"{first.evaluation_time:.1f} s")
+    extra = {k: v for k, v in first.info.items() if k.startswith(("n_", "oov")) and isinstance(v, int)}
+    if extra:
+        note(", ".join(f"{k}={v}" for k, v in extra.items()))
+
+
+def _print_tradeoff(report: Any) -> None:
+    first = report.results[0]
+    table = Table("codec", "bytes/vector", first.main_metric, "relative",
+                  title=escape(f"{first.task_name}: {first.info.get('subject', '')}"))
+    for row in report.tradeoff:
+        rel = row.get("relative")
+        table.add_row(row["codec"], str(row["bytes_per_vector"]), f"{row['main_score']:.4f}",
+                      "" if rel is None else f"{rel:.3f}")
+    out.print(table)
+
+
+@eval_app.command("sts")
+def sts_cmd(
+    file: Annotated[Path, typer.Argument(help="CSV of sentence1,sentence2,score (header optional).")],
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
+    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """Spearman (main) and Pearson correlation of cosine similarity with gold scores.
+
+    A --transform is fitted on the split's distinct sentences (both sides).
+
+    Examples:
+
+      repspace eval sts stsb-en-test.csv
+
+      repspace eval sts stsb-en-test.csv --encoder hf-layers:minilm --layer all
+
+      repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary
+
+      repspace eval sts stsb-en-test.csv --transform center,whiten128
+    """
+    _go("sts", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
+        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+        transform=transform)
+
+
+@eval_app.command("retrieval")
+def retrieval_cmd(
+    folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
+    split: Annotated[str, typer.Option(help="The qrels split to score.")] = "test",
+    index: Annotated[Optional[str], typer.Option(help="Score an approximate index: hnsw32, hnsw16,ef64.")] = None,
+    bm25: Annotated[bool, typer.Option("--bm25", help="Score BM25 over the corpus texts alone.")] = False,
+    hybrid: Annotated[bool, typer.Option("--hybrid", help="Score dense + BM25 (reciprocal-rank fusion).")] = False,
+    lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
+    multivector: Annotated[bool, typer.Option("--multivector", help="Token states, MUVERA + Chamfer.")] = False,
+    candidates: Annotated[int, typer.Option(min=1, help="Multi-vector: documents reranked per query.")] = 100,
+    hubness: Annotated[Optional[str], typer.Option(
+        "--hubness", help="Query-time hubness reduction: csls, mutual-proximity or local-scaling "
+                          "(every document scored exactly).")] = None,
+    kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbours behind each statistic.")] = 10,
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
+    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """nDCG@10 (main), recall@10/100, MRR@10 and MAP@100 (trec_eval definitions).
+
+    A --transform is fitted on the corpus documents, then applied to documents and queries.
+
+    Examples:
+
+      repspace eval retrieval cranfield-beir
+
+      repspace eval retrieval cranfield-beir --index hnsw16,ef32
+
+      repspace eval retrieval cranfield-beir --dims 64,128,full --precision float32,binary
+
+      repspace eval retrieval cranfield-beir --hybrid
+
+      repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --multivector --candidates 100
+
+      repspace eval retrieval cranfield-beir --transform abtt3 --hubness csls
+    """
+    from repspace.core.errors import InputError
+
+    if bm25 and hybrid:
+        raise InputError("choose --bm25 or --hybrid, not both")
+    _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
+        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+        split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
+        lexical_weight=lexical_weight, transform=transform, hubness=hubness, kappa=kappa,
+        **({"multivector": True, "candidates": candidates} if multivector else {}))
+
+
+@eval_app.command("wordsim")
+def wordsim_cmd(
+    file: Annotated[Path, typer.Argument(help="Word pairs with a score: word1 word2 score (tab or space).")],
+    restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """Spearman correlation of word-pair cosine with human similarity; OOV pairs dropped and counted.
+
+    A --transform is fitted on the whole vocabulary of a --space (its first N words with
+    --restrict-vocab), or on the task's distinct words with an --encoder.
+
+    Examples:
+
+      repspace eval wordsim EN-WS-353-ALL.txt --space glove
+
+      repspace eval wordsim EN-SIMLEX-999.txt --encoder static
+
+      repspace eval wordsim EN-WS-353-ALL.txt --space glove --transform abtt2
+    """
+    _go("wordsim", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
+        batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
+        restrict_vocab=restrict_vocab, transform=transform)
+
+
+@eval_app.command("analogy")
+def analogy_cmd(
+    file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
+    restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
+    encoder: Encoder = None, space: SpaceOpt = None, batch_size: BatchSize = 64, save: Save = False,
+    json: Json = False, transform: TransformOpt = None,
+) -> None:
+    """Analogy accuracy by 3CosAdd (main) and 3CosMul.
+
+    A --transform is fitted on the searched vocabulary (as for wordsim).
+
+    Examples:
+
+      repspace eval analogy questions-words.txt --space glove --restrict-vocab 30000
+
+      repspace eval analogy questions-words.txt --space glove --restrict-vocab 30000 --transform abtt2
+    """
+    _go("analogy", file, encoder=encoder, space=space, layer=None, pooling=None, prompt=None,
+        batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
+        restrict_vocab=restrict_vocab, transform=transform)
+
+
+def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label_field: str | None, **kw: Any) -> None:
+    from repspace.core.errors import InputError
+
+    if (file is None) == (label_field is None):
+        raise InputError(f"{task} needs a labelled FILE, or --space with --label-field (one of them)")
+    _go(task, file, text_col=text_col, label_col=label_col, label_field=label_field, dims=None, precision=None,
+        methods="prefix", plot=None, **kw)
+
+
+@eval_app.command("clustering")
+def clustering_cmd(
+    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
+    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
+    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
+
+    A --transform is fitted on the distinct texts (or the labelled vectors of a space), never on labels.
+
+    Examples:
+
+      repspace eval clustering news.csv --text-col title --label-col topic
+
+      repspace eval clustering --space docs --label-field module
+    """
+    _labelled("clustering", file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
+              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform)
+
+
+@eval_app.command("classification")
+def classification_cmd(
+    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
+    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
+    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
+
+    A --transform is fitted once on all the items (unsupervised, no labels; the held-out folds do shape it).
+
+    Examples:
+
+      repspace eval classification reviews.jsonl --label-col sentiment
+
+      repspace eval classification --space docs --label-field module --json
+    """
+    _labelled("classification", file, text_col, label_col, label_field, encoder=encoder, space=space,
+              layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json,
+              transform=transform)
+
+
+@eval_app.command("pairclass")
+def pairclass_cmd(
+    file: Annotated[Path, typer.Argument(help="CSV with header sentence1,sentence2,label (label 0 or 1).")],
+    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
+    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+    transform: TransformOpt = None,
+) -> None:
+    """Average precision (main) of cosine for telling paired from unpaired sentences.
+
+    A --transform is fitted on the file's distinct sentences (both sides), never on the labels.
+
+    Examples:
+
+      repspace eval pairclass paraphrases.csv --encoder minilm
+
+      repspace eval pairclass paraphrases.csv --encoder minilm --transform center
+    """
+    _go("pairclass", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
+        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+        transform=transform)
+
+
+@eval_app.command("results")
+def results_cmd(
+    space: Annotated[Optional[str], typer.Argument(help="Only results about this space.")] = None,
+    task: Annotated[Optional[str], typer.Option(help="Only this task (sts:stsb-en-test) or family (sts).")] = None,
+    json: Json = False,
+) -> None:
+    """Results recorded with --save; 'stale' marks spaces that changed since.
+
+    Examples:
+
+      repspace eval results
+
+      repspace eval results glove --task wordsim --json
+    """
+    saved = open_store().results(space=space, task=task)
+    if json:
+        print_json([s.to_dict() for s in saved])
+        return
+    table = Table("id", "subject", "task", "split", "metric", "score", "generation", "recorded")
+    for s in saved:
+        meta = s.result.get("repspace", {})
+        layer = meta.get("layer")
+        subject = s.subject + (f"@{layer}" if layer is not None and "@" not in s.subject else "")
+        repairs = [r for r in (meta.get("transform"), (meta.get("hubness_reduction") or {}).get("method")) if r]
+        if repairs:
+            subject += f" [{' + '.join(repairs)}]"
+        gen = "" if s.generation is None else f"{s.generation}{' (stale)' if s.stale else ''}"
+        table.add_row(str(s.id), escape(subject), escape(s.task_name), s.split, s.main_metric, f"{s.main_score:.4f}",
+                      gen, s.created_at[:19])
+    out.print(table)

@@ -1,0 +1,99 @@
+"""``repspace index``: build, list and drop a space's persisted indexes."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
+
+index_app = typer.Typer(
+    help=(
+        "Build, list and drop a space's indexes (persisted beside the store, kept up to date).\n\n"
+        "Specs: exact, hnsw32, int8>rescore4, binary>rescore8, pca64>rerank, prefix64>rerank,\n"
+        "prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
+        "Examples:\n\n"
+        "  repspace index build docs int8>rescore4\n\n"
+        "  repspace index list docs --json"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(index_app, name="index")
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return ""
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+@index_app.command("build")
+def build_cmd(
+    space: Annotated[str, typer.Argument(help="The space.")],
+    spec: Annotated[str, typer.Argument(help="Index spec, e.g. hnsw32, int8>rescore4, pca64>rerank.")],
+    json: Json = False,
+) -> None:
+    """Build an index (or bring it up to date) and persist it beside the store.
+
+    Examples:
+
+      repspace index build glove hnsw32
+
+      repspace index build docs 'binary>rescore8'
+
+      repspace index build docs 'prefix64,hnsw32>rerank' --json
+    """
+    from repspace.workflows.search.indexes import build_index
+
+    sp = open_store().space(space)
+    with progress_bar(json) as bar:
+        report = build_index(sp, spec, progress=(lambda d, t: bar("index", d, t)) if bar else None)
+    if json:
+        print_json(report.to_dict())
+        return
+    note(f"{report.spec}: {report.action}, {report.ntotal:,} vectors, {_size(report.memory_bytes)} in memory")
+
+
+@index_app.command("list")
+def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Json = False) -> None:
+    """The indexes persisted for a space and whether each is current.
+
+    Examples:
+
+      repspace index list docs
+    """
+    from repspace.workflows.search.indexes import list_indexes
+
+    reports = list_indexes(open_store().space(space))
+    if json:
+        print_json([r.to_dict() for r in reports])
+        return
+    table = Table("spec", "state", "vectors", "generation", "file")
+    for r in reports:
+        table.add_row(r.spec, r.action, f"{r.ntotal:,}", str(r.generation), _size(r.memory_bytes))
+    out.print(table)
+
+
+@index_app.command("drop")
+def drop_cmd(
+    space: Annotated[str, typer.Argument(help="The space.")],
+    spec: Annotated[str, typer.Argument(help="The index spec to delete, or 'vectors' (the rescoring tier).")],
+) -> None:
+    """Delete a persisted index (it is rebuilt if a search asks for it again).
+
+    Examples:
+
+      repspace index drop docs 'int8>rescore4'
+
+      repspace index drop docs vectors     # the memory-mapped copy the rescoring reads
+    """
+    from repspace.workflows.search.indexes import drop_index
+
+    drop_index(open_store().space(space), spec)
+    note(f"dropped {spec}")

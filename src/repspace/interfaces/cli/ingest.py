@@ -1,0 +1,83 @@
+"""``repspace ingest``: files into spaces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import open_store, out, print_json, progress_bar
+
+
+def _split(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _layer(value: str | None) -> Any:
+    if value is None or value == "all":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        from repspace.core.errors import InputError
+
+        raise InputError(f"--layer must be an integer or 'all', not {value!r}") from None
+
+
+@app.command("ingest")
+def ingest_cmd(
+    space: Annotated[str, typer.Argument(help="Space to create or add to.")],
+    file: Annotated[Path, typer.Argument(help="JSONL, CSV, Parquet or .npy file.")],
+    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+    id_col: Annotated[str, typer.Option(help="Column with the ids.")] = "id",
+    vector_col: Annotated[Optional[str], typer.Option(help="Column with precomputed vectors.")] = None,
+    meta_cols: Annotated[Optional[str], typer.Option(help="Comma-separated metadata columns (default: all other).")] = None,
+    ids: Annotated[Optional[Path], typer.Option("--ids", help="For .npy: a file with one id per line.")] = None,
+    auto_id: Annotated[bool, typer.Option(help="Make ids: content hashes of texts, or row numbers.")] = False,
+    encoder: Annotated[Optional[str], typer.Option(help="Encoder spec (default: the space's own, else minilm).")] = None,
+    layer: Annotated[Optional[str], typer.Option(help="hf-layers: layer index or 'all' (one space per layer).")] = None,
+    pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")] = None,
+    normalize: Annotated[Optional[bool], typer.Option("--normalize/--no-normalize", help="hf-layers: L2-normalise.")] = None,
+    prompt: Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")] = None,
+    metric: Annotated[Optional[str], typer.Option(help="cosine (default), ip or l2 for a new space.")] = None,
+    dtype: Annotated[str, typer.Option(help="Storage type: float32 or float16.")] = "float32",
+    batch_size: Annotated[int, typer.Option(min=1, help="Texts per encoder batch.")] = 64,
+    commit_every: Annotated[Optional[int], typer.Option(min=1, help="Commit every N items (default: all at once).")] = None,
+    on_conflict: Annotated[str, typer.Option(help="upsert (replace existing ids) or error.")] = "upsert",
+    json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Embed and store a file's items in a space (created when missing).
+
+    Texts whose content is already in the space are not embedded again.
+
+    Examples:
+
+      repspace ingest docs docs.jsonl --text-col body --id-col doc_id
+
+      repspace ingest glove vectors.npy --ids words.txt --metric cosine
+
+      repspace ingest layers sents.csv --encoder hf-layers:minilm --layer all
+    """
+    from repspace.workflows.ingest import ingest_file
+
+    options = {k: v for k, v in (("layer", _layer(layer)), ("pooling", pooling), ("normalize", normalize),
+                                 ("prompt", prompt)) if v is not None}
+    store = open_store()
+    with progress_bar(json) as bar:
+        report = ingest_file(
+            store, space, file, text_col=text_col, id_col=id_col, vector_col=vector_col,
+            meta_cols=_split(meta_cols), ids_path=ids, auto_id=auto_id, encoder=encoder,
+            encoder_options=options or None, metric=metric, dtype=dtype, batch_size=batch_size,
+            commit_every=commit_every, on_conflict=on_conflict, progress=bar,
+        )
+    if json:
+        print_json(report.to_dict())
+        return
+    table = Table("spaces", "read", "encoded", "reused", "added", "replaced", "updated", "unchanged", "seconds")
+    table.add_row(", ".join(report.spaces), *(str(getattr(report, k)) for k in
+                  ("read", "encoded", "reused", "added", "replaced", "updated", "unchanged")),
+                  f"{report.seconds:.1f}")
+    out.print(table)

@@ -1,0 +1,102 @@
+"""``repspace search``: nearest items by text, id or vector."""
+
+from __future__ import annotations
+
+import json as jsonlib
+from pathlib import Path
+from typing import Annotated, Optional
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
+from repspace.core.errors import InputError
+
+
+def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | None:
+    if vector is not None:
+        try:
+            return np.asarray(jsonlib.loads(vector), dtype=np.float32)
+        except (ValueError, TypeError):
+            raise InputError("--vector must be a JSON list of numbers, e.g. '[0.1, 0.2]'") from None
+    if vector_file is not None:
+        try:
+            return np.load(vector_file, allow_pickle=False).astype(np.float32)
+        except (OSError, ValueError) as e:
+            raise InputError(f"{vector_file}: cannot read a vector: {str(e).splitlines()[0]}") from None
+    return None
+
+
+@app.command("search")
+def search_cmd(
+    space: Annotated[str, typer.Argument(help="Space to search.")],
+    query: Annotated[Optional[str], typer.Argument(help="Query text (embedded with the space's encoder).")] = None,
+    id: Annotated[Optional[str], typer.Option("--id", help="Search with this stored item's vector.")] = None,
+    vector: Annotated[Optional[str], typer.Option(help="Query vector as a JSON list.")] = None,
+    vector_file: Annotated[Optional[Path], typer.Option(help="Query vector in a .npy file.")] = None,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, help="Number of results.")] = 10,
+    where: Annotated[Optional[str], typer.Option(help="Metadata filter, e.g. \"year >= 2020 and not draft\".")] = None,
+    exact: Annotated[bool, typer.Option("--exact", help="Exact search (blocked BLAS).")] = False,
+    hnsw: Annotated[bool, typer.Option("--hnsw", help="HNSW search (the index is built or updated first).")] = False,
+    ef: Annotated[Optional[int], typer.Option(min=1, help="HNSW search beam (default 64).")] = None,
+    index: Annotated[Optional[str], typer.Option(help="Index spec: hnsw32, int8>rescore4, pca64>rerank...")] = None,
+    hybrid: Annotated[bool, typer.Option("--hybrid", help="Fuse dense results with BM25 over the texts.")] = False,
+    bm25: Annotated[bool, typer.Option("--bm25", help="BM25 over the stored texts only.")] = False,
+    fusion: Annotated[str, typer.Option(help="Hybrid fusion: rrf (reciprocal rank) or sum.")] = "rrf",
+    lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
+    mmr: Annotated[Optional[float], typer.Option(help="Diversify with MMR, lambda in [0, 1].")] = None,
+    hubness: Annotated[Optional[str], typer.Option(help="Re-rank with hubness reduction: csls, "
+                                                         "mutual-proximity or local-scaling.")] = None,
+    kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
+                                                   "per-item statistics.")] = 10,
+    explain: Annotated[bool, typer.Option("--explain", help="Say how the search was run.")] = False,
+    json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {id, score, text, metadata}.")] = False,
+) -> None:
+    """Find the nearest items to a text, a stored item or a vector.
+
+    Without --exact or --hnsw, spaces up to 50,000 items (and selective
+    filters) are searched exactly, larger ones with HNSW.
+
+    Examples:
+
+      repspace search docs "parse a date string" -k 5
+
+      repspace search glove --id king --where "not _id like 'king%'"
+
+      repspace search docs "sorting" --where "module in ('functools', 'heapq')" --json
+
+      repspace search docs "parse dates" --index 'int8>rescore4' --explain
+
+      repspace search docs "parse dates" --hybrid --mmr 0.7
+
+      repspace search glove --id king --hubness csls
+    """
+    if sum((exact, hnsw, index is not None)) > 1:
+        raise InputError("choose one of --exact, --hnsw, --index")
+    given = sum(x is not None for x in (query, id, vector, vector_file))
+    if given != 1:
+        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
+    method = "exact" if exact else "hnsw" if hnsw else "auto"
+    vec = _load_vector(vector, vector_file)
+    sp = open_store().space(space)
+    with progress_bar(json) as bar:
+        index_progress = (lambda d, t: bar("index", d, t)) if bar else None
+        hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
+                               index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
+                               mmr=mmr, hubness=hubness, kappa=kappa, progress=index_progress, explain=True)
+    if json:
+        data = [h.to_dict() for h in hits]
+        print_json({"hits": data, "plan": plan.to_dict()} if explain else data)
+        return
+    table = Table("#", "id", "score", "text", "metadata")
+    for rank, h in enumerate(hits, 1):
+        text = (h.text or "").replace("\n", " ")
+        table.add_row(str(rank), h.id, f"{h.score:.4f}", text[:100] + ("…" if len(text) > 100 else ""),
+                      jsonlib.dumps(h.metadata, ensure_ascii=False)[:60])
+    out.print(table)
+    if explain:
+        effort = f", ef={plan.ef}" if plan.ef else ""
+        action = f", index {plan.index_action}" if plan.index_action else ""
+        note(f"plan: {plan.method} over {plan.candidates} of {plan.total} items{effort}{action} ({plan.reason})")

@@ -1,0 +1,101 @@
+"""Commands about spaces: list, describe, export, delete."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, open_store, out, print_json
+from repspace.core.errors import InputError
+
+JSON = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@app.command("spaces")
+def spaces_cmd(json: JSON = False) -> None:
+    """List the spaces in the store.
+
+    Example: repspace spaces --json
+    """
+    infos = open_store().spaces()
+    if json:
+        print_json([i.to_dict() for i in infos])
+        return
+    table = Table("name", "items", "dim", "metric", "encoder", "generation")
+    for i in infos:
+        table.add_row(i.name, str(i.count), str(i.dim), i.metric.value, str(i.provenance.get("encoder", "")),
+                      str(i.generation))
+    out.print(table)
+
+
+@app.command("info")
+def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JSON = False) -> None:
+    """Describe a space: size, dimension, metric and the recipe that made it.
+
+    Example: repspace info glove --json
+    """
+    info = open_store().space(space).info()
+    if json:
+        print_json(info.to_dict())
+        return
+    table = Table(show_header=False)
+    for key in ("name", "count", "dim", "metric", "dtype", "generation", "created_at", "updated_at"):
+        value = getattr(info, key)
+        table.add_row(key, str(value.value if hasattr(value, "value") else value))
+    for key, value in info.provenance.items():
+        table.add_row(f"provenance.{key}", str(value))
+    out.print(table)
+
+
+@app.command("export")
+def export_cmd(
+    space: Annotated[str, typer.Argument(help="Space name.")],
+    path: Annotated[Path, typer.Argument(help="Output file (.parquet).")],
+    json: JSON = False,
+) -> None:
+    """Write a space (ids, texts, vectors, metadata) to Parquet.
+
+    Example: repspace export docs docs.parquet
+    """
+    from repspace.workflows.export import export_parquet
+
+    result = export_parquet(open_store().space(space), path)
+    if json:
+        print_json(result)
+    else:
+        note(f"wrote {result['rows']} rows to {result['path']}")
+
+
+@app.command("delete")
+def delete_cmd(
+    space: Annotated[str, typer.Argument(help="Space name.")],
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Item ids to delete (none: the whole space).")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete a whole space without asking.")] = False,
+    missing_ok: Annotated[bool, typer.Option("--missing-ok", help="Ignore ids that are not in the space.")] = False,
+    json: JSON = False,
+) -> None:
+    """Delete items from a space, or the whole space.
+
+    Examples: repspace delete docs id1 id2 ; repspace delete docs --yes
+    """
+    store = open_store()
+    sp = store.space(space)
+    if ids:
+        n = sp.delete(ids, missing_ok=missing_ok)
+        result = {"space": space, "deleted": n}
+    else:
+        if not yes:
+            if not sys.stdin.isatty():
+                raise InputError(f"refusing to delete space {space!r} without --yes")
+            typer.confirm(f"Delete space {space!r} and all its items?", abort=True)
+        info = store.delete_space(space)
+        result = {"space": space, "deleted_space": True, "items": info.count}
+    if json:
+        print_json(result)
+    else:
+        note(", ".join(f"{k}={v}" for k, v in result.items()))

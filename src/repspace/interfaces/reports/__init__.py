@@ -1,0 +1,18 @@
+"""Reports rendered from result objects: a self-contained HTML page of a space's geometry.
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.engines.geometry import diagnose
+>>> page = diagnosis_html(diagnose(np.random.default_rng(0).standard_normal((300, 8)), k=5), title="random")
+>>> page.startswith("<!DOCTYPE html>"), page.count("<svg")
+(True, 4)
+"""
+
+from repspace.interfaces.reports.diagnosis_html import (
+    LAYER_METRICS,
+    diagnosis_html,
+    write_diagnosis_html,
+)
+
+__all__ = ["LAYER_METRICS", "diagnosis_html", "write_diagnosis_html"]

@@ -1,0 +1,161 @@
+"""The align workflow: a map from one stored space into another, fitted on shared items and scored on held-out ones.
+
+Two spaces are joined on item id (:func:`repspace.workflows.compare.joined`); the
+shared items are shuffled (seeded) and split into ``pairs`` to fit on and
+``test`` held-out pairs to score on: ``top1``, ``mean_cosine`` and
+``mean_rank``, with and without CSLS (:func:`repspace.engines.align.score_map`).
+The ``unsupervised`` method is given the fitting items of the two spaces
+*unpaired* (the target's rows shuffled independently) and must find the
+pairing itself; since the true pairing is known here, the share of the pairs it
+found that are right is reported (``params["matching_precision"]``).
+With ``out``, the source space mapped into the target's coordinates is stored
+as a derived space (the map is an :class:`~repspace.engines.transforms.Affine` step
+of its chain, so text queries embedded by the source's encoder are mapped too).
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace import Store
+>>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+>>> x = np.random.default_rng(0).standard_normal((400, 8))
+>>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))
+>>> _ = store.create_space("old", dim=8, metric="l2").add([str(i) for i in range(400)], x)
+>>> _ = store.create_space("new", dim=8, metric="l2").add([str(i) for i in range(400)], x @ q)
+>>> r = align_spaces(store, "old", "new", method="procrustes", pairs=200, test=100)
+>>> r.scores.top1, r.n_train, r.n_test
+(1.0, 200, 100)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repspace.engines.align import (
+    MapScores,
+    Procrustes,
+    Relative,
+    RidgeMap,
+    Unsupervised,
+    score_map,
+)
+from repspace.workflows.compare import joined
+from repspace.core.errors import InputError
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space, Store
+
+__all__ = ["METHODS", "Alignment", "align_spaces"]
+
+#: The methods :func:`align_spaces` fits.
+METHODS = ("procrustes", "ridge", "relative", "unsupervised")
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """A map between two spaces and how well it does on held-out pairs."""
+
+    source: str
+    target: str
+    method: str
+    n_shared: int
+    n_train: int
+    n_test: int
+    scores: MapScores
+    scores_csls: MapScores
+    params: dict[str, Any] = field(default_factory=dict)
+    out: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"source", "target", "method", "n_shared", "n_train", "n_test", "plain", "csls", "params", "out"}``."""
+        return {"source": self.source, "target": self.target, "method": self.method, "n_shared": self.n_shared,
+                "n_train": self.n_train, "n_test": self.n_test, "plain": self.scores.to_dict(),
+                "csls": self.scores_csls.to_dict(), "params": self.params, "out": self.out}
+
+
+def align_spaces(store: Store, source: str, target: str, *, method: str = "procrustes", pairs: int | None = None,
+                 test: int | None = None, seed: int = 0, out: str | None = None,
+                 init: str = "profiles") -> Alignment:
+    """Fit a map from ``source`` to ``target`` on shared items, score it on held-out ones, optionally store it.
+
+    Parameters
+    ----------
+    store : Store
+    source, target : str
+        Space names; items are paired by id.
+    method : ``procrustes``, ``ridge``, ``relative`` or ``unsupervised``
+    pairs : int, optional
+        Pairs to fit on (default: every shared item not held out); for
+        ``unsupervised``, the items of each side it is given, unpaired.
+    test : int, optional
+        Held-out pairs (default: a fifth of the shared items, at most 1,000).
+    seed : int
+        Of the split.
+    out : str, optional
+        Store ``source`` mapped into ``target``'s coordinates as this new space
+        (not ``relative``: relative representations live in a third space).
+    init : ``profiles`` or ``gw``
+        The initial matching of ``unsupervised`` (:class:`~repspace.engines.align.Unsupervised`).
+    """
+    if method not in METHODS:
+        raise InputError(f"unknown alignment method {method!r}; use one of: {', '.join(METHODS)}")
+    if out is not None and method == "relative":
+        raise InputError("relative representations put both spaces in a third space; --out needs procrustes, "
+                         "ridge or unsupervised")
+    src, tgt = store.space(source), store.space(target)
+    j = joined(src, tgt)
+    n = len(j.ids)
+    n_test = min(1000, max(1, n // 5)) if test is None else _positive(test, "test")
+    n_train = n - n_test if pairs is None else _positive(pairs, "pairs")
+    if n_train + n_test > n or n_train < 2:
+        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {n_train} pairs to fit on "
+                         f"and {n_test} to test on")
+    order = np.random.default_rng(seed).permutation(n)
+    train, held = order[:n_train], order[n_train:n_train + n_test]
+    x, y = j.x.astype(np.float64), j.y.astype(np.float64)
+    if method == "relative":
+        rel = Relative().fit(x[train], y[train])
+        a, b = rel.transform_source(x[held]), rel.transform_target(y[held])
+        params: dict[str, Any] = {"anchors": int(n_train)}
+        model: Any = rel
+    elif method == "unsupervised":
+        shuffle = np.random.default_rng(seed + 1).permutation(n_train)  # the pairing is withheld
+        model = Unsupervised(init=init, random_state=seed).fit(x[train], y[train][shuffle])
+        a, b = model.transform(x[held]), y[held]
+        found = model.pairs_
+        params = {"init": init, "n_pairs_found": len(found), "n_iter": int(model.n_iter_),
+                  "objective": float(model.objective_),
+                  "matching_precision": float(np.mean(shuffle[found[:, 1]] == found[:, 0])),
+                  "n_restarts": int(model.n_restarts), "n_agree": int(model.n_agree_),
+                  "mutual_rate": float(model.mutual_rate_), "trustworthy": model.trustworthy_,
+                  "warnings": list(model.warnings_)}
+    else:
+        model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(x[train], y[train])
+        a, b = model.transform(x[held]), y[held]
+        params = {"alpha": float(model.alpha_)} if method == "ridge" else {}
+    plain, csls = score_map(a, b), score_map(a, b, csls=True)
+    if out is not None:
+        _store_mapped(store, src, tgt, out, model, method, n_train, seed)
+    return Alignment(source, target, method, n, n_train, n_test, plain, csls, params, out)
+
+
+def _store_mapped(store: Store, src: Space, tgt: Space, out: str, model: Any, method: str, n_train: int,
+                  seed: int) -> Space:
+    from repspace.workflows.transform import write_derived
+    from repspace.engines.transforms import Affine
+
+    # (x − μx)·W + μy = x·W + (μy − μx·W): one affine step
+    step = Affine.from_map(model.W_, model.mean_y_ - model.mean_x_ @ model.W_)
+    info = tgt.info()
+    derived_from = {"space": src.name, "uid": src.uid, "generation": src.info().generation,
+                    "aligned_to": {"space": tgt.name, "uid": info.uid, "generation": info.generation},
+                    "spec": f"align:{method}", "fit_pairs": int(n_train), "seed": seed}
+    return write_derived(store, src, out, [step], derived_from, metric=tgt.metric.value)
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a positive integer, not {value!r}")
+    return value

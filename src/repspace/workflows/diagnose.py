@@ -1,0 +1,165 @@
+"""The diagnose workflow: a stored space's vectors through :func:`repspace.engines.geometry.diagnose`.
+
+The store feeds the engine arrays; the engine never touches the store
+(``DESIGN.md``: analyses are pure functions of arrays).
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace import Store
+>>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+>>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 8)))
+>>> report = diagnose_space(sp, k=5)
+>>> report.n, report.metric, report.hubness.k
+(300, 'cosine', 5)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repspace.core.errors import InputError, NotFoundError
+from repspace.engines.geometry.diagnose import Diagnosis, diagnose
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space
+
+__all__ = ["diagnose_space", "save_per_item", "SAVED_KEYS", "diagnose_layers", "LayerDiagnosis", "read_texts"]
+
+
+#: Metadata keys written by ``diagnose_space(..., save=True)``: usable in filters and exports.
+SAVED_KEYS = ("k_occurrence", "hub", "local_id")
+
+
+def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed: int = 0,
+                   save: bool = False) -> Diagnosis:
+    """Diagnose a stored space's live vectors with its own metric (see :func:`repspace.engines.geometry.diagnose`).
+
+    Parameters
+    ----------
+    space : Space
+    k, exact, seed : see :func:`repspace.engines.geometry.diagnose`.
+    save : bool
+        Write the per-item results into each item's metadata (merged, other
+        keys kept): ``k_occurrence`` (int), ``hub`` (bool) and ``local_id``
+        (float), so that ``--where "k_occurrence > 40"`` and exports see them.
+        Refused whole, with nothing written, if the space changed while it
+        was measured (:class:`~repspace.core.errors.ConflictError`).
+    """
+    generation = space.info().generation  # read first: a change after it refuses the save
+    rows, vectors = space.rows_and_vectors()
+    if len(vectors) <= k:
+        raise InputError(f"space {space.name!r} has {len(vectors)} items; diagnosing with k={k} needs more than {k}")
+    report = diagnose(vectors, k=k, metric=space.metric.value, exact=exact, seed=seed)
+    if save:
+        save_per_item(space, rows, report, generation)
+    return report
+
+
+def save_per_item(space: Space, rows: np.ndarray, report: Diagnosis, generation: int) -> int:
+    """Merge ``k_occurrence``, ``hub`` and ``local_id`` into the metadata of the items at ``rows``."""
+    k_occ = report.hubness.k_occurrence.tolist()
+    hubs = report.hubness.hub_flag.astype(bool).tolist()
+    local = [float(x) if np.isfinite(x) else None  # None: no estimate (JSON has no inf)
+             for x in np.round(report.intrinsic_dimension.local, 6)]
+    patches = [{"k_occurrence": int(a), "hub": bool(b), "local_id": c} for a, b, c in zip(k_occ, hubs, local)]
+    return space.patch_rows_metadata(rows, patches, generation=generation)
+
+
+@dataclass(frozen=True)
+class LayerDiagnosis:
+    """The geometry of every chosen layer of one encoder on one set of texts.
+
+    Attributes
+    ----------
+    encoder : str
+        The encoder spec (``hf-layers:<folder>``).
+    layers : tuple of int
+        Layer indexes (0 = embeddings).
+    diagnoses : tuple of Diagnosis
+        One per layer, in the same order.
+    provenance : dict
+        The encoder's provenance (without the layer).
+    """
+
+    encoder: str
+    layers: tuple[int, ...]
+    diagnoses: tuple[Diagnosis, ...]
+    provenance: dict[str, Any]
+
+    def labelled(self) -> list[tuple[str, Diagnosis]]:
+        """``(label, diagnosis)`` per layer, as the report and tables name them."""
+        return [(f"layer {lay}", d) for lay, d in zip(self.layers, self.diagnoses)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"encoder", "provenance", "layers": [{"layer": i, ...METRICS.md keys...}, ...]}``."""
+        return {"encoder": self.encoder, "provenance": self.provenance,
+                "layers": [{"layer": lay, **d.to_dict()} for lay, d in zip(self.layers, self.diagnoses)]}
+
+
+def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
+    """Texts from a file: ``.txt`` (one per line, blank lines skipped) or ``.jsonl``/``.csv``/``.parquet``."""
+    path = Path(path)
+    if path.suffix.lower() in (".txt", ".text", ""):
+        if not path.is_file():
+            raise NotFoundError(f"no such file: {path}")
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path} is not valid UTF-8 (byte {e.start})") from None
+        texts = [t for t in (line.strip() for line in lines) if t]
+    else:
+        from repspace.workflows.ingest.readers import read_records
+
+        records = read_records(path, text_col=text_col, id_col=None, auto_id=True)
+        if records.texts is None:
+            raise InputError(f"{path} has no text column {text_col!r}")
+        texts = [t for t in records.texts if t and t.strip()]
+    if not texts:
+        raise InputError(f"{path} holds no texts")
+    return texts
+
+
+def diagnose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int] = "all", k: int = 10,
+                    exact: bool | None = None, seed: int = 0, options: dict[str, Any] | None = None,
+                    batch_size: int = 64, progress: Callable[[int], None] | None = None) -> LayerDiagnosis:
+    """Diagnose every chosen layer of a layered encoder, from one forward pass per batch of texts.
+
+    Parameters
+    ----------
+    encoder : str
+        A layered encoder spec, ``hf-layers:<folder>`` (``hf-layers:minilm`` is bundled).
+    texts : sequence of str
+        The texts to embed; duplicates are kept (they are items of the space).
+    layers : ``"all"`` or list of int
+        Which layers (negative from the end).
+    k, exact, seed : see :func:`repspace.engines.geometry.diagnose`.
+    options : dict, optional
+        Encoder options (``pooling``, ``max_length``...).
+
+    Examples
+    --------
+    >>> r = diagnose_layers("hf-layers:minilm", [f"sentence number {i}" for i in range(40)], layers=[0, -1], k=5)
+    >>> r.layers, r.diagnoses[0].d
+    ((0, 6), 384)
+    """
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.encoders.base import LayeredEncoder
+
+    texts = list(texts)
+    if len(texts) <= k:
+        raise InputError(f"{len(texts)} texts; diagnosing with k={k} needs more than {k}")
+    enc = get_encoder(encoder, **(options or {}))
+    if not isinstance(enc, LayeredEncoder):
+        raise InputError(f"{encoder} gives one vector per text; per-layer diagnosis needs hf-layers:<folder>")
+    chosen = enc.resolve_layers(layers)
+    stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)  # (L, n, d)
+    metric = "cosine"
+    reports = tuple(diagnose(stacked[j], k=k, metric=metric, exact=exact, seed=seed) for j in range(len(chosen)))
+    prov = {key: val for key, val in enc.provenance().items() if key != "layer"}
+    return LayerDiagnosis(encoder, tuple(chosen), reports, prov)

@@ -1,0 +1,50 @@
+"""The evaluation workflow: resolve what to measure, run tasks and sweeps, record results.
+
+The tasks themselves are pure functions in :mod:`repspace.engines.eval`; this layer
+feeds them encoders (every layer from one pass) or stored spaces, and writes
+what they return to the store. It also evaluates *repaired* spaces: a transform
+(:mod:`repspace.engines.transforms`) fitted on the task's own vectors without labels, and
+query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluate._repair`).
+"""
+
+from repspace.workflows.evaluate._repair import (
+    HUBNESS_METHODS,
+    FittedTransform,
+    fit_transform,
+    hubness_retrieval,
+    neighbour_hubness,
+    parse_hubness,
+    parse_transform,
+)
+from repspace.workflows.evaluate._run import (
+    TASKS,
+    EvalReport,
+    evaluate,
+    load_data,
+    run,
+    run_task,
+    save_results,
+    space_labels,
+)
+from repspace.workflows.evaluate._subjects import Subject, encoder_subjects, space_subject
+
+__all__ = [
+    "HUBNESS_METHODS",
+    "TASKS",
+    "EvalReport",
+    "FittedTransform",
+    "Subject",
+    "encoder_subjects",
+    "evaluate",
+    "fit_transform",
+    "hubness_retrieval",
+    "load_data",
+    "neighbour_hubness",
+    "parse_hubness",
+    "parse_transform",
+    "run",
+    "run_task",
+    "save_results",
+    "space_labels",
+    "space_subject",
+]

@@ -1,0 +1,445 @@
+"""Run an evaluation task over subjects, transforms and compression settings; record the results."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.labels import classification, clustering, load_labelled
+from repspace.engines.eval.pairclass import load_pairs, pairclass
+from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
+from repspace.engines.eval.sts import load_sts, sts
+from repspace.engines.eval.words import (
+    WordVectors,
+    analogy,
+    load_analogies,
+    load_word_pairs,
+    wordsim,
+)
+from repspace.workflows.evaluate._repair import (
+    DEFAULT_KAPPA,
+    distinct,
+    fit_transform,
+    hubness_info,
+    hubness_retrieval,
+    neighbour_hubness,
+    parse_hubness,
+    parse_transform,
+    transform_output_dim,
+)
+from repspace.workflows.evaluate._subjects import Subject
+from repspace.core.store import Store
+
+#: Task names, in the order the CLI lists them.
+TASKS = ("sts", "retrieval", "wordsim", "analogy", "clustering", "classification", "pairclass")
+
+
+def load_data(task: str, source: str | Path, *, split: str = "test", text_col: str = "text",
+              label_col: str = "label") -> Any:
+    """Read a task's data from a file or folder.
+
+    Parameters
+    ----------
+    task : str
+        One of :data:`TASKS`.
+    source : str or Path
+        The file (folder for ``retrieval``).
+    split : str
+        ``retrieval``: which ``qrels/<split>.tsv``.
+    text_col, label_col : str
+        ``clustering``/``classification``: the columns of the labelled file.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "pairs.csv")
+    >>> _ = open(p, "w").write("a cat,a kitten,5\\na cat,a car,0\\n")
+    >>> len(load_data("sts", p))
+    2
+    """
+    _check_task(task)
+    if task == "sts":
+        return load_sts(source)
+    if task == "retrieval":
+        return load_beir(source, split=split)
+    if task == "wordsim":
+        return load_word_pairs(source)
+    if task == "analogy":
+        return load_analogies(source)
+    if task == "pairclass":
+        return load_pairs(source)
+    return load_labelled(source, text_col=text_col, label_col=label_col)
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise InputError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
+
+
+def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
+    """A space subject's vectors and the labels in metadata ``field`` (items without it are skipped)."""
+    if subject.space is None or subject.vectors is None:
+        raise InputError("labels from metadata need a stored space (--space)")
+    keep = [i for i, m in enumerate(subject.metadata) if m.get(field) is not None]
+    if not keep:
+        raise InputError(f"no item of space {subject.space.name} has metadata field {field!r}")
+    return subject.vectors[keep], [subject.metadata[i][field] for i in keep]
+
+
+def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None, index: str | None = None,
+             label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
+             lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
+             transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
+             measure_hubness: int | None = None) -> TaskResult:
+    """Run one task on one subject (with one transform and one compression setting); the result records them.
+
+    Parameters
+    ----------
+    task : str
+        One of :data:`TASKS`.
+    subject : Subject
+        From :func:`encoder_subjects` or :func:`space_subject`.
+    data : object
+        From :func:`load_data` (a path is loaded with it); for ``clustering``/``classification``
+        on a space it may be ``None`` with ``label_field`` naming a metadata field.
+    codec : Codec, optional
+        A compression setting (fitted after the transform, on transformed vectors).
+    index : str, optional
+        ``retrieval``: an approximate index spec (``hnsw32``) instead of exact search.
+    label_field : str, optional
+        ``clustering``/``classification`` on a space: the metadata field holding the labels.
+    restrict_vocab : int, optional
+        ``wordsim``/``analogy`` on a space: only its first N items.
+    lexical, lexical_weight : optional
+        ``retrieval``: ``"bm25"`` alone or ``"hybrid"`` (dense + BM25 by reciprocal-rank fusion).
+    multivector, candidates : optional
+        ``retrieval`` with an ``hf-layers`` encoder: late interaction over token states,
+        MUVERA shortlist of ``candidates`` documents reranked by Chamfer similarity.
+    transform : str, optional
+        A transform spec (``center,whiten128``; :func:`repspace.engines.transforms.parse_transforms`),
+        fitted without labels on the task's own vectors (see :mod:`repspace.workflows.evaluate._repair`
+        for what each task fits on), then applied to every vector the task scores.
+        Recorded as ``transform``, ``transform_fit`` and ``transform_provenance``.
+    hubness : str, optional
+        ``retrieval``: rank by a hubness-reduced similarity, ``csls``,
+        ``mutual-proximity`` or ``local-scaling`` (every document scored exactly);
+        recorded as ``hubness_reduction``.
+    kappa : int
+        Neighbourhood size of the hubness-reduction statistics.
+    measure_hubness : int, optional
+        Also record ``hubness`` (k-occurrence skewness, Robin Hood... at this k)
+        of the rows the transform is fitted on, after it (cosine k-NN graph; with
+        ``hubness``, the corpus graph under the reduced similarity).
+
+    Examples
+    --------
+    >>> from repspace.workflows.evaluate import encoder_subjects
+    >>> from repspace.engines.eval.sts import StsPairs
+    >>> pairs = StsPairs(["a cat", "a man runs", "stocks fell"], ["a kitten", "a man jogs", "a cat"],
+    ...                  np.array([5.0, 4.0, 0.0]), "toy")
+    >>> r = run_task("sts", encoder_subjects("static")[0], pairs, transform="center")
+    >>> r.info["transform"], r.info["transform_fit"]["on"], r.info["transform_fit"]["n"]
+    ('center', 'distinct sentences', 5)
+    """
+    _check_task(task)
+    spec = parse_transform(transform)
+    method = parse_hubness(hubness)
+    if isinstance(data, (str, Path)):
+        data = load_data(task, data)
+    if method is not None:
+        if task != "retrieval":
+            raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
+        if multivector or lexical is not None or index not in (None, "exact"):
+            raise InputError("hubness reduction scores every document exactly by dense vectors; "
+                             "it does not combine with --index, --bm25, --hybrid or --multivector")
+    if spec is not None and (multivector or lexical == "bm25"):
+        raise InputError("--transform applies to dense vectors; BM25 and multi-vector retrieval use none")
+    if measure_hubness is not None and (multivector or lexical == "bm25"):
+        raise InputError("measure_hubness needs dense vectors; BM25 and multi-vector retrieval use none")
+    if task == "retrieval" and multivector:
+        if subject.space is not None or codec is not None or lexical is not None:
+            raise InputError("multi-vector retrieval takes an hf-layers encoder, without --space, sweeps or BM25")
+        layer = subject.info.get("layer")
+        result = multivector_retrieval(subject.info["encoder"], data, layer=-1 if layer is None else int(layer),
+                                       candidates=candidates)
+        return result.with_info(subject=subject.label, **subject.info)
+    t0 = time.perf_counter()
+    from_space = _documents_from_space(subject, data) if task == "retrieval" else 0
+    repair: dict[str, Any] = {}
+    encode: Any = subject.encode
+    # retrieval's queries go to the encoder's query side (e5: "query: "), cached apart from documents
+    encode_queries: Any = getattr(subject.encode, "encode_queries", subject.encode)
+    fitted = None
+    rows = what = None
+    if spec is not None or measure_hubness is not None:
+        rows, what = _fit_rows(task, subject, data, label_field, restrict_vocab)
+        if spec is not None:
+            fitted = fit_transform(spec, rows, fitted_on=what)
+            rows = fitted.transform(rows)
+            encode = fitted.encode(subject.encode)
+            encode_queries = fitted.encode(encode_queries)
+            repair.update(fitted.info())
+        if measure_hubness is not None:
+            hub = neighbour_hubness(rows, measure_hubness, reduction=method, kappa=kappa)
+            repair["hubness"] = hubness_info(hub, what)
+    if task == "sts":
+        result = sts(encode, data, codec=codec)
+    elif task == "retrieval" and method is not None:
+        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec, encode_queries=encode_queries)
+    elif task == "retrieval":
+        result = retrieval(encode, data, codec=codec, index=index, lexical=lexical,
+                           lexical_weight=lexical_weight, encode_queries=encode_queries)
+    elif task in ("wordsim", "analogy"):
+        words = _word_source(subject)
+        if fitted is not None:
+            words = fitted.words(words, restrict_vocab) if isinstance(words, WordVectors) else encode
+        fn = wordsim if task == "wordsim" else analogy
+        result = fn(words, data, codec=codec, restrict_vocab=restrict_vocab)
+    elif task == "pairclass":
+        result = pairclass(encode, data, codec=codec)
+    else:
+        fn = clustering if task == "clustering" else classification
+        if label_field is not None:
+            vectors, labels = space_labels(subject, label_field)
+            if fitted is not None:
+                vectors = fitted.transform(vectors)
+            result = fn(vectors, labels, codec=codec)
+        elif data is None:
+            raise InputError(f"{task} needs a labelled file, or --space with --label-field")
+        else:
+            result = fn(encode, data.labels, texts=data.texts, codec=codec)
+    if task == "retrieval" and subject.space is not None:
+        result = result.with_info(documents_from_space=from_space)
+    if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
+        result = replace(result, evaluation_time=time.perf_counter() - t0)
+    return result.with_info(subject=subject.label, **subject.info, **repair)
+
+
+def _fit_rows(task: str, subject: Subject, data: Any, label_field: str | None,
+              restrict_vocab: int | None) -> tuple[np.ndarray, str]:
+    """The rows a transform is fitted on for this task, and what they are (no labels among them)."""
+    if task in ("sts", "pairclass"):
+        if data is None:
+            raise InputError(f"{task} needs its data to fit a transform on")
+        texts = data.texts() if task == "sts" else list(data.sentences1) + list(data.sentences2)
+        return subject.encode(distinct(texts)), "distinct sentences"
+    if task == "retrieval":
+        return subject.encode(list(data.corpus_texts)), "corpus documents"
+    if task in ("clustering", "classification"):
+        if label_field is not None:
+            vectors, _ = space_labels(subject, label_field)
+            return vectors, "labelled vectors of the space (labels unused)"
+        if data is None:
+            raise InputError(f"{task} needs a labelled file, or --space with --label-field")
+        return subject.encode(distinct(data.texts)), "distinct texts"
+    source = _word_source(subject)
+    if isinstance(source, WordVectors):
+        if restrict_vocab is not None and restrict_vocab < len(source):
+            return np.asarray(source.vectors[:restrict_vocab]), f"first {restrict_vocab} words of the vocabulary"
+        return np.asarray(source.vectors), "vocabulary"
+    if task == "wordsim":
+        words = distinct(w.lower() for w in list(data.word1) + list(data.word2))
+    else:
+        words = distinct(w.lower() for q in data.questions for w in q)
+    return subject.encode(words), "distinct task words"
+
+
+def _documents_from_space(subject: Subject, data: Any) -> int:
+    """Corpus documents whose id is an item of the space take that item's vector (whatever its text).
+
+    A space built from the corpus with another text layout (the body without
+    the title, say) is then still reused rather than embedded again.
+    """
+    if subject.space is None or subject.vectors is None:
+        return 0
+    row_of = {item_id: i for i, item_id in enumerate(subject.ids)}
+    pairs = [(text, row_of[doc]) for doc, text in zip(data.corpus_ids, data.corpus_texts) if doc in row_of]
+    if pairs:
+        subject.encode.remember([t for t, _ in pairs], subject.vectors[[r for _, r in pairs]])
+    return len(pairs)
+
+
+def _word_source(subject: Subject) -> Any:
+    if subject.space is not None and subject.vectors is not None:
+        return WordVectors(subject.ids, subject.vectors)
+    return subject.encode
+
+
+def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs: Sequence[Any] | None = None,
+             transforms: Sequence[str | None] | None = None, **options: Any) -> list[TaskResult]:
+    """Run a task over every subject, every transform and every compression setting.
+
+    Each distinct text is embedded once per subject (the subjects' caches),
+    and once for all layers of a layered encoder, however many transforms and
+    codecs are swept.
+
+    Parameters
+    ----------
+    task : str
+    subjects : sequence of Subject
+    data : object
+        From :func:`load_data`.
+    codecs : sequence of Codec, optional
+        Compression settings to sweep; ``None`` scores the vectors as they are.
+    transforms : sequence of str or None, optional
+        Transform specs to sweep (``None`` or ``"none"`` for the vectors as they
+        are), each fitted on the task's own vectors; see :func:`run_task`.
+    **options
+        Passed to :func:`run_task` (``transform=`` for a single one, ``hubness=``...).
+
+    Returns
+    -------
+    list of TaskResult
+        Subject-major, then transform, then codec order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repspace.workflows.evaluate import encoder_subjects
+    >>> from repspace.engines.eval.sts import StsPairs
+    >>> pairs = StsPairs(["a cat", "a man runs", "stocks fell"], ["a kitten", "a man jogs", "a cat"],
+    ...                  np.array([5.0, 4.0, 0.0]), "toy")
+    >>> [r.task_name for r in evaluate("sts", encoder_subjects("static"), pairs)]
+    ['sts:toy']
+    """
+    if not subjects:
+        raise InputError("nothing to evaluate: give an encoder or a space")
+    if transforms is not None and "transform" in options:
+        raise InputError("give transform= or transforms=, not both")
+    specs = [parse_transform(t) for t in transforms] if transforms is not None else [options.pop("transform", None)]
+    parse_hubness(options.get("hubness"))  # an unknown method fails before anything is embedded
+    out = []
+    for subject in subjects:
+        for spec in specs or [None]:
+            for codec in (codecs or [None]):
+                out.append(run_task(task, subject, data, codec=codec, transform=spec, **options))
+    return out
+
+
+def save_results(store: Store, subjects: Sequence[Subject], results: Sequence[TaskResult]) -> list[int]:
+    """Record results in the store: those of a space linked to the generation that was read.
+
+    Returns
+    -------
+    list of int
+        The ids of the recorded results.
+    """
+    by_label = {s.label: s for s in subjects}
+    ids = []
+    for result in results:
+        subject = by_label[result.info["subject"]]
+        if subject.space is not None:
+            ids.append(store.save_result(result.to_dict(), space=subject.space,
+                                         generation=subject.info["generation"]))
+        else:
+            ids.append(store.save_result(result.to_dict(), subject=subject.label))
+    return ids
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """What :func:`run` did: the results, the sweep table and files written.
+
+    Attributes
+    ----------
+    results : list of TaskResult
+    tradeoff : list of dict
+        For a compression sweep: quality against bytes per vector
+        (:func:`repspace.engines.eval.compression.tradeoff_rows`); empty otherwise.
+    plot : Path or None
+        The trade-off PNG, for a sweep.
+    saved : list of int
+        Ids of the results recorded in the store (``save=True``).
+    """
+
+    results: list[TaskResult]
+    tradeoff: list[dict[str, Any]] = field(default_factory=list)
+    plot: Path | None = None
+    saved: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        """The ``--json`` output: one MTEB-shaped TaskResult per subject and setting."""
+        return [r.to_dict() for r in self.results]
+
+
+def run(task: str, source: str | Path | None, *, store: Store | None = None, encoder: str | None = None,
+        space: str | None = None, layer: int | str | None = None, encoder_options: dict[str, Any] | None = None,
+        dims: str | None = None, precision: str | None = None, methods: Sequence[str] = ("prefix", "pca"),
+        plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
+        split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
+        hubness: str | None = None, **options: Any) -> EvalReport:
+    """The whole ``repspace eval TASK`` command: resolve, load, evaluate, sweep, plot, record.
+
+    Parameters
+    ----------
+    task : str
+        One of :data:`TASKS`.
+    source : str, Path or None
+        The task's data (see :func:`load_data`); ``None`` only for
+        ``clustering``/``classification`` on a space with ``label_field``.
+    store : Store, optional
+        Needed for ``space`` and ``save``.
+    encoder : str, optional
+        Registry spec; the default when neither ``encoder`` nor ``space`` is given is ``minilm``.
+    space : str, optional
+        A stored space instead of an encoder.
+    layer : int or ``"all"``, optional
+        For layered encoders.
+    dims, precision : str, optional
+        A compression sweep: ``"16,32,full"`` and ``"float32,int8,binary"``.
+    plot : path, optional
+        Where the sweep's PNG goes (default ``<task>-tradeoff.png``).
+    save : bool
+        Record the results in the store.
+    transform : str, optional
+        A transform spec fitted on the task's own vectors before scoring (and
+        before any compression): see :func:`run_task`.
+    hubness : str, optional
+        ``retrieval``: query-time hubness reduction (``csls``, ``mutual-proximity``,
+        ``local-scaling``).
+    **options
+        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
+    """
+    from repspace.engines.eval import compression
+    from repspace.workflows.evaluate._subjects import encoder_subjects, space_subject
+
+    _check_task(task)
+    spec = parse_transform(transform)  # malformed specs and methods fail before any model loads
+    method = parse_hubness(hubness)
+    if method is not None and task != "retrieval":
+        raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
+    if encoder is not None and space is not None:
+        raise InputError("give --encoder or --space, not both")
+    if (space is not None or save) and store is None:
+        raise InputError("a store is needed for --space and --save")
+    sweep = dims is not None or precision is not None
+    if sweep and layer == "all":
+        raise InputError("a compression sweep takes one layer; pick one with --layer N")
+    data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
+    if space is not None:
+        if layer is not None or encoder_options:
+            raise InputError("--layer and encoder options apply to --encoder, not to a stored space")
+        subjects = [space_subject(store, space, batch_size=batch_size, progress=progress)]
+    else:
+        subjects = encoder_subjects(encoder or "minilm", layer=layer, options=encoder_options,
+                                    batch_size=batch_size, progress=progress)
+    codecs = None
+    if sweep:
+        codecs = compression.sweep_codecs(compression.parse_dims(dims or "full"),
+                                          compression.parse_precisions(precision or "float32"),
+                                          methods=methods, full_dim=transform_output_dim(spec, subjects[0].dim))
+    results = evaluate(task, subjects, data, codecs=codecs, transform=spec, hubness=method, **options)
+    tradeoff, plot_path = [], None
+    if sweep:
+        tradeoff = compression.tradeoff_rows(results)
+        plot_path = compression.plot_tradeoff(results, Path(plot or f"{task}-tradeoff.png"),
+                                              title=f"{results[0].task_name}: {subjects[0].label}")
+    saved = save_results(store, subjects, results) if save else []
+    return EvalReport(results, tradeoff, plot_path, saved)

@@ -1,0 +1,14 @@
+"""Ingest: read files, embed texts at most once, write spaces atomically.
+
+Examples
+--------
+>>> from repspace.workflows.ingest import FORMATS
+>>> FORMATS
+('jsonl', 'csv', 'parquet', 'npy')
+"""
+
+from repspace.workflows.ingest._ingest import DEFAULT_ENCODER, IngestReport, ingest_file, ingest_records
+from repspace.workflows.ingest.readers import FORMATS, Records, detect_format, read_records
+
+__all__ = ["ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
+           "FORMATS", "DEFAULT_ENCODER"]

@@ -1,0 +1,351 @@
+"""The ingest workflow: records in, a durable space out, texts embedded at most once.
+
+Order of work, so that bad input never changes the store:
+
+1. read and validate the whole input (ids, texts, metadata, vectors);
+2. look up content hashes already in the space: those texts are not embedded
+   again (their stored vectors are reused);
+3. embed the rest (outside any write transaction, so readers and other writers
+   are not held up);
+4. write: one atomic transaction by default, or one per ``commit_every`` items.
+   A killed run keeps its committed batches, and re-running it embeds only what
+   is missing.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
+from repspace.workflows.ingest.readers import Records, read_records
+from repspace.core.store import Space, Store
+from repspace.core.store import _validate as v
+
+#: Encoder used for texts when none is named.
+DEFAULT_ENCODER = "minilm"
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What an ingest did, per space written (one per layer for ``layer="all"``)."""
+
+    spaces: list[str]
+    read: int
+    encoded: int
+    reused: int
+    added: int
+    replaced: int
+    updated: int
+    unchanged: int
+    duplicates_dropped: int
+    seconds: float
+    encode_seconds: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def ingest_file(
+    store: Store,
+    space: str,
+    path: str | Path,
+    *,
+    text_col: str | None = "text",
+    id_col: str | None = "id",
+    vector_col: str | None = None,
+    meta_cols: list[str] | None = None,
+    ids_path: str | Path | None = None,
+    auto_id: bool = False,
+    **options: Any,
+) -> IngestReport:
+    """Read a file (JSONL, CSV, Parquet, ``.npy``) and ingest it; see :func:`ingest_records`.
+
+    Examples
+    --------
+    >>> import tempfile, os, numpy as np
+    >>> from repspace import Store
+    >>> d = tempfile.mkdtemp()
+    >>> np.save(os.path.join(d, "v.npy"), np.eye(3, dtype="float32"))
+    >>> r = ingest_file(Store(os.path.join(d, "s.db")), "eye", os.path.join(d, "v.npy"), auto_id=True)
+    >>> r.added, r.encoded
+    (3, 0)
+    """
+    records = read_records(
+        path, text_col=text_col, id_col=id_col, vector_col=vector_col, meta_cols=meta_cols,
+        auto_id=auto_id, ids_path=ids_path,
+    )
+    return ingest_records(store, space, records, auto_id=auto_id, **options)
+
+
+def ingest_records(
+    store: Store,
+    space: str,
+    records: Records,
+    *,
+    encoder: str | None = None,
+    encoder_options: dict[str, Any] | None = None,
+    metric: str | None = None,
+    dtype: str = "float32",
+    batch_size: int = 64,
+    commit_every: int | None = None,
+    on_conflict: str = "upsert",
+    auto_id: bool = False,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Ingest records into ``space`` (created when missing).
+
+    Parameters
+    ----------
+    store : Store
+    space : str
+        Name of the space; with an encoder ``layer="all"`` one space per hidden
+        state is written, named ``<space>@<layer>``.
+    records : Records
+        From :func:`repspace.workflows.ingest.read_records` or built by hand.
+    encoder : str, optional
+        Registry spec (``minilm``, ``st:<folder>``, ``model2vec:<folder>``,
+        ``static``, ``hf-layers:<folder>``). Default: the space's own encoder,
+        or ``minilm`` for a new space with texts. Precomputed vectors need none.
+    encoder_options : dict, optional
+        Options for the encoder (``layer``, ``pooling``, ``normalize``, ``prompt``).
+    metric : ``cosine`` (default for new spaces), ``ip`` or ``l2``.
+    commit_every : int, optional
+        Commit every this many items (default: the whole input in one transaction).
+    on_conflict : ``upsert`` (default) or ``error``.
+
+    Returns
+    -------
+    IngestReport
+    """
+    t0 = time.perf_counter()
+    duplicates = 0
+    if auto_id:
+        records, duplicates = _drop_duplicate_ids(records)
+    n = len(records)
+    if n == 0:
+        raise InputError(f"{records.source}: no items to ingest")
+    # 1. Validate everything before any work or write.
+    ids = v.check_ids(records.ids)
+    texts = v.check_texts(records.texts, ids) if records.texts is not None else None
+    v.check_metas(records.metadata, ids)
+    if records.vectors is None and texts is None:
+        raise InputError(f"{records.source}: nothing to store: no text column and no vectors")
+    if commit_every is not None and commit_every < 1:
+        raise InputError("commit_every must be a positive integer")
+    if on_conflict not in ("upsert", "error"):
+        raise InputError(f"on_conflict must be 'upsert' or 'error', not {on_conflict!r}")
+
+    if records.vectors is not None:
+        if encoder is not None:
+            raise InputError("vectors are given: do not name an --encoder as well")
+        vectors = np.asarray(records.vectors)
+        existing = _existing_space(store, space)
+        v.check_vectors(vectors, ids, existing.dim if existing else vectors.shape[1],
+                        existing.dtype if existing else dtype)
+        with _created_or_existing(store, space, vectors.shape[1], metric, dtype,
+                                  {"encoder": "precomputed", "source": Path(records.source).name}) as target:
+            if on_conflict == "error":
+                _refuse_existing(target, ids)
+            totals = _write(target, ids, vectors, texts, records.metadata, commit_every, on_conflict, progress)
+        return IngestReport([target.name], n, 0, 0, *totals, duplicates, time.perf_counter() - t0, 0.0)
+
+    assert texts is not None
+    if any(t is None for t in texts):
+        i = next(i for i, t in enumerate(texts) if t is None)
+        raise InputError(f"{records.source}: item {ids[i]!r} has no text to embed")
+    from repspace.engines.encoders import from_provenance, get_encoder
+    from repspace.workflows.stored_transforms import STATE_NAME, encoder_for_space
+
+    opts = dict(encoder_options or {})
+    existing = _existing_space(store, space)
+    spec = encoder or (existing.provenance.get("encoder") if existing else None) or DEFAULT_ENCODER
+    if existing is not None and existing.provenance.get("encoder") not in (None, spec):
+        raise ConflictError(
+            f"space {space!r} was made with encoder {existing.provenance.get('encoder')!r}, not {spec!r}; "
+            "ingest into a new space"
+        )
+    layer = opts.get("layer")
+    # Adding to an existing space re-creates its encoder from its recorded recipe (with the
+    # fitted transforms of a derived space, which the texts must go through as well).
+    if existing is not None and existing.state(STATE_NAME) is not None:
+        if opts:
+            raise InputError(f"space {space!r} is derived ({existing.provenance.get('transforms_spec')}); "
+                             "add texts to it without encoder options")
+        enc = encoder_for_space(existing)
+    elif existing is not None and not opts:
+        enc = from_provenance(existing.provenance)
+    else:
+        enc = get_encoder(spec, **opts)
+    if layer == "all" or (isinstance(layer, (list, tuple))):
+        return _ingest_layers(store, space, enc, ids, texts, records, metric, dtype, batch_size,
+                              commit_every, on_conflict, progress, duplicates, t0)
+    with _created_or_existing(store, space, enc.dim, metric, dtype, enc.provenance()) as target:
+        if on_conflict == "error":
+            _refuse_existing(target, ids)
+        vectors, n_encoded, n_reused, enc_s = _embed_missing(
+            [target], texts,
+            lambda todo: [enc.encode(todo, batch_size=batch_size, progress=_phase(progress, "encode", len(todo)))],
+        )
+        totals = _write(target, ids, vectors[0], texts, records.metadata, commit_every, on_conflict, progress)
+    return IngestReport([target.name], n, n_encoded, n_reused, *totals, duplicates,
+                        time.perf_counter() - t0, enc_s)
+
+
+def _ingest_layers(store: Store, space: str, enc: Any, ids: list[str], texts: list[str], records: Records,
+                   metric: str | None, dtype: str, batch_size: int, commit_every: int | None, on_conflict: str,
+                   progress: Progress | None, duplicates: int, t0: float) -> IngestReport:
+    from repspace.engines.encoders import LayeredEncoder
+
+    if not isinstance(enc, LayeredEncoder):
+        raise InputError(f"encoder {enc.spec!r} has no layers; layer='all' needs hf-layers:<folder>")
+    layers = list(range(enc.n_layers))
+    with ExitStack() as stack:
+        targets = [stack.enter_context(_created_or_existing(store, f"{space}@{i}", enc.dim, metric, dtype,
+                                                            enc.provenance(layer=i))) for i in layers]
+        if on_conflict == "error":
+            for t in targets:
+                _refuse_existing(t, ids)
+        vectors, n_encoded, n_reused, enc_s = _embed_missing(
+            targets, texts,
+            lambda todo: list(enc.encode_layers(todo, layers=layers, batch_size=batch_size,
+                                                progress=_phase(progress, "encode", len(todo)))),
+        )
+        totals = np.zeros(4, dtype=np.int64)
+        for t, vecs in zip(targets, vectors):
+            totals += _write(t, ids, vecs, texts, records.metadata, commit_every, on_conflict, progress)
+    return IngestReport([t.name for t in targets], len(ids), n_encoded, n_reused, *map(int, totals), duplicates,
+                        time.perf_counter() - t0, enc_s, {"layers": layers})
+
+
+def _embed_missing(
+    targets: list[Space], texts: list[str], encode: Callable[[list[str]], list[np.ndarray]]
+) -> tuple[list[np.ndarray], int, int, float]:
+    """Vectors for every text per target space: stored ones reused by content hash, the rest embedded once."""
+    hashes = [v.text_hash(t) for t in texts]
+    found = [t.rows_for_hashes(hashes) for t in targets]
+    # A text is reused only if every target space has it; otherwise it is embedded (once, for all).
+    reuse = [all(h in f for f in found) for h in hashes]
+    todo_index: dict[str, int] = {}
+    todo: list[str] = []
+    for h, t, r in zip(hashes, texts, reuse):
+        if not r and h not in todo_index:
+            todo_index[h] = len(todo)
+            todo.append(t)
+    t_enc = time.perf_counter()
+    fresh = encode(todo) if todo else None
+    enc_s = time.perf_counter() - t_enc
+    out = []
+    for k, (target, f) in enumerate(zip(targets, found)):
+        vecs = np.empty((len(texts), target.dim), dtype=np.float32)
+        reused_pos = [i for i, r in enumerate(reuse) if r]
+        if reused_pos:
+            vecs[reused_pos] = target.read_rows([f[hashes[i]] for i in reused_pos])
+        new_pos = [i for i, r in enumerate(reuse) if not r]
+        if new_pos:
+            assert fresh is not None
+            vecs[new_pos] = fresh[k][[todo_index[hashes[i]] for i in new_pos]]
+        out.append(vecs)
+    return out, len(todo), sum(reuse), enc_s
+
+
+def _write(space: Space, ids: list[str], vectors: np.ndarray, texts: list[str | None] | None,
+           metadata: list[dict[str, Any]], commit_every: int | None, on_conflict: str,
+           progress: Progress | None) -> tuple[int, int, int, int]:
+    n = len(ids)
+    step = commit_every or n
+    added = replaced = updated = unchanged = 0
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        r = space.add(ids[start:stop], vectors[start:stop], None if texts is None else texts[start:stop],
+                      metadata[start:stop], on_conflict=on_conflict)  # type: ignore[arg-type]
+        added, replaced, updated, unchanged = (added + r.added, replaced + r.replaced, updated + r.updated,
+                                               unchanged + r.unchanged)
+        if progress is not None:
+            progress("write", stop, n)
+    return added, replaced, updated, unchanged
+
+
+def _existing_space(store: Store, name: str) -> Space | None:
+    try:
+        return store.space(name)
+    except NotFoundError:
+        return None
+
+
+def _open_or_create(store: Store, name: str, dim: int, metric: str | None, dtype: str,
+                    provenance: dict[str, Any]) -> Space:
+    existing = _existing_space(store, name)
+    if existing is None:
+        return store.create_space(name, dim, metric or "cosine", dtype=dtype, provenance=provenance)
+    if existing.dim != dim:
+        raise InputError(f"space {name!r} has dimension {existing.dim}; the new vectors have {dim}")
+    if metric is not None and existing.metric.value != metric:
+        raise ConflictError(f"space {name!r} uses metric {existing.metric.value}, not {metric}")
+    return existing
+
+
+@contextmanager
+def _created_or_existing(store: Store, name: str, dim: int, metric: str | None, dtype: str,
+                         provenance: dict[str, Any]) -> Iterator[Space]:
+    """The space, created when missing; a space created here is removed again if the block fails
+    before anything was written to it, so a refused ingest leaves no trace."""
+    existed = _existing_space(store, name) is not None
+    space = _open_or_create(store, name, dim, metric, dtype, provenance)
+    try:
+        yield space
+    except BaseException:
+        if not existed:
+            try:
+                if space.info().next_row == 0:
+                    store.delete_space(name)
+            except RepspaceError:
+                pass
+        raise
+
+
+def _refuse_existing(space: Space, ids: list[str]) -> None:
+    present = space.existing_ids(ids)
+    if present:
+        first = next(i for i in ids if i in present)
+        raise ConflictError(f"{len(present)} id(s) already in space {space.name!r}, e.g. {first!r}")
+
+
+def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:
+    seen: set[str] = set()
+    keep = []
+    for i, item_id in enumerate(records.ids):
+        if item_id not in seen:
+            seen.add(item_id)
+            keep.append(i)
+    if len(keep) == len(records.ids):
+        return records, 0
+    return Records(
+        records.source,
+        [records.ids[i] for i in keep],
+        None if records.texts is None else [records.texts[i] for i in keep],
+        None if records.vectors is None else np.asarray(records.vectors)[keep],
+        [records.metadata[i] for i in keep],
+        records.columns,
+    ), len(records.ids) - len(keep)
+
+
+def _phase(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:
+    if progress is None:
+        return None
+    done = [0]
+
+    def step(n: int) -> None:
+        done[0] += n
+        progress(phase, done[0], total)
+
+    return step

@@ -1,0 +1,280 @@
+"""Reading items from files: JSONL, CSV, Parquet and ``.npy`` (+ ids).
+
+Each reader returns :class:`Records`: ids, texts, vectors and metadata columns,
+validated for shape and encoding, with errors that name the file and the line
+or row. JSONL is parsed line by line with :mod:`json` (so errors carry a line
+number and metadata may be nested); CSV and Parquet are read by pyarrow.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError, NotFoundError
+
+FORMATS = ("jsonl", "csv", "parquet", "npy")
+
+
+@dataclass
+class Records:
+    """Items read from a file, column by column (all lists aligned).
+
+    ``vectors`` is None unless a vector column (or a ``.npy``) was read;
+    ``texts`` is None unless a text column was read.
+    """
+
+    source: str
+    ids: list[str]
+    texts: list[str | None] | None
+    vectors: np.ndarray | None
+    metadata: list[dict[str, Any]]
+    columns: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def detect_format(path: Path) -> str:
+    """The format of a file from its suffix (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``, ``.npy``)."""
+    suffix = path.suffix.lower()
+    fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv",
+           ".parquet": "parquet", ".pq": "parquet", ".npy": "npy"}.get(suffix)
+    if fmt is None:
+        raise InputError(f"{path}: unknown file type {suffix!r}; use .jsonl, .csv, .parquet or .npy")
+    return fmt
+
+
+def read_records(
+    path: str | Path,
+    *,
+    text_col: str | None = "text",
+    id_col: str | None = "id",
+    vector_col: str | None = None,
+    meta_cols: list[str] | None = None,
+    auto_id: bool = False,
+    ids_path: str | Path | None = None,
+    fmt: str | None = None,
+) -> Records:
+    """Read a file into :class:`Records`.
+
+    Parameters
+    ----------
+    path : file to read.
+    text_col : column with the texts (``None``: no texts). If the default
+        ``"text"`` is absent and vectors are given, the items have no text.
+    id_col : column with the ids. If absent, pass ``auto_id=True`` to use the
+        text's content hash (or the row number for vectors only).
+    vector_col : column with precomputed vectors (lists of numbers).
+    meta_cols : columns kept as metadata (default: every other column).
+    ids_path : for ``.npy``: a text file with one id per line.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.jsonl")
+    >>> _ = open(p, "w").write('{"id": "a", "text": "hello", "year": 2021}\\n')
+    >>> r = read_records(p)
+    >>> r.ids, r.texts, r.metadata
+    (['a'], ['hello'], [{'year': 2021}])
+    """
+    path = Path(path)
+    if not path.exists():
+        raise NotFoundError(f"no such file: {path}")
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not a file")
+    fmt = fmt or detect_format(path)
+    if fmt == "npy":
+        return _read_npy(path, ids_path, auto_id)
+    string_cols = [c for c in (text_col, id_col, vector_col) if c]
+    rows = _read_jsonl(path) if fmt == "jsonl" else _read_table(path, fmt, string_cols)
+    columns, data = rows
+    return _to_records(str(path), columns, data, text_col, id_col, vector_col, meta_cols, auto_id)
+
+
+def _read_jsonl(path: Path) -> tuple[list[str], dict[str, list[Any]]]:
+    records: list[dict[str, Any]] = []
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise InputError(f"{path}:{number}: invalid UTF-8 at byte {e.start}") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path}:{number}: invalid JSON: {e.msg} at column {e.colno}") from None
+            if not isinstance(obj, dict):
+                raise InputError(f"{path}:{number}: each line must be a JSON object, got {type(obj).__name__}")
+            records.append(obj)
+    columns: list[str] = []
+    seen: set[str] = set()
+    for r in records:
+        for key in r:
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+    data = {c: [r.get(c, _MISSING) for r in records] for c in columns}
+    data["__len__"] = [None] * len(records)
+    return columns, data
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING = _Missing()
+
+
+def _read_table(path: Path, fmt: str, string_cols: list[str]) -> tuple[list[str], dict[str, list[Any]]]:
+    import pyarrow as pa
+
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+        else:
+            import pyarrow.csv as pacsv
+
+            delimiter = "\t" if path.suffix.lower() == ".tsv" else ","
+            # ids, texts and vector cells stay strings ("007" is not the number 7).
+            table = pacsv.read_csv(
+                path,
+                parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+                convert_options=pacsv.ConvertOptions(
+                    strings_can_be_null=False, column_types={c: pa.string() for c in string_cols}
+                ),
+            )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError) as e:
+        message = str(e).splitlines()[0] if str(e) else type(e).__name__
+        if "UTF8" in message or "utf8" in message.lower() or "utf-8" in message.lower():
+            message = f"invalid UTF-8 ({message})"
+        raise InputError(f"{path}: cannot read {fmt}: {message}") from None
+    columns = list(table.column_names)
+    data = {c: table.column(c).to_pylist() for c in columns}
+    data["__len__"] = [None] * table.num_rows
+    return columns, data
+
+
+def _to_records(
+    source: str,
+    columns: list[str],
+    data: dict[str, list[Any]],
+    text_col: str | None,
+    id_col: str | None,
+    vector_col: str | None,
+    meta_cols: list[str] | None,
+    auto_id: bool,
+) -> Records:
+    n = len(data["__len__"])
+    available = ", ".join(columns) if columns else "none"
+    for name, col in (("--vector-col", vector_col),):
+        if col is not None and col not in columns:
+            raise InputError(f"{source}: no column {col!r} for {name}; columns: {available}")
+    if text_col is not None and text_col not in columns:
+        if text_col != "text" or vector_col is None:
+            raise InputError(f"{source}: no text column {text_col!r}; columns: {available}")
+        text_col = None  # the default "text" is optional when vectors are given
+    if id_col is not None and id_col not in columns and not auto_id:
+        raise InputError(f"{source}: no id column {id_col!r}; columns: {available} (name one with --id-col, "
+                         "or pass --auto-id to use content hashes)")
+    texts: list[str | None] | None = None
+    if text_col is not None:
+        texts = []
+        for i, t in enumerate(data[text_col]):
+            if t is _MISSING or t is None:
+                if vector_col is None:
+                    raise InputError(f"{source}: row {i + 1} has no text in column {text_col!r}")
+                texts.append(None)
+            elif not isinstance(t, str):
+                raise InputError(f"{source}: row {i + 1}: text in {text_col!r} is {type(t).__name__}, not a string")
+            else:
+                texts.append(t)
+    vectors = _vector_column(source, data[vector_col], vector_col) if vector_col is not None else None
+    if id_col is not None and id_col in columns:
+        ids = []
+        for i, v in enumerate(data[id_col]):
+            if v is _MISSING or v is None or (isinstance(v, str) and not v.strip()):
+                raise InputError(f"{source}: row {i + 1} has an empty id in column {id_col!r}")
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)
+            if not isinstance(v, (str, int)) or isinstance(v, bool):
+                raise InputError(f"{source}: row {i + 1}: id is {type(v).__name__}; ids must be strings or integers")
+            ids.append(str(v))
+    else:
+        from repspace.core.store._validate import text_hash
+
+        ids = [text_hash(t) if t is not None else f"row-{i}" for i, t in enumerate(texts)] if texts is not None \
+            else [f"row-{i}" for i in range(n)]
+    used = {c for c in (text_col, id_col, vector_col) if c is not None}
+    if meta_cols is not None:
+        for c in meta_cols:
+            if c not in columns:
+                raise InputError(f"{source}: no metadata column {c!r}; columns: {available}")
+        keep = list(meta_cols)
+    else:
+        keep = [c for c in columns if c not in used]
+    metadata = [
+        {c: data[c][i] for c in keep if data[c][i] is not _MISSING} for i in range(n)
+    ]
+    return Records(source, ids, texts, vectors, metadata, columns)
+
+
+def _vector_column(source: str, values: list[Any], col: str) -> np.ndarray:
+    if not values:
+        raise InputError(f"{source}: the file has no rows")
+    parsed = []
+    dim = None
+    for i, v in enumerate(values):
+        if isinstance(v, str):  # CSV: a JSON array in a cell
+            try:
+                v = json.loads(v)
+            except json.JSONDecodeError:
+                raise InputError(f"{source}: row {i + 1}: {col!r} is not a JSON list of numbers") from None
+        if v is _MISSING or v is None or not isinstance(v, (list, tuple)):
+            raise InputError(f"{source}: row {i + 1}: {col!r} is not a list of numbers")
+        if dim is None:
+            dim = len(v)
+        if len(v) != dim:
+            raise InputError(f"{source}: row {i + 1}: vector has {len(v)} numbers, the first row has {dim}")
+        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+            raise InputError(f"{source}: row {i + 1}: {col!r} has a value that is not a number")
+        parsed.append(v)
+    if not dim:
+        raise InputError(f"{source}: vectors in {col!r} are empty")
+    return np.asarray(parsed, dtype=np.float32)
+
+
+def _read_npy(path: Path, ids_path: str | Path | None, auto_id: bool) -> Records:
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise InputError(f"{path}: not a readable .npy array: {str(e).splitlines()[0]}") from None
+    if arr.ndim != 2:
+        raise InputError(f"{path}: expected a 2-d array (n, dim), got shape {arr.shape}")
+    n = arr.shape[0]
+    if ids_path is not None:
+        ids_path = Path(ids_path)
+        if not ids_path.exists():
+            raise NotFoundError(f"no such ids file: {ids_path}")
+        try:
+            ids = ids_path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise InputError(f"{ids_path}: invalid UTF-8 at byte {e.start}") from None
+        if ids and ids[-1] == "":
+            ids.pop()
+        if len(ids) != n:
+            raise InputError(f"{ids_path} has {len(ids)} ids for {n} vectors in {path}")
+    elif auto_id:
+        ids = [str(i) for i in range(n)]
+    else:
+        raise InputError(f"{path}: a .npy file needs ids: pass --ids FILE (one id per line) or --auto-id (row numbers)")
+    return Records(str(path), ids, None, np.asarray(arr), [{} for _ in range(n)], [])

@@ -1,0 +1,28 @@
+"""Search over a stored space: filters, persisted indexes (HNSW, funnels, BM25), hybrid, MMR, hubness reduction.
+
+Also importable as ``repspace.search``; it re-exports the engines of
+:mod:`repspace.engines.search` (arrays in, results out) beside the functions
+that take a :class:`~repspace.Space`.
+
+Examples
+--------
+>>> import numpy as np, os, tempfile
+>>> from repspace import Store
+>>> from repspace.search import knn
+>>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+>>> _ = sp.add(["a", "b"], np.eye(2))
+>>> knn(sp, np.array([[1.0, 0.1]]), k=1).rows.tolist()
+[[0]]
+"""
+
+from repspace.engines.search import *  # noqa: F403 - the engines are part of this public surface
+from repspace.engines.search import __all__ as _engine_all
+from repspace.workflows.search.hnsw import ensure_hnsw
+from repspace.workflows.search.indexes import build_index, drop_index, ensure_funnel, list_indexes
+from repspace.workflows.search.lexical import ensure_lexical
+from repspace.workflows.search.query import KnnResult, hits_for, knn, search_space
+
+__all__ = [
+    "search_space", "knn", "KnnResult", "hits_for", "ensure_hnsw", "build_index", "list_indexes", "drop_index",
+    "ensure_funnel", "ensure_lexical", *_engine_all,
+]

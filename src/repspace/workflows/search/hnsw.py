@@ -1,0 +1,61 @@
+"""A stored space's FAISS HNSW graph, persisted beside the store.
+
+An index maps FAISS labels to the space's *rows*; :func:`ensure_hnsw` keeps it
+up to date with :func:`repspace.workflows.search.persist.ensure_index`: extended with
+the rows added since, dead rows excluded at search time (a FAISS id-bitmap
+selector), rebuilt when a quarter of it is dead or its stamp does not match.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repspace.engines.search.hnsw import HNSWIndex, HNSWParams
+from repspace.workflows.search.persist import Loaded, ensure_index
+
+if TYPE_CHECKING:
+    from repspace.core.space import SpaceInfo
+    from repspace.core.store import Space
+
+
+def index_paths(space: Space, params: HNSWParams) -> tuple[Path, Path]:
+    """Where a space's HNSW index and its stamp live."""
+    return _paths(space.store.index_dir, space.uid, params.m, params.ef_construction)
+
+
+@functools.lru_cache(maxsize=256)
+def _paths(index_dir: Path, uid: str, m: int, ef_construction: int) -> tuple[Path, Path]:
+    # Cached: building paths costs more than a whole search step of a one-query call.
+    folder = index_dir / uid
+    stem = f"hnsw-m{m}-efc{ef_construction}"
+    return folder / f"{stem}.faiss", folder / f"{stem}.json"
+
+
+#: What :func:`ensure_hnsw` returns: the index, its stamp, whether to mask dead rows, what was done.
+LoadedIndex = Loaded
+
+
+def ensure_hnsw(
+    space: Space,
+    params: HNSWParams | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    info: SpaceInfo | None = None,
+) -> Loaded[HNSWIndex]:
+    """Load the space's HNSW index, bringing it up to date first (built, extended or rebuilt).
+
+    ``progress(done, total)`` is called while rows are added; ``info`` is the
+    space's description when the caller has just read it. See
+    :func:`repspace.workflows.search.persist.ensure_index` for the rules.
+    """
+    params = params or HNSWParams()
+    path, stamp_path = index_paths(space, params)
+    return ensure_index(
+        space, path, stamp_path, {"m": params.m, "ef_construction": params.ef_construction},
+        create=lambda i: HNSWIndex(i.dim, i.metric, params),
+        load=lambda p, i: HNSWIndex.load(p, i.dim, i.metric, params),
+        progress=progress, info=info,
+    )

@@ -1,0 +1,216 @@
+"""A space's indexes by spec string: built, persisted, kept up to date, listed and dropped.
+
+``hnsw32`` is the graph of :mod:`repspace.engines.search.hnsw`; every other spec but
+``exact`` (``int8>rescore4``, ``binary>rescore8``, ``pca64>rerank``,
+``prefix64,hnsw32>rerank``, ``ivf1024,pq32>rerank``) is a
+:class:`~repspace.engines.search.funnel.FunnelIndex`. Both live in
+``<store>.indexes/<space uid>/`` with a JSON stamp and obey the same rules
+(:func:`repspace.workflows.search.persist.ensure_index`): extended with new rows,
+dead rows masked, rebuilt when a quarter is dead or the stamp does not match.
+Funnels keep only their compact codes in memory; the float vectors for the
+rescoring stage are read for the shortlisted rows only, from a memory-mapped
+copy of the space's vectors beside the store (:mod:`repspace.workflows.search.vectorfile`:
+two tiers), so a space larger than memory stays searchable.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repspace.core.errors import InputError, NotFoundError
+from repspace.workflows.search.persist import Loaded, ensure_index
+from repspace.engines.search.funnel import FunnelIndex
+from repspace.engines.search.hnsw import HNSWParams
+from repspace.workflows.search.hnsw import ensure_hnsw, index_paths
+from repspace.engines.search.specs import IndexSpec, parse_spec
+from repspace.workflows.search.vectorfile import ensure_vector_file, vector_file_paths
+
+if TYPE_CHECKING:
+    from repspace.core.space import SpaceInfo
+    from repspace.core.store import Space
+
+
+#: How :func:`list_indexes` names the rescoring tier (and :func:`drop_index` takes it).
+VECTORS = "vectors"
+
+
+def funnel_paths(space: Space, spec: IndexSpec) -> tuple[Path, Path]:
+    """Where a space's funnel index and its stamp live."""
+    folder = space.store.index_dir / space.uid
+    return folder / f"{spec.slug}.faiss", folder / f"{spec.slug}.json"
+
+
+def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Callable[[int, int], None] | None = None,
+                  info: SpaceInfo | None = None) -> Loaded[FunnelIndex]:
+    """Load a space's funnel index for ``spec``, building, extending or rebuilding it first."""
+    spec = parse_spec(spec)
+    if spec.kind == "exact" or (spec.kind == "hnsw" and spec.codes is None):
+        raise InputError(f"{spec} is not a funnel index; use knn(index=...) or ensure_hnsw")
+    path, stamp_path = funnel_paths(space, spec)
+    # The stamp names what is stored (spec.slug): specs differing only in search-time
+    # parameters (refine factor, ef, nprobe) share one index.
+    return ensure_index(
+        space, path, stamp_path, {"spec": spec.slug},
+        create=lambda i: FunnelIndex(spec, i.dim, i.metric),
+        load=lambda p, i: FunnelIndex.load(p, spec, i.dim, i.metric),
+        progress=progress, info=info,
+    )
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What :func:`build_index` did, or what :func:`list_indexes` found.
+
+    Attributes
+    ----------
+    spec : str
+        The canonical spec.
+    action : str
+        ``built``, ``rebuilt``, ``extended`` or ``loaded`` (already up to
+        date); for a listed index, its state: ``current``, ``behind``
+        (extended on next use) or ``stale`` (rebuilt on next use).
+    ntotal : int
+        Vectors indexed.
+    rows : int
+        Rows covered (``0 .. rows-1``).
+    generation : int
+        The space's generation the index was last brought to.
+    memory_bytes : int or None
+        Its size in memory (funnels: codes, graph and matrices; HNSW: file size).
+    """
+
+    spec: str
+    action: str
+    ntotal: int
+    rows: int
+    generation: int
+    memory_bytes: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """For ``--json``."""
+        return dict(self.__dict__)
+
+
+def build_index(space: Space, spec: IndexSpec | str, *,
+                progress: Callable[[int, int], None] | None = None) -> IndexReport:
+    """Build (or bring up to date) the index ``spec`` of a space and persist it.
+
+    Parameters
+    ----------
+    space : Space
+    spec : str or IndexSpec
+        ``hnsw32``, ``int8>rescore4``, ``binary>rescore8``, ``pca64>rerank``...
+        (``exact`` needs no index).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
+    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> r = build_index(sp, "int8>rescore4")
+    >>> r.spec, r.action, r.ntotal
+    ('int8>rescore4', 'built', 300)
+    >>> build_index(sp, "int8>rescore4").action
+    'loaded'
+    """
+    spec = parse_spec(spec)
+    if spec.kind == "exact":
+        raise InputError("exact search needs no index")
+    if spec.kind == "hnsw" and spec.codes is None:
+        loaded: Loaded[Any] = ensure_hnsw(space, HNSWParams(m=spec.m), progress=progress)
+        size = index_paths(space, HNSWParams(m=spec.m))[0].stat().st_size
+    else:
+        loaded = ensure_funnel(space, spec, progress=progress)
+        size = loaded.index.memory_bytes()
+        if spec.exact_rerank:  # the rescoring tier is built with the index, not on first search
+            ensure_vector_file(space)
+    return IndexReport(str(spec), loaded.action, loaded.stamp.ntotal, loaded.stamp.rows, loaded.stamp.generation,
+                       size)
+
+
+def list_indexes(space: Space) -> list[IndexReport]:
+    """The indexes persisted for a space, and whether each is current, behind or stale."""
+    folder = space.store.index_dir / space.uid
+    info = space.info()
+    out = []
+    for stamp_file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            data = json.loads(stamp_file.read_text())
+        except (OSError, ValueError):
+            continue
+        if "kappa" in data and "method" in data:  # hubness statistics (search/hubness_index.py)
+            current = data.get("uid") == info.uid and data.get("generation") == info.generation
+            npz = stamp_file.with_suffix(".npz")
+            out.append(IndexReport(f"hubness-k{data['kappa']}",
+                                   f"current ({data['method']} neighbours)" if current
+                                   else "stale (recomputed on next use)", int(data.get("next_row", 0))
+                                   - int(data.get("dead_rows", 0)), int(data.get("next_row", 0)),
+                                   int(data.get("generation", 0)), npz.stat().st_size if npz.exists() else None))
+            continue
+        if "spec" in data:
+            spec = str(data["spec"])
+        elif data.get("tier") == "vectors":
+            spec = VECTORS
+        elif "m" in data:
+            spec = f"hnsw{data['m']}" + ("" if data.get("ef_construction") == HNSWParams().ef_construction
+                                         else f" (efConstruction {data.get('ef_construction')})")
+        else:
+            continue
+        if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row:
+            state = "stale (rebuilt on next use)"
+        elif data.get("rows") != info.next_row:
+            state = "behind (extended on next use)"
+        elif data.get("dead_rows_seen") != info.dead_rows:
+            state = "current (deleted rows masked)"
+        else:
+            state = "current"
+        index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".faiss")
+        size = index_file.stat().st_size if index_file.exists() else None
+        out.append(IndexReport(spec, state, int(data.get("ntotal", 0)),
+                               int(data.get("rows", 0)), int(data.get("generation", 0)), size))
+    return out
+
+
+def drop_index(space: Space, spec: IndexSpec | str) -> None:
+    """Delete a persisted index of a space (:class:`NotFoundError` if there is none).
+
+    ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search).
+    """
+    if isinstance(spec, str) and spec.strip().lower().startswith("hubness-k"):
+        folder = space.store.index_dir / space.uid
+        name = spec.strip().lower()
+        path, stamp_path = folder / f"{name}.npz", folder / f"{name}.json"
+        if not path.exists() and not stamp_path.exists():
+            raise NotFoundError(f"space {space.name} has no {name} statistics")
+        _remove(stamp_path, path)
+        return
+    if isinstance(spec, str) and spec.strip().lower() == VECTORS:
+        path, stamp_path = vector_file_paths(space)
+        if not path.exists() and not stamp_path.exists():
+            raise NotFoundError(f"space {space.name} has no vector file")
+        _remove(stamp_path, path)
+        return
+    spec = parse_spec(spec)
+    if spec.kind == "hnsw" and spec.codes is None:
+        path, stamp_path = index_paths(space, HNSWParams(m=spec.m))
+    elif spec.kind == "exact":
+        raise InputError("exact search has no index to drop")
+    else:
+        path, stamp_path = funnel_paths(space, spec)
+    if not path.exists() and not stamp_path.exists():
+        raise NotFoundError(f"space {space.name} has no {spec} index")
+    _remove(stamp_path, path)
+
+
+def _remove(*paths: Path) -> None:
+    for p in paths:
+        if p.is_dir():
+            shutil.rmtree(p, ignore_errors=True)
+        elif p.exists():
+            p.unlink()

@@ -1,0 +1,279 @@
+"""Derived indexes persisted beside the store: stamped, extended, masked or rebuilt, never trusted stale.
+
+An index maps labels to the space's *rows*. Rows are append-only (see
+:mod:`repspace.core.store._space`), so an index built at some point is never wrong
+later, only behind: :func:`ensure_index` extends it with the rows added since,
+tells the caller to mask rows that died since, and rebuilds it when more than a
+quarter of what it holds is dead. Each index file has a JSON stamp (space uid,
+what the index is, rows covered, dead rows seen, generation); an index whose
+stamp does not match is rebuilt, never trusted. Any index kind with ``ntotal``,
+``add(vectors, rows)`` and ``save(path)`` (and, when it must learn something
+first, ``train(vectors)``) plugs in: HNSW graphs, quantized codes, funnels.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from repspace.core.space import SpaceInfo
+    from repspace.core.store import Space
+
+#: Version of the stamp/file layout; a different one means rebuild.
+FORMAT = 2
+#: Rebuild when this share of the indexed rows has died since the build.
+REBUILD_DEAD_SHARE = 0.25
+#: Rows added per call while building, so progress can be reported.
+ADD_BATCH = 50_000
+#: Rows an index that must be trained learns from (a random sample of the live rows beyond this).
+TRAIN_MAX = 200_000
+
+#: Fields every stamp has, with their types; an index kind adds its own identity fields.
+_COMMON: dict[str, type] = {
+    "format": int, "space_uid": str, "metric": str, "dim": int, "rows": int, "dead_rows_seen": int,
+    "dead_at_build": int, "clean": bool, "generation": int, "ntotal": int,
+}
+
+
+class Persistable(Protocol):
+    """What :func:`ensure_index` needs of an index kind."""
+
+    @property
+    def ntotal(self) -> int: ...  # noqa: D102
+
+    def add(self, vectors: np.ndarray, rows: np.ndarray) -> None: ...  # noqa: D102
+
+    def save(self, path: Path) -> None: ...  # noqa: D102
+
+
+IndexT = TypeVar("IndexT", bound=Persistable)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What an index file holds, written beside it as JSON.
+
+    ``rows``: rows ``0 .. rows-1`` were considered (the live ones added);
+    ``dead_rows_seen``: the space's dead rows when last built or extended;
+    ``dead_at_build``: the same when built; ``clean``: the index holds no dead
+    row; ``ident``: what the index is (its kind's parameters), compared exactly.
+    """
+
+    format: int
+    space_uid: str
+    metric: str
+    dim: int
+    rows: int
+    dead_rows_seen: int
+    dead_at_build: int
+    clean: bool
+    generation: int
+    ntotal: int
+    ident: tuple[tuple[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: getattr(self, k) for k in _COMMON}
+        data.update(dict(self.ident))
+        return data
+
+    def replace(self, **changes: Any) -> Stamp:
+        data = {k: getattr(self, k) for k in (*_COMMON, "ident")}
+        data.update(changes)
+        return Stamp(**data)
+
+
+@dataclass
+class Loaded(Generic[IndexT]):
+    """An up-to-date index, its stamp, whether dead rows must be masked, and what was done."""
+
+    index: IndexT
+    stamp: Stamp
+    needs_mask: bool
+    action: str  # "loaded", "built", "extended" or "rebuilt"
+
+
+_MEMORY: dict[tuple[str, str], tuple[int, Loaded[Any]]] = {}
+#: (index file mtime, stamp file mtime) when this process last wrote or checked them.
+_FILES: dict[str, tuple[int, int]] = {}
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (temporary file in the same folder, then rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(tmp, path)
+
+
+def read_stamp(path: Path, ident: dict[str, Any]) -> Stamp | None:
+    """The stamp beside an index, or None when missing, malformed, or of another identity."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or set(data) != set(_COMMON) | set(ident):
+        return None
+    for key, want in _COMMON.items():
+        value = data[key]
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            return None
+    if any(data[k] != v for k, v in ident.items()):
+        return None
+    return Stamp(**{k: data[k] for k in _COMMON}, ident=tuple(ident.items()))
+
+
+def _mtime(path: Path | str) -> int:
+    """Modification time of a file, or of the newest file in a folder index (one ``stat`` for a file)."""
+    st = os.stat(path)
+    if stat.S_ISDIR(st.st_mode):
+        return max((p.stat().st_mtime_ns for p in Path(path).iterdir()), default=st.st_mtime_ns)
+    return st.st_mtime_ns
+
+
+def ensure_index(
+    space: Space,
+    path: Path,
+    stamp_path: Path,
+    ident: dict[str, Any],
+    *,
+    create: Callable[[SpaceInfo], IndexT],
+    load: Callable[[Path, SpaceInfo], IndexT],
+    progress: Callable[[int, int], None] | None = None,
+    info: SpaceInfo | None = None,
+) -> Loaded[IndexT]:
+    """Load a space's derived index, bringing it up to date first (built, extended or rebuilt).
+
+    Parameters
+    ----------
+    space : Space
+    path, stamp_path : Path
+        The index file (or folder) and its JSON stamp.
+    ident : dict
+        The index's identity (kind parameters, JSON values), stored in the
+        stamp and compared exactly: another identity is another index.
+    create : callable
+        ``create(info)``: a new empty index; if it has ``train``, it is
+        trained on (a sample of) the live rows before rows are added.
+    load : callable
+        ``load(path, info)``: the index read back from disk; it may raise
+        ``RuntimeError``/``OSError``/``ValueError`` for a damaged file (rebuilt).
+    progress : callable, optional
+        ``progress(done, total)`` while rows are added.
+    info : SpaceInfo, optional
+        The space's description when the caller has just read it.
+    """
+    info = info or space.info()
+    fresh = _fresh_in_memory(path, stamp_path, info, ident)
+    if fresh is not None:  # the common case: nothing changed since this process last used it
+        return fresh
+    stamp = read_stamp(stamp_path, ident)
+    ok = (
+        stamp is not None
+        and path.exists()
+        and stamp.format == FORMAT
+        and stamp.space_uid == info.uid
+        and stamp.metric == info.metric.value
+        and stamp.dim == info.dim
+        and stamp.rows <= info.next_row
+        and stamp.dead_rows_seen <= info.dead_rows
+    )
+    action = "loaded"
+    index: Any = None
+    if ok:
+        assert stamp is not None
+        if info.dead_rows - stamp.dead_at_build > REBUILD_DEAD_SHARE * max(stamp.ntotal, 1):
+            ok, action = False, "rebuilt"
+    if ok:
+        assert stamp is not None
+        key = (str(path), info.uid)
+        mtime = _mtime(path)
+        cached = _MEMORY.get(key)
+        if cached is not None and cached[0] == mtime and cached[1].stamp == stamp:
+            index = cached[1].index
+        else:
+            try:
+                index = load(path, info)
+            except (RuntimeError, OSError, ValueError):  # a damaged file: it is only a cache, so rebuild it
+                index = None
+        if index is None or index.ntotal != stamp.ntotal:
+            ok, action, index = False, "rebuilt", None
+    if not ok or index is None:
+        action = "rebuilt" if (stamp is not None or stamp_path.exists() or path.exists()) else "built"
+        index = create(info)
+        stamp = Stamp(FORMAT, info.uid, info.metric.value, info.dim, rows=0, dead_rows_seen=info.dead_rows,
+                      dead_at_build=info.dead_rows, clean=True, generation=info.generation, ntotal=0,
+                      ident=tuple(ident.items()))
+        changed = True
+    else:
+        changed = False
+    assert stamp is not None
+    if stamp.rows < info.next_row:
+        # Add the live rows of [stamp.rows, next_row) a batch at a time, so that building
+        # never holds more than one batch of float vectors (plus a training sample).
+        lo, hi = stamp.rows, info.next_row
+        if stamp.ntotal == 0 and hasattr(index, "train"):
+            sample = _training_rows(space.rows(), lo, hi)
+            if len(sample):
+                index.train(space.read_rows(sample))
+        for start in range(lo, hi, ADD_BATCH):
+            end = min(start + ADD_BATCH, hi)
+            live, vectors = space.live_rows(start, end)
+            if len(live):
+                index.add(vectors, live)
+            if progress is not None:
+                progress(end - lo, hi - lo)  # rows scanned
+            del vectors
+        if action == "loaded":
+            action = "extended"
+        stamp = stamp.replace(rows=info.next_row, generation=info.generation, dead_rows_seen=info.dead_rows,
+                              clean=stamp.clean and stamp.dead_rows_seen == info.dead_rows, ntotal=index.ntotal)
+        changed = True
+    needs_mask = not (stamp.clean and stamp.dead_rows_seen == info.dead_rows)
+    if changed:
+        index.save(path)
+        write_json(stamp_path, stamp.to_json())
+    result = Loaded(index, stamp, needs_mask, action)
+    _MEMORY[(str(path), info.uid)] = (_mtime(path), result)
+    _FILES[str(path)] = (_mtime(path), stamp_path.stat().st_mtime_ns)
+    return result
+
+
+def _training_rows(live: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The live rows of ``[lo, hi)`` an index learns from: all, or a seeded sample of :data:`TRAIN_MAX`."""
+    rows = live[(live >= lo) & (live < hi)]
+    if len(rows) <= TRAIN_MAX:
+        return rows
+    return np.sort(np.random.default_rng(0).choice(rows, TRAIN_MAX, replace=False))
+
+
+def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[str, Any]) -> Loaded[Any] | None:
+    """The index this process holds, if neither its files nor the space changed since."""
+    key = str(path)
+    cached = _MEMORY.get((key, info.uid))
+    files = _FILES.get(key)
+    if cached is None or files is None:
+        return None
+    held = cached[1]
+    stamp = held.stamp
+    if stamp.rows != info.next_row or stamp.dead_rows_seen != info.dead_rows or stamp.ident != tuple(ident.items()):
+        return None
+    try:  # two stat calls: a file another process rewrote, or one deleted or damaged, is looked at again
+        now = (_mtime(key), os.stat(stamp_path).st_mtime_ns)
+    except OSError:
+        return None
+    if now != files:
+        return None
+    if held.action != "loaded":  # what a reuse reports; stored so that the next reuse allocates nothing
+        held = Loaded(held.index, stamp, held.needs_mask, "loaded")
+        _MEMORY[(key, info.uid)] = (cached[0], held)
+    return held

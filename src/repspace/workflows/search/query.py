@@ -1,0 +1,466 @@
+"""Search a stored space: choose exact or HNSW, apply filters, return hits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.core.exact import exact_search, normalize_rows
+from repspace.engines.search.hnsw import HNSWParams
+from repspace.workflows.search.hnsw import ensure_hnsw
+from repspace.core.hits import Hit, SearchPlan
+from repspace.engines.search.hubness import (
+    NeighbourStatistics,
+    _parse_method,
+    rescore,
+    statistics_from_neighbours,
+)
+from repspace.engines.search.specs import IndexSpec, parse_spec
+from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
+from repspace.core.space import Metric
+
+if TYPE_CHECKING:
+    from repspace.core.filters import Filter
+    from repspace.core.store import Space
+
+#: With ``method="auto"``, spaces up to this many live items are searched exactly.
+EXACT_MAX_ITEMS = 50_000
+#: With a filter, exact search over the matches when they are at most this many...
+EXACT_MAX_MATCHES = 20_000
+#: ... or at most this share of the space (HNSW with a selector degrades there).
+EXACT_MAX_SELECTIVITY = 0.02
+#: Default HNSW search beam.
+DEFAULT_EF = 64
+#: Largest beam the filter-aware effort raise may choose.
+MAX_EF = 4096
+
+Method = Literal["auto", "exact", "hnsw"]
+
+
+@dataclass(frozen=True)
+class KnnResult:
+    """Rows and scores, (m, k) each; row -1 where fewer than k were found."""
+
+    rows: np.ndarray
+    scores: np.ndarray
+    plan: SearchPlan
+
+
+def knn(
+    space: Space,
+    queries: np.ndarray,
+    k: int = 10,
+    *,
+    where: str | Filter | None = None,
+    method: Method = "auto",
+    ef: int | None = None,
+    hnsw: HNSWParams | None = None,
+    index: str | IndexSpec | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> KnnResult:
+    """Nearest rows of ``space`` for a batch of query vectors.
+
+    Parameters
+    ----------
+    space : Space
+    queries : (m, dim) array
+    k : int
+    where : filter expression, optional (see :mod:`repspace.core.filters`)
+    method : ``auto`` (exact up to 50,000 items or for selective filters, HNSW
+        beyond), ``exact`` or ``hnsw``.
+    ef : HNSW search beam (default 64, raised as a filter gets more selective).
+    hnsw : HNSW construction parameters (default M=32, efConstruction=100).
+    index : an index spec (``exact``, ``hnsw32``, ``int8>rescore4``,
+        ``binary>rescore8``, ``pca64>rerank``, ``prefix64,hnsw32>rerank``,
+        ``ivf1024,pq32>rerank``; see :mod:`repspace.engines.search.specs`); it
+        overrides ``method``. Funnels read the float vectors of their
+        shortlist from the store (two tiers).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
+    >>> _ = sp.add(["a", "b", "c"], [[0, 0], [1, 0], [5, 5]])
+    >>> r = knn(sp, np.array([[0.9, 0.0]]), k=2)
+    >>> r.rows.tolist(), r.plan.method
+    ([[1, 0]], 'exact')
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}")
+    if method not in ("auto", "exact", "hnsw"):
+        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    spec = None
+    if index is not None:
+        spec = parse_spec(index)
+        if spec.kind == "exact":
+            method = "exact"
+        elif spec.kind == "hnsw" and spec.codes is None:
+            method, hnsw = "hnsw", HNSWParams(m=spec.m)
+            ef = ef or spec.ef
+        else:
+            method = "funnel"
+    q = _check_queries(queries, space.dim)
+    info = space.info()
+    total = info.count
+    candidates: np.ndarray | None = None
+    if where is not None and (not isinstance(where, str) or where.strip()):
+        candidates = space.filter_rows(where)
+    n_cand = total if candidates is None else len(candidates)
+    if n_cand == 0:
+        m = q.shape[0]
+        return KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
+                         SearchPlan("exact", n_cand, total, reason="nothing to search"))
+    if method == "auto":
+        if total <= EXACT_MAX_ITEMS:
+            method, reason = "exact", f"{total} items <= {EXACT_MAX_ITEMS}: exact is fast and exact"
+        elif candidates is not None and (n_cand <= EXACT_MAX_MATCHES or n_cand / total <= EXACT_MAX_SELECTIVITY):
+            method, reason = "exact", f"filter keeps {n_cand} of {total} items: exact over the matches"
+        else:
+            method, reason = "hnsw", f"{n_cand} candidates of {total}: HNSW"
+    else:
+        reason = f"{spec if spec is not None else method} requested"
+    if method == "funnel":
+        assert spec is not None
+        return _funnel(space, q, k, spec, candidates, n_cand, total, ef, reason, progress, info)
+    if method == "exact":
+        rows, scores = _exact(space, q, k, candidates, n_cand, total)
+        return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
+    loaded = ensure_hnsw(space, hnsw, progress=progress, info=info)
+    # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
+    allowed = _allowed_mask(space, loaded.stamp.rows, candidates, loaded.needs_mask)
+    ef_used = max(ef or DEFAULT_EF, k)
+    if candidates is not None:
+        ef_used = int(min(MAX_EF, max(ef_used, ef_used * total / max(n_cand, 1))))
+    scores, rows = loaded.index.search(q, k, ef_used, allowed)
+    if space.metric is Metric.L2:
+        scores = np.sqrt(np.maximum(scores, 0))
+    rows, scores = _score_then_row(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
+                                   space.metric)
+    return KnnResult(rows, scores,
+                     SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's results by score, equal scores to the lower row, padding (-1) last.
+
+    FAISS leaves equal distances in the order its graph search met them, which depends on the
+    graph and so on FAISS's SIMD level; exact search puts them by row.
+    """
+    real = rows >= 0
+    key = np.where(real, scores if metric is Metric.L2 else -scores, np.inf)
+    order = np.lexsort((np.where(real, rows, np.iinfo(np.int64).max), key), axis=-1)
+    return np.take_along_axis(rows, order, axis=1), np.take_along_axis(scores, order, axis=1)
+
+
+def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_mask: bool) -> np.ndarray | None:
+    """Rows an index may return: the filter's matches, or the live rows when some died since it was built."""
+    if candidates is None and not needs_mask:
+        return None
+    keep = candidates if candidates is not None else space.rows()
+    allowed = np.zeros(size, dtype=bool)
+    allowed[keep[keep < size]] = True
+    return allowed
+
+
+def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np.ndarray | None, n_cand: int,
+            total: int, ef: int | None, reason: str, progress: Any, info: Any) -> KnnResult:
+    from repspace.workflows.search.indexes import ensure_funnel
+    from repspace.workflows.search.vectorfile import ensure_vector_file
+
+    loaded = ensure_funnel(space, spec, progress=progress, info=info)
+    allowed = _allowed_mask(space, loaded.stamp.rows, candidates, loaded.needs_mask)
+    index = loaded.index.with_search_params(spec)
+    fetch, prepared, vectors = None, False, None
+    if spec.exact_rerank:  # the rescoring tier: the space's vectors in a memory-mapped file
+        tier = ensure_vector_file(space, info=info).index
+        fetch, prepared = tier.read, tier.normalized or space.metric is not Metric.COSINE
+        vectors = tier.array() if prepared else None
+    scores, rows = index.search(q, k, allowed=allowed, fetch=fetch, ef=ef, prepared=prepared, vectors=vectors)
+    return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
+                     SearchPlan(str(spec), n_cand, total, ef=ef, reason=reason, index_action=loaded.action))
+
+
+def _check_queries(queries: Any, dim: int) -> np.ndarray:
+    try:
+        q = np.asarray(queries, dtype=np.float32)
+    except (TypeError, ValueError):
+        raise InputError("query vectors are not numeric") from None
+    if q.ndim == 1:
+        q = q[None, :]
+    if q.ndim != 2 or q.shape[1] != dim:
+        raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
+    if not np.isfinite(q).all():
+        raise InputError("query vector has NaN or inf")
+    return np.ascontiguousarray(q)
+
+
+def _exact(
+    space: Space, q: np.ndarray, k: int, candidates: np.ndarray | None, n_cand: int, total: int
+) -> tuple[np.ndarray, np.ndarray]:
+    metric = space.metric
+    if candidates is not None and n_cand <= max(EXACT_MAX_MATCHES, total // 5):
+        base_rows, base = candidates, space.read_rows(candidates)
+        if metric is Metric.COSINE:
+            base = normalize_rows(base)
+    else:
+        base_rows, vectors = space.rows_and_vectors()
+        base = _search_matrix(space, vectors)
+        if candidates is not None:
+            keep = np.isin(base_rows, candidates)
+            base_rows, base = base_rows[keep], base[keep]
+    eff = Metric.IP if metric is Metric.COSINE else metric
+    qq = normalize_rows(q) if metric is Metric.COSINE else q
+    scores, idx = exact_search(qq, base, k, eff)
+    return base_rows[idx], scores
+
+
+def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
+    """The vectors as searched (normalised for cosine), cached while the space's vectors are the same."""
+    if space.metric is not Metric.COSINE:
+        return vectors
+    cached = getattr(space, "_normalized", None)
+    if cached is not None and cached[0] is vectors:
+        return cached[1]
+    normed = normalize_rows(vectors)
+    space._normalized = (vectors, normed)  # type: ignore[attr-defined]
+    return normed
+
+
+def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None) -> list[Hit]:
+    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped)."""
+    valid = [(int(r), float(s)) for r, s in zip(rows, scores) if r >= 0]
+    items = space.items([r for r, _ in valid])
+    out = []
+    for r, s in valid:
+        it = items.get(r)
+        if it is None or it.id == exclude:
+            continue
+        out.append(Hit(id=it.id, score=s, text=it.text, metadata=it.metadata, row=r))
+    return out
+
+
+def search_space(
+    space: Space,
+    query: str | np.ndarray | None = None,
+    k: int = 10,
+    *,
+    id: str | None = None,
+    where: str | Filter | None = None,
+    method: Method = "auto",
+    ef: int | None = None,
+    hnsw: HNSWParams | None = None,
+    index: str | IndexSpec | None = None,
+    hybrid: bool = False,
+    bm25: bool = False,
+    fusion: Literal["rrf", "sum"] = "rrf",
+    lexical_weight: float = 1.0,
+    mmr: float | None = None,
+    hubness: str | None = None,
+    kappa: int = 10,
+    encoder: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+    explain: bool = False,
+) -> list[Hit] | tuple[list[Hit], SearchPlan]:
+    """Search a space by text, by stored id, or by vector.
+
+    Parameters
+    ----------
+    query : str or array, optional
+        A text (embedded with the query side, ``encode_queries``, of the
+        space's own encoder, from its provenance) or a vector of the space's
+        dimension.
+    id : str, optional
+        Search with the stored vector of this item; the item itself is left out.
+    k, where, method, ef, hnsw, index : see :func:`knn`.
+    hybrid : bool
+        Fuse the dense ranking with BM25 over the stored texts (text queries only).
+    bm25 : bool
+        BM25 alone (text queries only).
+    fusion : ``rrf`` or ``sum``
+        Reciprocal-rank fusion (c = 60) or a weighted sum of min-max normalised scores.
+    lexical_weight : float
+        Weight of the BM25 list in the fusion (the dense list has weight 1).
+    mmr : float, optional
+        Diversify with maximal marginal relevance, λ in [0, 1] (1 = plain ranking),
+        over a pool of ``max(4k, 50)`` nearest items.
+    hubness : ``csls``, ``mutual-proximity`` or ``local-scaling``, optional
+        Re-rank the plain top 100 by a hubness-reduced similarity, with each
+        item's neighbour statistics cached beside the store (see
+        :mod:`repspace.workflows.search.hubness_statistics`).
+    kappa : int
+        Neighbourhood size of those statistics.
+    encoder : an :class:`~repspace.engines.encoders.Encoder` to embed a text query with its
+        ``encode_queries`` (default: re-created from the space's provenance).
+    explain : also return the :class:`SearchPlan`.
+
+    Returns
+    -------
+    list of Hit (and the plan when ``explain``)
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = sp.add(["a", "b", "c"], [[1, 0], [0.9, 0.1], [0, 1]], metadata=[{"y": 1}, {"y": 2}, {"y": 3}])
+    >>> [h.id for h in search_space(sp, id="a", k=2)]
+    ['b', 'c']
+    >>> [h.id for h in search_space(sp, np.array([1.0, 0.0]), k=3, where="y >= 2")]
+    ['b', 'c']
+    """
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}")
+    exclude = None
+    if id is not None:
+        if query is not None:
+            raise InputError("give a query or an id, not both")
+        vec = space.vectors_of([id])
+        exclude, k_ask = id, k + 1
+    elif isinstance(query, str):
+        if not query.strip():
+            raise InputError("the query text is empty")
+        if bm25:  # lexical only: the query is never embedded
+            vec = None
+        else:
+            if encoder is None:  # the space's own encoder, and its fitted transforms if it is derived
+                from repspace.workflows.stored_transforms import encoder_for_space
+
+                encoder = encoder_for_space(space)
+            # the query side of the encoder (e5 embeds queries with 'query: ', documents with 'passage: ')
+            vec = (getattr(encoder, "encode_queries", None) or encoder.encode)([query])
+        k_ask = k
+    elif query is None:
+        raise InputError("give a query text, a vector or an id")
+    else:
+        vec, k_ask = np.asarray(query), k
+    if (hybrid or bm25) and not isinstance(query, str):
+        raise InputError("hybrid and BM25 search need a query text")
+    if hybrid and bm25:
+        raise InputError("choose hybrid or bm25, not both")
+    if mmr is not None and (hybrid or bm25):
+        raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
+    if hubness is not None and (hybrid or bm25 or mmr is not None):
+        raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
+    if bm25 or hybrid:
+        rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
+                                                method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion,
+                                                lexical_weight=lexical_weight, progress=progress)
+    elif hubness is not None:
+
+        q = np.asarray(vec, dtype=np.float32).reshape(1, -1) if vec is not None else None
+        rows, scores, plan = search_hubness(space, q, k_ask, hubness, kappa=kappa,
+                                            knn_options={"where": where, "method": method, "ef": ef, "hnsw": hnsw,
+                                                         "index": index, "progress": progress})
+    elif mmr is not None:
+        rows, scores, plan = _mmr(space, vec, k_ask, mmr, where=where, method=method, ef=ef, hnsw=hnsw,
+                                  index=index, progress=progress)
+    else:
+        result = knn(space, vec, k_ask, where=where, method=method, ef=ef, hnsw=hnsw, index=index,
+                     progress=progress)
+        rows, scores, plan = result.rows[:1].ravel(), result.scores[:1].ravel(), result.plan
+    hits = hits_for(space, np.ravel(rows), np.ravel(scores), exclude=exclude)[:k] if np.size(rows) else []
+    return (hits, plan) if explain else hits
+
+
+#: Candidates each list contributes to a hybrid fusion.
+HYBRID_POOL = 100
+
+
+def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, *, where: Any, fusion: str,
+                       lexical_weight: float, progress: Any, **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+    from repspace.engines.search.fusion import rrf, weighted_sum
+    from repspace.workflows.search.lexical import ensure_lexical
+
+    if fusion not in ("rrf", "sum"):
+        raise InputError(f"fusion must be rrf or sum, not {fusion!r}")
+    if not np.isfinite(lexical_weight) or lexical_weight < 0:
+        raise InputError(f"the lexical weight must be a non-negative number, not {lexical_weight!r}")
+    info = space.info()
+    allowed = None
+    n_cand = info.count
+    if where is not None and (not isinstance(where, str) or where.strip()):
+        matches = space.filter_rows(where)
+        n_cand = len(matches)
+        allowed = np.zeros(info.next_row, dtype=bool)
+        allowed[matches] = True
+    lex = ensure_lexical(space)
+    pool = k if vec is None else max(k, HYBRID_POOL)
+    l_scores, l_rows = lex.search([text], pool, allowed=allowed)
+    if vec is None:
+        return l_rows[0], l_scores[0], SearchPlan("bm25", n_cand, info.count, reason="BM25 over the stored texts")
+    d = knn(space, vec, max(k, HYBRID_POOL), where=where, progress=progress, **dense)
+    if fusion == "rrf":
+        f_scores, f_rows = rrf([d.rows[0], l_rows[0]], k, weights=[1.0, lexical_weight])
+    else:
+        dense_scores = -d.scores[0] if space.metric is Metric.L2 else d.scores[0]  # larger = nearer for the sum
+        f_scores, f_rows = weighted_sum([(dense_scores, d.rows[0]), (l_scores[0], l_rows[0])], k,
+                                        weights=[1.0, lexical_weight])
+    plan = SearchPlan(f"hybrid ({fusion}: {d.plan.method} + bm25)", d.plan.candidates, d.plan.total, ef=d.plan.ef,
+                      reason=f"{d.plan.reason}; fused with BM25, lexical weight {lexical_weight:g}",
+                      index_action=d.plan.index_action)
+    return f_rows, f_scores.astype(np.float32), plan
+
+
+def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Any,
+         **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+    from repspace.engines.search.mmr import mmr as diversify
+
+    d = knn(space, vec, max(4 * k, 50), where=where, progress=progress, **dense)
+    pool = d.rows[0][d.rows[0] >= 0]
+    if not len(pool):
+        return pool, d.scores[0][:0], d.plan
+    rows, relevance = diversify(np.asarray(vec, dtype=np.float32).reshape(-1), space.read_rows(pool), pool, k,
+                                lambda_=lambda_, metric=space.metric.value)
+    plan = SearchPlan(f"{d.plan.method} + mmr", d.plan.candidates, d.plan.total, ef=d.plan.ef,
+                      reason=f"{d.plan.reason}; MMR λ={lambda_:g} over the {len(pool)} nearest",
+                      index_action=d.plan.index_action)
+    return rows, relevance, plan
+
+
+def search_hubness(space: Space, query: np.ndarray, k: int, method: str, *, kappa: int = 10,
+                   knn_options: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Top ``k`` rows for one query vector by a hubness-reduced similarity; returns rows, scores, plan.
+
+    ``knn_options`` go to :func:`repspace.engines.search.knn` (``where``, ``method``,
+    ``ef``, ``hnsw``, ``index``): they choose the plain candidates.
+    """
+    from repspace.core.hits import SearchPlan
+
+    method = _parse_method(method)
+    if isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1:
+        raise InputError(f"kappa must be a positive integer, not {kappa!r}")
+    if method == "local-scaling" and space.metric is Metric.IP:
+        raise InputError("local scaling needs a non-negative distance; this space's metric is ip")
+    opts = dict(knn_options or {})
+    where = opts.pop("where", None)
+    stats = ensure_statistics(space, kappa)
+    cand = knn(space, query, max(k, kappa, POOL), where=where, **opts)
+    own = cand if where is None or (isinstance(where, str) and not where.strip()) else knn(space, query, kappa,
+                                                                                            **opts)
+    if int((own.rows[0] >= 0).sum()) < kappa:
+        raise InputError(f"hubness reduction with kappa={kappa} needs more than {kappa} items")
+    q_stats = statistics_from_neighbours(own.scores[:1, :kappa], kappa, space.metric)
+    rows, raw = cand.rows[0], cand.scores[0]
+    valid = rows >= 0
+    rows, raw = rows[valid], raw[valid]
+    b_stats = stats.at(rows)
+    if b_stats is None:  # rows added since the statistics were computed: recompute once
+        stats = ensure_statistics(space, kappa)
+        b_stats = stats.at(rows)
+        if b_stats is None:
+            raise InputError("the space changed during the search; search again")
+    b2 = NeighbourStatistics(kappa, b_stats.metric, b_stats.r[None], b_stats.sigma[None], b_stats.mu[None],
+                             b_stats.sd[None])
+    scores, order = rescore(raw[None].astype(np.float64), method, space.metric, q_stats, b2)
+    top = order[0, :k]
+    plan = cand.plan
+    new_plan = SearchPlan(f"{plan.method} + {method}", plan.candidates, plan.total, ef=plan.ef,
+                          reason=f"{plan.reason}; {len(rows)} candidates re-ranked by {method} "
+                                 f"(kappa={kappa}, {stats.method} neighbour statistics)",
+                          index_action=plan.index_action)
+    return rows[top], scores[0, top], new_plan

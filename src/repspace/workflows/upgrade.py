@@ -1,0 +1,346 @@
+"""The model-upgrade check: can new-model queries, mapped into the old space, search the old index?
+
+:func:`upgrade_retrieval` runs it on arrays (queries and documents embedded by
+both models); :func:`upgrade_check` embeds a BEIR data set with two encoders
+first, as ``repspace upgrade-check`` does.
+
+A team re-embedding a corpus with a new model can instead fit a map from the
+new space into the old one on a few documents embedded by both, and send the
+new model's query vectors through it into the old index. For a retrieval data
+set embedded by both models this measures, with the trec_eval definitions of
+:func:`~repspace.engines.eval.retrieval_from_vectors`:
+
+``old``
+    old queries against the old index (what the team has today);
+``new``
+    new queries against the corpus re-embedded by the new model (the cost
+    the map would save);
+``mapped``
+    new queries mapped into the old space against the old index, for each
+    map ``method`` and number of paired documents the map was fitted on.
+
+Methods (:mod:`repspace.engines.align`): ``procrustes`` and ``ridge`` map the new
+space into the old one; ``relative`` carries both into the space of cosines to
+the paired documents, each profile centred (:class:`~repspace.engines.align.Relative`
+with ``center=True``; the old index is re-expressed, not re-embedded);
+``unsupervised`` is given the same documents from both sides *without* their
+pairing (the old side shuffled).
+Fits on fewer documents than the corpus are repeated on ``repeats`` seeded
+samples and reported as mean and standard deviation.
+
+Examples
+--------
+>>> from repspace.engines.eval import BeirData
+>>> rng = np.random.default_rng(0)
+>>> docs_old = rng.normal(size=(60, 8))
+>>> Q, _ = np.linalg.qr(rng.normal(size=(8, 8)))
+>>> data = BeirData(tuple(f"d{i}" for i in range(60)), ("",) * 60, ("q0", "q1"), ("", ""),
+...                 {"q0": {"d3": 1}, "q1": {"d7": 1}}, "test", "toy")
+>>> q_old = docs_old[[3, 7]] + 0.01
+>>> r = upgrade_retrieval(q_old, docs_old, q_old @ Q, docs_old @ Q, data, pairs=[20, "all"],
+...                       methods=["procrustes"], repeats=2)
+>>> [(row.setting, row.n_pairs, round(row.ndcg_at_10, 3)) for row in r.rows]
+[('old', None, 1.0), ('new', None, 1.0), ('mapped', 20, 1.0), ('mapped', 60, 1.0)]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval_from_vectors
+
+__all__ = ["UPGRADE_METHODS", "UpgradeCheck", "UpgradeRow", "parse_pairs", "upgrade_check", "upgrade_retrieval"]
+
+#: The map methods the check knows, in report order.
+UPGRADE_METHODS = ("procrustes", "ridge", "relative", "unsupervised")
+
+
+@dataclass(frozen=True)
+class UpgradeRow:
+    """One line of the check: a setting, and for ``mapped`` the method and the documents it was fitted on.
+
+    ``ndcg_at_10`` and ``recall_at_100`` are means over ``runs`` fits (seeded
+    samples of ``n_pairs`` documents); ``ndcg_at_10_sd`` their standard
+    deviation (0 for a single run). ``trusted``: for ``unsupervised``, how
+    many of the ``runs`` fits were reproduced by their own restarts and
+    determined a rotation (:attr:`~repspace.engines.align.Unsupervised.trustworthy_`);
+    ``None`` for the other methods.
+    """
+
+    setting: str
+    method: str | None
+    n_pairs: int | None
+    ndcg_at_10: float
+    ndcg_at_10_sd: float
+    recall_at_100: float
+    runs: int
+    seconds: float
+    trusted: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (field names as keys)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class UpgradeCheck:
+    """The upgrade check's rows (``old``, ``new``, then ``mapped`` by method and pairs)."""
+
+    n_documents: int
+    n_queries: int
+    rows: list[UpgradeRow]
+    skipped_pairs: list[int] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def row(self, setting: str, method: str | None = None, n_pairs: int | None = None) -> UpgradeRow:
+        """The row of a setting (and method and pair count for ``mapped``)."""
+        for r in self.rows:
+            if (r.setting, r.method, r.n_pairs) == (setting, method, n_pairs):
+                return r
+        raise KeyError((setting, method, n_pairs))
+
+    @property
+    def pair_counts(self) -> list[int]:
+        """The numbers of paired documents the maps were fitted on, ascending."""
+        return sorted({r.n_pairs for r in self.rows if r.n_pairs is not None})
+
+    @property
+    def methods(self) -> list[str]:
+        """The map methods, in report order."""
+        seen = {r.method for r in self.rows if r.method is not None}
+        return [m for m in UPGRADE_METHODS if m in seen]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"n_documents", "n_queries", "rows": [...], "skipped_pairs", "info"}``."""
+        return {"n_documents": self.n_documents, "n_queries": self.n_queries,
+                "rows": [r.to_dict() for r in self.rows], "skipped_pairs": list(self.skipped_pairs),
+                "info": dict(self.info)}
+
+
+def parse_pairs(spec: str | Sequence[int | str]) -> list[int | str]:
+    """``"100,300,1000,all"`` (or a list) as positive integers and ``"all"``, in the order given.
+
+    Examples
+    --------
+    >>> parse_pairs("100, 300,all")
+    [100, 300, 'all']
+    >>> parse_pairs("0")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: pairs must be positive integers or 'all', not '0'
+    """
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    out: list[int | str] = []
+    for item in items:
+        text = str(item).strip()
+        if text == "all":
+            out.append("all")
+            continue
+        if isinstance(item, bool) or not text.isdigit() or int(text) < 1:
+            raise InputError(f"pairs must be positive integers or 'all', not {text!r}")
+        out.append(int(text))
+    if not out:
+        raise InputError("pairs must name at least one count")
+    return out
+
+
+def upgrade_retrieval(
+    queries_old: Any,
+    docs_old: Any,
+    queries_new: Any,
+    docs_new: Any,
+    data: BeirData,
+    *,
+    pairs: str | Sequence[int | str] = (100, 300, 1000, "all"),
+    methods: Sequence[str] = ("procrustes", "ridge", "unsupervised"),
+    repeats: int = 3,
+    seed: int = 0,
+    index: str | None = None,
+    restarts: int = 3,
+    progress: Any = None,
+) -> UpgradeCheck:
+    """Retrieval quality of the old model, the new one re-indexed, and new queries mapped into the old index.
+
+    Parameters
+    ----------
+    queries_old, docs_old : arrays
+        The old model's query vectors (one row per ``data.query_ids``) and
+        document vectors (one row per ``data.corpus_ids``).
+    queries_new, docs_new : arrays
+        The same from the new model (its dimension may differ).
+    data : BeirData
+        Ids and judgements.
+    pairs : str or sequence
+        Documents to fit each map on: counts and ``"all"``; counts not below
+        the corpus size are skipped (``skipped_pairs``), ``all`` is the corpus.
+    methods : sequence of str
+        Of :data:`UPGRADE_METHODS`.
+    repeats : int
+        Seeded samples per count below the corpus size.
+    seed : int
+    index : str, optional
+        Search index spec of :func:`~repspace.engines.eval.retrieval_from_vectors`.
+    restarts : int
+        Starts of each ``unsupervised`` fit (``Unsupervised(n_restarts=...)``:
+        the best objective is kept, and the fit is trusted only when another
+        start reached the same pairing).
+    progress : callable, optional
+        ``progress(done, total)`` after each fit.
+
+    Returns
+    -------
+    UpgradeCheck
+    """
+    from repspace.engines.align import Procrustes, Relative, RidgeMap, Unsupervised
+
+    t_start = time.perf_counter()
+    qo, do, qn, dn = (np.asarray(a, dtype=np.float32) for a in (queries_old, docs_old, queries_new, docs_new))
+    for name, arr in (("queries_old", qo), ("docs_old", do), ("queries_new", qn), ("docs_new", dn)):
+        if arr.ndim != 2:
+            raise InputError(f"{name} must be a 2-D array, not shape {arr.shape}")
+    if len(do) != len(dn) or len(do) != data.n_documents:
+        raise InputError(f"{len(do)} old and {len(dn)} new document vectors for {data.n_documents} documents")
+    if qo.shape[1] != do.shape[1] or qn.shape[1] != dn.shape[1]:
+        raise InputError("each model's queries and documents must have the same dimension")
+    if not methods:
+        raise InputError(f"name at least one method of: {', '.join(UPGRADE_METHODS)}")
+    for m in methods:
+        if m not in UPGRADE_METHODS:
+            raise InputError(f"unknown upgrade method {m!r}; use some of: {', '.join(UPGRADE_METHODS)}")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise InputError(f"repeats must be a positive integer, not {repeats!r}")
+    n = data.n_documents
+    counts: list[int] = []
+    skipped: list[int] = []
+    for p in parse_pairs(pairs):
+        c = n if p == "all" else int(p)
+        if p != "all" and c >= n:
+            skipped.append(c)
+        elif c not in counts:
+            counts.append(c)
+    if any(c < 10 for c in counts) and "unsupervised" in methods:
+        raise InputError("the unsupervised map needs at least 10 documents from each side")
+
+    def score(q: np.ndarray, d: np.ndarray) -> dict[str, float]:
+        return retrieval_from_vectors(q, d, data, index=index)
+
+    total = len(methods) * sum(1 if c == n else repeats for c in counts)
+    done = 0
+    rows: list[UpgradeRow] = []
+    for setting, q, d in (("old", qo, do), ("new", qn, dn)):
+        t0 = time.perf_counter()
+        s = score(q, d)
+        rows.append(UpgradeRow(setting, None, None, s["ndcg_at_10"], 0.0, s["recall_at_100"], 1,
+                               time.perf_counter() - t0))
+    for method in methods:
+        for c in counts:
+            runs = 1 if c == n else repeats
+            t0 = time.perf_counter()
+            ndcg, recall, trusted = [], [], 0
+            for r in range(runs):
+                rng = np.random.default_rng([seed, c, r])
+                take = np.arange(n) if c == n else np.sort(rng.choice(n, c, replace=False))
+                if method == "relative":
+                    rel = Relative(center=True).fit(dn[take], do[take])
+                    q, d = rel.transform_source(qn), rel.transform_target(do)
+                else:
+                    if method == "unsupervised":  # the same documents, their pairing withheld
+                        model: Any = Unsupervised(n_restarts=restarts, random_state=seed + r)
+                        model.fit(dn[take], do[rng.permutation(take)])
+                        trusted += bool(model.trustworthy_)
+                    else:
+                        model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(dn[take], do[take])
+                    q, d = model.transform(qn), do
+                s = score(q, d)
+                ndcg.append(s["ndcg_at_10"])
+                recall.append(s["recall_at_100"])
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            rows.append(UpgradeRow("mapped", method, c, float(np.mean(ndcg)),
+                                   float(np.std(ndcg, ddof=1)) if runs > 1 else 0.0, float(np.mean(recall)), runs,
+                                   time.perf_counter() - t0,
+                                   trusted if method == "unsupervised" and restarts > 1 else None))
+    info = {"repeats": repeats, "restarts": restarts, "seed": seed, "index": index or "exact",
+            "methods": list(methods),
+            "seconds": time.perf_counter() - t_start}
+    return UpgradeCheck(n, data.n_queries, rows, skipped, info)
+
+
+#: ``progress(phase, done, total)``, as the CLI's progress bars take it.
+PhaseProgress = Callable[[str, int, int], None]
+
+
+def upgrade_check(
+    old: str,
+    new: str,
+    data: str | Path | BeirData,
+    *,
+    pairs: str | Sequence[int | str] = (100, 300, 1000, "all"),
+    methods: Sequence[str] = ("procrustes", "ridge", "unsupervised"),
+    repeats: int = 3,
+    seed: int = 0,
+    split: str = "test",
+    index: str | None = None,
+    batch_size: int = 64,
+    restarts: int = 3,
+    progress: PhaseProgress | None = None,
+) -> UpgradeCheck:
+    """Embed ``data`` with the ``old`` and ``new`` encoders and measure whether mapped new queries can search the old index.
+
+    Parameters
+    ----------
+    old, new : str
+        Encoder specs (:func:`repspace.engines.encoders.get_encoder`), e.g. ``minilm``
+        and ``e5`` or ``model2vec:<folder>``.
+    data : str, Path or BeirData
+        A BEIR folder (corpus, queries, qrels) or loaded data.
+    pairs, methods, repeats, seed, index, restarts
+        As :func:`repspace.workflows.upgrade.upgrade_retrieval`.
+    split : str
+        The qrels split of a folder.
+    batch_size : int
+        Texts per forward pass.
+    progress : callable, optional
+        ``progress(phase, done, total)`` while embedding and fitting.
+
+    Returns
+    -------
+    UpgradeCheck
+        Its ``info`` holds both encoders' provenance and the data set's name.
+    """
+    from repspace.engines.encoders import get_encoder
+
+    if not isinstance(data, BeirData):
+        data = load_beir(data, split)
+    encoders = {"old": get_encoder(old), "new": get_encoder(new)}
+    docs, queries = list(data.corpus_texts), list(data.query_texts)
+    vectors: dict[str, Any] = {}
+    for side, enc in encoders.items():
+        for what, texts, fn in (("documents", docs, enc.encode), ("queries", queries, enc.encode_queries)):
+            phase = f"{side} {what}"
+            done = [0]
+
+            def tick(k: int, phase: str = phase, total: int = len(texts), done: list[int] = done) -> None:
+                done[0] += k
+                if progress is not None:
+                    progress(phase, done[0], total)
+
+            vectors[f"{what}_{side}"] = fn(texts, batch_size=batch_size, progress=tick)
+    def fitted(done: int, total: int) -> None:
+        if progress is not None:
+            progress("maps", done, total)
+
+    r = upgrade_retrieval(vectors["queries_old"], vectors["documents_old"], vectors["queries_new"],
+                          vectors["documents_new"], data, pairs=pairs, methods=methods, repeats=repeats, seed=seed,
+                          index=index, restarts=restarts, progress=fitted)
+    r.info.update(data=data.name, split=data.split, old=encoders["old"].provenance(),
+                  new=encoders["new"].provenance())
+    return r

@@ -1,1 +1,0 @@
-"""Tests of repspace.encoders (a package, so that test module names cannot clash with other test folders)."""

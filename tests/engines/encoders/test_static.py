@@ -1,0 +1,66 @@
+"""The model2vec encoders (``static``, ``model2vec:<folder>``) against model2vec itself."""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from repspace.engines.encoders import PROVENANCE_KEYS, get_encoder, model_fingerprint
+from repspace.engines.encoders.static import StaticEncoder
+
+pytestmark = pytest.mark.slow  # model2vec takes seconds to load this model's 10 MB tokenizer
+
+
+@pytest.fixture(scope="module")
+def m2v_model(static_dir: Path):
+    """The static model loaded directly with model2vec, independently of repspace."""
+    from model2vec import StaticModel
+
+    return StaticModel.from_pretrained(static_dir)
+
+
+def test_static_folder_found_without_importing_the_package(static_dir: Path) -> None:
+    assert static_dir.name == "model" and static_dir.parent.name == "static_model"
+    assert (static_dir / "tokenizer.json").is_file()
+    assert "static_model" not in sys.modules  # its Rust extension was not loaded
+
+
+def test_static_equals_model2vec(sentences: list[str], m2v_model) -> None:
+    enc = get_encoder("static")
+    got = enc.encode(sentences)
+    assert enc.dim == 64
+    assert got.shape == (len(sentences), 64) and got.dtype == np.float32 and got.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(got, m2v_model.encode(sentences), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_model2vec_folder_spec(static_dir: Path, sentences: list[str]) -> None:
+    enc = get_encoder(f"model2vec:{static_dir}")
+    assert enc.spec == f"model2vec:{static_dir}"
+    np.testing.assert_allclose(enc.encode(sentences[:5]), get_encoder("static").encode(sentences[:5]), atol=1e-7)
+
+
+def test_static_progress_and_chunks(static_dir: Path, sentences: list[str]) -> None:
+    enc = StaticEncoder(static_dir, spec="static", chunk_size=7)
+    calls: list[int] = []
+    out = enc.encode(sentences, batch_size=5, progress=calls.append)
+    assert sum(calls) == len(sentences) and len(calls) == 8
+    np.testing.assert_allclose(out, get_encoder("static").encode(sentences), atol=1e-7)
+    assert enc.encode([]).shape == (0, 64)
+
+
+def test_static_provenance(static_dir: Path) -> None:
+    prov = get_encoder("static").provenance()
+    assert tuple(prov) == PROVENANCE_KEYS
+    assert prov["encoder"] == "static"
+    assert prov["encoder_version"] == f"model2vec=={metadata.version('model2vec')}"
+    assert prov["model"] == str(static_dir)
+    assert re.fullmatch(r"[0-9a-f]{64}", prov["model_fingerprint"])
+    assert prov["model_fingerprint"] == model_fingerprint(static_dir)
+    assert prov["layer"] is None and prov["pooling"] == "mean" and prov["prompt"] is None
+    assert prov["normalize"] is True and prov["max_length"] == 512

@@ -1,0 +1,157 @@
+"""Filtered search (``where=``): results equal brute force over the matching live items.
+
+Needs :mod:`repspace.core.filters`; skipped until it exists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from repspace.workflows.search import knn
+
+filters = pytest.importorskip("repspace.core.filters")
+
+LANGS = ["en", "de", "fr", "ja"]
+
+# (expression, python predicate over (id, text, metadata))
+CASES = [
+    ("year >= 2020", lambda i, t, m: m["year"] >= 2020),
+    ("lang in ('en','de')", lambda i, t, m: m["lang"] in ("en", "de")),
+    ("not draft", lambda i, t, m: not m["draft"]),
+    ("year >= 2020 and lang in ('en','de') and not draft",
+     lambda i, t, m: m["year"] >= 2020 and m["lang"] in ("en", "de") and not m["draft"]),
+    ("year < 2005 or lang in ('ja')", lambda i, t, m: m["year"] < 2005 or m["lang"] == "ja"),
+    ("_id in ('i3', 'i10', 'i999', 'i0')", lambda i, t, m: i in ("i3", "i10", "i999", "i0")),
+    ("_text in ('doc 7', 'doc 8')", lambda i, t, m: t in ("doc 7", "doc 8")),
+    ("year >= 3000", lambda i, t, m: False),
+    ("info.score > 0.5 and not (lang in ('en'))", lambda i, t, m: m["info"]["score"] > 0.5 and m["lang"] != "en"),
+]
+
+
+@pytest.fixture
+def filtered_space(store, rng):
+    dim = 10
+    sp = store.create_space("flt", dim=dim, metric="cosine")
+    n = 600
+    ids = [f"i{i}" for i in range(n)]
+    texts = [f"doc {i}" for i in range(n)]
+    metas = [{"year": int(rng.integers(2000, 2025)), "lang": LANGS[int(rng.integers(0, 4))],
+              "draft": bool(rng.integers(0, 2)), "info": {"score": float(rng.uniform())}} for _ in range(n)]
+    x = rng.standard_normal((n, dim)).astype(np.float32)
+    sp.add(ids, x, texts=texts, metadata=metas)
+    model = {i: (t, m, v) for i, t, m, v in zip(ids, texts, metas, x)}
+    # Churn: deletes, new vectors, metadata changes.
+    gone = ids[::7]
+    sp.delete(gone)
+    for g in gone:
+        model.pop(g)
+    moved = [i for i in ids[1::9] if i in model]
+    newx = rng.standard_normal((len(moved), dim)).astype(np.float32)
+    newm = [{"year": 2024, "lang": "en", "draft": False, "info": {"score": 0.75}}] * len(moved)
+    sp.add(moved, newx, texts=[model[i][0] for i in moved], metadata=newm)
+    for i, v, m in zip(moved, newx, newm):
+        model[i] = (model[i][0], m, v)
+    return sp, model
+
+
+@pytest.mark.parametrize("expr,pred", CASES, ids=[c[0] for c in CASES])
+def test_filter_rows_equal_python_predicate(filtered_space, expr, pred):
+    sp, model = filtered_space
+    rows = sp.filter_rows(expr)
+    items = sp.items(rows)
+    got = sorted(items[r].id for r in rows)
+    assert got == sorted(i for i, (t, m, _) in model.items() if pred(i, t, m))
+    assert np.all(np.diff(rows) > 0)
+    assert np.array_equal(sp.filter_rows(filters.Filter.parse(expr)), rows)
+
+
+@pytest.mark.parametrize("expr,pred", CASES, ids=[c[0] for c in CASES])
+def test_exact_filtered_knn_equals_brute_force(filtered_space, rng, brute, expr, pred):
+    sp, model = filtered_space
+    match = sorted((i for i, (t, m, _) in model.items() if pred(i, t, m)), key=lambda i: sp.get([i])[0].row)
+    q = rng.standard_normal((6, sp.dim)).astype(np.float32)
+    res = knn(sp, q, 12, where=expr, method="exact")
+    assert res.plan.candidates == len(match)
+    if not match:
+        assert res.rows.shape[1] == 0
+        assert sp.search(q[0], k=5, where=expr) == []
+        return
+    x = np.array([model[i][2] for i in match])
+    match_rows = np.array([sp.get([i])[0].row for i in match])
+    pos = np.searchsorted(match_rows, res.rows)
+    assert np.array_equal(match_rows[np.minimum(pos, len(match) - 1)], res.rows), "a row outside the filter"
+    brute.check(res.scores, pos, q, x, 12, "cosine")
+    hits = sp.search(q[0], k=12, where=expr, method="exact")
+    assert all(pred(h.id, model[h.id][0], model[h.id][1]) for h in hits)
+    assert [h.id for h in hits] == [match[j] for j in pos[0]]
+
+
+@pytest.mark.parametrize("expr,pred", CASES[:5], ids=[c[0] for c in CASES[:5]])
+def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred):
+    sp, model = filtered_space
+    q = rng.standard_normal((20, sp.dim)).astype(np.float32)
+    res = knn(sp, q, 10, where=expr, method="hnsw")
+    exact = knn(sp, q, 10, where=expr, method="exact")
+    assert res.plan.method == "hnsw"
+    items = sp.items(np.unique(res.rows[res.rows >= 0]))
+    for r in res.rows[res.rows >= 0]:
+        it = items[int(r)]
+        assert pred(it.id, it.text, it.metadata), (expr, it)
+    recall = np.mean([len(set(a[a >= 0]) & set(b)) / len(b) for a, b in zip(res.rows, exact.rows)])
+    assert recall >= 0.9
+
+
+def test_where_and_search_by_id(filtered_space):
+    sp, model = filtered_space
+    hits = sp.search(None, id="i2", k=5, where="lang in ('de')")
+    assert hits and all(model[h.id][1]["lang"] == "de" for h in hits) and "i2" not in {h.id for h in hits}
+
+
+def test_empty_where_means_no_filter(filtered_space, rng):
+    sp, model = filtered_space
+    q = rng.standard_normal(sp.dim).astype(np.float32)
+    a = sp.search(q, k=5, where="  ", method="exact")
+    b = sp.search(q, k=5, method="exact")
+    assert [h.id for h in a] == [h.id for h in b]
+
+
+def test_bad_filter_is_filter_error(filtered_space):
+    from repspace import FilterError, InputError
+
+    sp, _ = filtered_space
+    for expr in ("year >=", "year >= 2020 and", "((lang", "year >= 1; DROP TABLE items"):
+        with pytest.raises(FilterError) as e:
+            sp.search(np.ones(sp.dim), k=3, where=expr)
+        assert isinstance(e.value, InputError) and "\n" not in str(e.value)
+    assert len(sp) == len(filtered_space[1])
+
+
+def test_exact_filtered_snapshot_path(filtered_space, rng, brute, monkeypatch):
+    """Broad filters are searched over the snapshot (np.isin) rather than row reads: same answers."""
+    import repspace.workflows.search.query as search_mod
+
+    sp, model = filtered_space
+    expr = "not draft"
+    q = rng.standard_normal((4, sp.dim)).astype(np.float32)
+    via_rows = knn(sp, q, 9, where=expr, method="exact")
+    monkeypatch.setattr(search_mod, "EXACT_MAX_MATCHES", 0)  # now n_cand > max(0, total // 5)
+    via_snapshot = knn(sp, q, 9, where=expr, method="exact")
+    assert np.array_equal(via_rows.rows, via_snapshot.rows)
+    np.testing.assert_allclose(via_rows.scores, via_snapshot.scores, rtol=1e-6, atol=1e-6)
+
+
+def test_auto_plan_choices(filtered_space, rng, monkeypatch):
+    import repspace.workflows.search.query as search_mod
+
+    sp, model = filtered_space
+    q = rng.standard_normal(sp.dim).astype(np.float32)
+    monkeypatch.setattr(search_mod, "EXACT_MAX_ITEMS", 100)  # the space now counts as large
+    _, plan = sp.search(q, k=5, explain=True)
+    assert plan.method == "hnsw" and plan.index_action in ("built", "loaded")
+    _, plan = sp.search(q, k=5, where="_id in ('i3', 'i4')", explain=True)
+    assert plan.method == "exact" and plan.candidates == 2
+    monkeypatch.setattr(search_mod, "EXACT_MAX_MATCHES", 10)
+    hits, plan = sp.search(q, k=5, where="not draft", explain=True)
+    assert plan.method == "hnsw" and plan.candidates == sum(not m["draft"] for _, m, _ in model.values())
+    assert plan.ef >= 64 and all(not model[h.id][1]["draft"] for h in hits)

@@ -1,0 +1,70 @@
+"""``repspace index`` and the search options beyond HNSW, end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from repspace import Store
+from repspace.interfaces.cli import main
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> str:
+    path = str(tmp_path / "s.db")
+    rng = np.random.default_rng(0)
+    texts = ["solar panels on the roof", "wind turbines at sea", "a cat on a mat", "dogs in the park",
+             "the stock market fell", "bond yields rose"] * 50
+    with Store(path) as store:
+        sp = store.create_space("docs", dim=16)
+        sp.add([f"d{i}" for i in range(len(texts))], rng.standard_normal((len(texts), 16)), texts=texts,
+               metadata=[{"n": i} for i in range(len(texts))])
+    return path
+
+
+def test_build_list_search_drop(capsys, db):
+    code, out, err = run(capsys, "--store", db, "index", "build", "docs", "int8>rescore4", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert (report["spec"], report["action"], report["ntotal"]) == ("int8>rescore4", "built", 300)
+    code, out, _ = run(capsys, "--store", db, "index", "list", "docs", "--json")
+    assert [(r["spec"], r["action"]) for r in json.loads(out)] == [("int8", "current"), ("vectors", "current")]
+    code, out, err = run(capsys, "--store", db, "search", "docs", "--id", "d0", "--index", "int8>rescore4",
+                         "--explain", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["plan"]["method"] == "int8>rescore4" and data["plan"]["index_action"] == "loaded"
+    exact = json.loads(run(capsys, "--store", db, "search", "docs", "--id", "d0", "--exact", "--json")[1])
+    assert [h["id"] for h in data["hits"]] == [h["id"] for h in exact]
+    assert run(capsys, "--store", db, "index", "drop", "docs", "int8>rescore4")[0] == 0
+    assert run(capsys, "--store", db, "index", "drop", "docs", "vectors")[0] == 0
+    assert json.loads(run(capsys, "--store", db, "index", "list", "docs", "--json")[1]) == []
+
+
+def test_bm25_search_from_the_cli(capsys, db):
+    code, out, err = run(capsys, "--store", db, "search", "docs", "wind turbines", "--bm25", "-k", "3", "--json")
+    assert code == 0, err
+    assert {h["text"] for h in json.loads(out)} == {"wind turbines at sea"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["index", "build", "docs", "pca0>rerank"], "pca"),
+    (["index", "build", "nope", "hnsw32"], "no space"),
+    (["index", "drop", "docs", "binary>rescore8"], "no binary"),
+    (["search", "docs", "--id", "d0", "--index", "hnsw32", "--exact"], "choose one"),
+    (["search", "docs", "--id", "d0", "--hybrid"], "query text"),
+    (["search", "docs", "--id", "d0", "--mmr", "2"], "lambda"),
+])
+def test_bad_input_is_one_error_line(capsys, db, args, message):
+    code, out, err = run(capsys, "--store", db, *args)
+    assert code != 0 and out == ""
+    assert err.startswith("error: ") and message in err.lower() and len(err.strip().splitlines()) == 1
