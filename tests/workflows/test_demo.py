@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from repspace.workflows.demo import glove_records, run_demo, stdlib_docstrings
 
 
@@ -21,6 +23,7 @@ def test_glove_vectors_are_the_packaged_ones():
     assert r.ids[:3] == ["the", ",", "."]
 
 
+@pytest.mark.slow  # embeds 500 docstrings with MiniLM
 def test_quick_demo_twice_embeds_once(store):
     lines: list[str] = []
     first = run_demo(store, say=lines.append, quick=True)

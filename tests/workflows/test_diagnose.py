@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from repspace import ConflictError, InputError, NotFoundError, Store
-from repspace.workflows.diagnose import diagnose_layers, diagnose_space, read_texts
+from repspace.workflows.diagnose import diagnose_layers, diagnose_space
 from repspace.engines.geometry import diagnose, hubness
 
 
@@ -74,6 +74,7 @@ def test_update_metadata_merges_replaces_and_refuses_unknown_ids(glove_space):
         sp.update_metadata(["w3"], [{"bad": float("nan")}])
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers)
 def test_layers_from_one_pass_equal_each_layer_alone():
     texts = [f"the {w} sat on the mat number {i}" for i, w in enumerate(["cat", "dog", "bird", "fish"] * 10)]
     result = diagnose_layers("hf-layers:minilm", texts, layers=[0, 3, -1], k=5)
@@ -95,16 +96,3 @@ def test_layers_refuse_a_single_vector_encoder_and_too_few_texts():
         diagnose_layers("hf-layers:minilm", ["a", "b"], k=5)
 
 
-def test_read_texts_formats_and_errors(tmp_path):
-    (tmp_path / "a.txt").write_text("one\n\n  two \nthree\n", encoding="utf-8")
-    assert read_texts(tmp_path / "a.txt") == ["one", "two", "three"]
-    (tmp_path / "b.jsonl").write_text('{"text": "x"}\n{"text": "y"}\n', encoding="utf-8")
-    assert read_texts(tmp_path / "b.jsonl") == ["x", "y"]
-    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
-    with pytest.raises(InputError, match="no texts"):
-        read_texts(tmp_path / "empty.txt")
-    (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe\n")
-    with pytest.raises(InputError, match="UTF-8"):
-        read_texts(tmp_path / "bad.txt")
-    with pytest.raises(NotFoundError):
-        read_texts(tmp_path / "missing.txt")

@@ -80,6 +80,7 @@ def test_counts_at_or_above_the_corpus_are_skipped_and_bad_input_refused(cranfie
         parse_pairs("100,-3")
 
 
+@pytest.mark.slow  # about 10 s: four upgrade checks, each over the whole Cranfield corpus
 def test_workflow_and_command_with_the_same_model_on_both_sides(capsys):
     r = upgrade_check("static", "static", CRANFIELD, pairs=[200, "all"], methods=["procrustes"], repeats=1)
     old = r.row("old").ndcg_at_10

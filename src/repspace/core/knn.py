@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
 from repspace.core.exact import exact_search
@@ -159,7 +160,7 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
     [[0.006, 1.0], [0.006, 0.89], [0.89, 1.0], [1.0, 1.0]]
     """
     metric = Metric.parse(metric)
-    k = _check_k(k)
+    k = positive_int(k, "k")
     recall_sample = int(recall_sample)
     if recall_sample < 1:
         raise InputError(f"recall_sample must be ≥ 1, got {recall_sample}")
@@ -175,12 +176,6 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
         return KnnGraph(idx, _to_distances(scores, metric), metric.value, "exact")
     scores, idx, recall, m = _hnsw_graph(x, k, search_metric, recall_sample, seed)
     return KnnGraph(idx, _to_distances(scores, metric), metric.value, "hnsw", recall, m)
-
-
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}")
-    return int(k)
 
 
 def _prepare(X: np.ndarray, metric: Metric) -> np.ndarray:

@@ -42,6 +42,7 @@ from repspace.engines.align import (
     score_map,
 )
 from repspace.workflows.compare import joined
+from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -107,8 +108,8 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
     src, tgt = store.space(source), store.space(target)
     j = joined(src, tgt)
     n = len(j.ids)
-    n_test = min(1000, max(1, n // 5)) if test is None else _positive(test, "test")
-    n_train = n - n_test if pairs is None else _positive(pairs, "pairs")
+    n_test = min(1000, max(1, n // 5)) if test is None else positive_int(test, "test")
+    n_train = n - n_test if pairs is None else positive_int(pairs, "pairs")
     if n_train + n_test > n or n_train < 2:
         raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {n_train} pairs to fit on "
                          f"and {n_test} to test on")
@@ -153,9 +154,3 @@ def _store_mapped(store: Store, src: Space, tgt: Space, out: str, model: Any, me
                     "aligned_to": {"space": tgt.name, "uid": info.uid, "generation": info.generation},
                     "spec": f"align:{method}", "fit_pairs": int(n_train), "seed": seed}
     return write_derived(store, src, out, [step], derived_from, metric=tgt.metric.value)
-
-
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be a positive integer, not {value!r}")
-    return value

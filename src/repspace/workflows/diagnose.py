@@ -18,18 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.errors import InputError, NotFoundError
+from repspace.core.errors import InputError
 from repspace.engines.geometry.diagnose import Diagnosis, diagnose
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-__all__ = ["diagnose_space", "save_per_item", "SAVED_KEYS", "diagnose_layers", "LayerDiagnosis", "read_texts"]
+__all__ = ["diagnose_space", "save_per_item", "SAVED_KEYS", "diagnose_layers", "LayerDiagnosis"]
 
 
 #: Metadata keys written by ``diagnose_space(..., save=True)``: usable in filters and exports.
@@ -100,29 +99,6 @@ class LayerDiagnosis:
         """``{"encoder", "provenance", "layers": [{"layer": i, ...METRICS.md keys...}, ...]}``."""
         return {"encoder": self.encoder, "provenance": self.provenance,
                 "layers": [{"layer": lay, **d.to_dict()} for lay, d in zip(self.layers, self.diagnoses)]}
-
-
-def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
-    """Texts from a file: ``.txt`` (one per line, blank lines skipped) or ``.jsonl``/``.csv``/``.parquet``."""
-    path = Path(path)
-    if path.suffix.lower() in (".txt", ".text", ""):
-        if not path.is_file():
-            raise NotFoundError(f"no such file: {path}")
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as e:
-            raise InputError(f"{path} is not valid UTF-8 (byte {e.start})") from None
-        texts = [t for t in (line.strip() for line in lines) if t]
-    else:
-        from repspace.workflows.ingest.readers import read_records
-
-        records = read_records(path, text_col=text_col, id_col=None, auto_id=True)
-        if records.texts is None:
-            raise InputError(f"{path} has no text column {text_col!r}")
-        texts = [t for t in records.texts if t and t.strip()]
-    if not texts:
-        raise InputError(f"{path} holds no texts")
-    return texts
 
 
 def diagnose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int] = "all", k: int = 10,

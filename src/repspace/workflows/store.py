@@ -34,7 +34,7 @@ class Space(_core.Space):
         """Nearest items to a text, a stored id (``id=...``) or a vector.
 
         A facade over :func:`repspace.workflows.search.search_space`; see it for
-        options (``where``, ``exact``, ``ef``, ``index``, ``hybrid``, ...). The
+        options (``id``, ``where``, ``method``, ``ef``, ``index``, ``hybrid``, ...). The
         import is deferred so that opening a store does not load FAISS.
         """
         from repspace.workflows.search import search_space

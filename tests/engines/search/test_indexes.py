@@ -132,6 +132,23 @@ def test_hnsw_and_exact_specs_route_to_their_methods(space):
     assert r.plan.method == "hnsw" and r.plan.ef == 80
 
 
+@pytest.mark.parametrize("method", ["exact", "hnsw"])
+def test_a_method_and_an_index_together_are_refused(space, text_space, method):
+    """method and index both choose how to search: one rule for the API and the CLI, no silent winner."""
+    q = _clustered(1, seed=4)[0]
+    for call in (lambda: knn(space, q[None], 3, method=method, index="hnsw16"),
+                 lambda: search_space(space, q, k=3, method=method, index="int8>rescore4"),
+                 lambda: search_space(space, id="i0", k=3, method=method, index="exact"),
+                 lambda: search_space(space, q, k=3, method=method, index=parse_spec("hnsw16"), mmr=0.5)):
+        with pytest.raises(InputError, match=f"^choose {method} search or index '.+', not both$"):
+            call()
+    with pytest.raises(InputError, match="not both"):  # refused before the text query is embedded
+        search_space(text_space, "cat on a mat", k=3, method=method, index="hnsw16", hybrid=True)
+    assert list_indexes(space) == []  # nothing was built
+    assert knn(space, q[None], 3, index="hnsw16").plan.method == "hnsw"  # each alone still works
+    assert knn(space, q[None], 3, method=method).plan.method == method
+
+
 @pytest.fixture()
 def text_space(store):
     texts = ["the cat sat on the mat", "dogs chase cats in the park", "stock markets fell sharply today",

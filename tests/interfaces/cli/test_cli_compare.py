@@ -49,6 +49,7 @@ def test_bad_input_is_one_line(capsys, db, args, message):
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers)
 def test_layer_by_layer_matrix_and_heatmap(capsys, tmp_path):
     texts = tmp_path / "t.txt"
     texts.write_text("\n".join(f"a sentence about topic {i % 5} and item {i}" for i in range(40)), encoding="utf-8")

@@ -75,6 +75,7 @@ def test_save_then_filter_by_k_occurrence(capsys, db):
     assert sum(hubs) == k_occ["hubness.n_hubs"] and sum(stored) == 2000 * 10  # each item lists 10 neighbours
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers)
 def test_layers_table_and_json(capsys, tmp_path):
     texts = tmp_path / "t.txt"
     texts.write_text("\n".join(f"a sentence about topic {i % 7} and item {i}" for i in range(30)), encoding="utf-8")
@@ -116,6 +117,7 @@ def test_search_with_hubness_reduction(capsys, db):
     assert code != 0 and "unknown hubness reduction" in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers) for the layers' report
 def test_html_report_of_a_space_and_of_layers(capsys, db, tmp_path):
     page = tmp_path / "glove.html"
     code, out, err = run(capsys, "--store", db, "diagnose", "glove", "--html", str(page))

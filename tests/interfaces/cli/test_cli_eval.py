@@ -86,6 +86,7 @@ def test_help_of_every_eval_command_has_an_example(capsys):
         assert code == 0 and "repspace eval " + command in out
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers) and embeds Cranfield token by token
 def test_multivector_retrieval_reports_recall_against_exact_chamfer(capsys, tmp_path, shared_data):
     src = shared_data / "cranfield-beir"
     folder = tmp_path / "cran40"

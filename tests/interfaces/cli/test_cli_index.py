@@ -50,6 +50,47 @@ def test_build_list_search_drop(capsys, db):
     assert json.loads(run(capsys, "--store", db, "index", "list", "docs", "--json")[1]) == []
 
 
+def test_drop_json_describes_what_was_dropped(capsys, db):
+    assert run(capsys, "--store", db, "index", "build", "docs", "binary>rescore8")[0] == 0
+    listed = {r["spec"]: r for r in json.loads(run(capsys, "--store", db, "index", "list", "docs", "--json")[1])}
+    code, out, err = run(capsys, "--store", db, "index", "drop", "docs", "binary>rescore8", "--json")
+    assert code == 0, err
+    dropped = json.loads(out)
+    # the same fields as `index list --json`, with action "dropped"
+    assert dropped == {**listed["binary"], "action": "dropped"}
+    assert dropped["ntotal"] == 300 and dropped["memory_bytes"] > 0
+    code, out, err = run(capsys, "--store", db, "index", "drop", "docs", "vectors", "--json")
+    assert code == 0, err
+    assert json.loads(out) == {**listed["vectors"], "action": "dropped"}
+    assert json.loads(run(capsys, "--store", db, "index", "list", "docs", "--json")[1]) == []
+    # without --json: one note on stderr, nothing on stdout
+    assert run(capsys, "--store", db, "index", "build", "docs", "hnsw16")[0] == 0
+    code, out, err = run(capsys, "--store", db, "index", "drop", "docs", "hnsw16")
+    assert code == 0 and out == "" and "hnsw16: dropped, 300 vectors" in err
+
+
+def test_every_command_has_json(capsys):
+    """The README promises --json on every command: each leaf command's --help lists it."""
+    from repspace.interfaces.cli import build_app
+    import typer.main
+
+    group = typer.main.get_command(build_app())
+
+    def leaves(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if not subs:
+            yield path
+            return
+        for name, sub in subs.items():
+            yield from leaves(sub, [*path, name])
+
+    commands = list(leaves(group, []))
+    assert ["index", "drop"] in commands and ["spaces"] in commands and len(commands) > 20
+    for path in commands:
+        code, out, _ = run(capsys, *path, "--help")
+        assert code == 0 and "--json" in out, " ".join(path)
+
+
 def test_bm25_search_from_the_cli(capsys, db):
     code, out, err = run(capsys, "--store", db, "search", "docs", "wind turbines", "--bm25", "-k", "3", "--json")
     assert code == 0, err
@@ -60,7 +101,10 @@ def test_bm25_search_from_the_cli(capsys, db):
     (["index", "build", "docs", "pca0>rerank"], "pca"),
     (["index", "build", "nope", "hnsw32"], "no space"),
     (["index", "drop", "docs", "binary>rescore8"], "no binary"),
-    (["search", "docs", "--id", "d0", "--index", "hnsw32", "--exact"], "choose one"),
+    (["search", "docs", "--id", "d0", "--index", "hnsw32", "--exact"], "not both"),
+    (["search", "docs", "--id", "d0", "--index", "int8>rescore4", "--hnsw"], "not both"),
+    (["search", "docs", "wind", "--index", "hnsw32", "--exact"], "not both"),
+    (["index", "drop", "docs", "hnsw32", "--json"], "no hnsw32"),
     (["search", "docs", "--id", "d0", "--hybrid"], "query text"),
     (["search", "docs", "--id", "d0", "--mmr", "2"], "lambda"),
 ])

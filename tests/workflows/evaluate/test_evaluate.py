@@ -28,6 +28,7 @@ def _counting_subject(enc, calls: list) -> Subject:
     return Subject("counted", {"encoder": "static"}, TextCache(encode), enc.dim)
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers)
 def test_every_layer_from_one_pass_matches_each_layer_encoded_alone(stsb):
     subjects = encoder_subjects("hf-layers:minilm", layer="all")
     results = evaluate("sts", subjects, stsb)

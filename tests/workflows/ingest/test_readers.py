@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from repspace.core.errors import InputError, NotFoundError
-from repspace.workflows.ingest import read_records
+from repspace.workflows.ingest import read_records, read_texts
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -93,7 +93,7 @@ def test_auto_id_uses_content_hashes(tmp_path):
     [
         (b'{"id": "a", "text": "x"}\n{"id": "b", "text": \n', {}, ":2: invalid JSON"),
         (b'{"id": "a", "text": "\xff\xfe"}\n', {}, ":1: invalid UTF-8"),
-        (b'["not", "an", "object"]\n', {}, "must be a JSON object"),
+        (b'["not", "an", "object"]\n', {}, ":1: expected a JSON object, got list"),
         (b'{"id": "a", "body": "x"}\n', {}, "no text column 'text'; columns: id, body"),
         (b'{"ident": "a", "text": "x"}\n', {}, "no id column 'id'"),
         (b'{"id": "a", "text": 5}\n', {}, "not a string"),
@@ -134,3 +134,18 @@ def test_cranfield_corpus_reads_whole(shared_data):
     assert len(r) == 1400 and len(set(r.ids)) == 1400
     assert all(isinstance(t, str) for t in r.texts)
     assert all("title" in m for m in r.metadata)
+
+
+def test_read_texts_formats_and_errors(tmp_path):
+    (tmp_path / "a.txt").write_text("one\n\n  two \nthree\n", encoding="utf-8")
+    assert read_texts(tmp_path / "a.txt") == ["one", "two", "three"]
+    (tmp_path / "b.jsonl").write_text('{"text": "x"}\n{"text": "y"}\n', encoding="utf-8")
+    assert read_texts(tmp_path / "b.jsonl") == ["x", "y"]
+    (tmp_path / "empty.txt").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no texts"):
+        read_texts(tmp_path / "empty.txt")
+    (tmp_path / "bad.txt").write_bytes(b"ok\n\xff\xfe\n")
+    with pytest.raises(InputError, match="UTF-8"):
+        read_texts(tmp_path / "bad.txt")
+    with pytest.raises(NotFoundError):
+        read_texts(tmp_path / "missing.txt")

@@ -16,35 +16,24 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from repspace.core.arrays import check_pair, as_numeric, block64, row_slices
 from repspace.core.errors import InputError
-from repspace.core.arrays import as_numeric, block64, row_slices
 from repspace.core.estimators import NotFittedError, export_state, restore_state
 
 __all__ = ["Map", "check_pairs", "pair_moments"]
 
 
 def check_pairs(X: Any, Y: Any, *, min_rows: int, owner: str) -> tuple[np.ndarray, np.ndarray]:
-    """Two numeric 2-D arrays with the same number of rows (``≥ min_rows``) and ``≥ 1`` column each.
-
-    Values are not scanned here; the blocked passes (:func:`block64`) raise on NaN.
+    """:func:`repspace.core.arrays.check_pair` for the pairs a map is fitted on (values are scanned by the fit).
 
     Examples
     --------
     >>> check_pairs(np.zeros((3, 2)), np.zeros((4, 2)), min_rows=2, owner="Procrustes")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: Procrustes: X has 3 rows and Y has 4; the pairs must match row for row
+    repspace.core.errors.InputError: X has 3 rows and Y has 4: the two spaces must hold the same items, row for row
     """
-    X, Y = as_numeric(X, "X"), as_numeric(Y, "Y")
-    if X.shape[0] != Y.shape[0]:
-        raise InputError(f"{owner}: X has {X.shape[0]} rows and Y has {Y.shape[0]}; "
-                         "the pairs must match row for row")
-    if X.shape[0] < min_rows:
-        raise InputError(f"{owner} needs at least {min_rows} pairs, got {X.shape[0]}")
-    for name, arr in (("X", X), ("Y", Y)):
-        if arr.shape[1] < 1:
-            raise InputError(f"{owner}: {name} has no dimensions")
-    return X, Y
+    return check_pair(X, Y, min_rows=min_rows, scan=False, measure=owner, unit="pairs")
 
 
 def pair_moments(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:

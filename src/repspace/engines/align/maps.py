@@ -13,9 +13,9 @@ import numpy as np
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, KFold
 
-from repspace.engines.align._base import Map, pair_moments
-from repspace.core.errors import InputError
 from repspace.core.arrays import as_numeric, block64, row_slices
+from repspace.core.errors import InputError
+from repspace.engines.align._base import Map, pair_moments
 
 __all__ = ["DEFAULT_ALPHAS", "Procrustes", "RidgeMap"]
 

@@ -14,23 +14,18 @@ from typing import Any, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from repspace.engines.align._base import check_pairs
+from repspace.core.arrays import as_numeric, block64, row_slices, unit_rows
 from repspace.core.errors import InputError
-from repspace.core.arrays import as_numeric, block64, row_slices
 from repspace.core.estimators import NotFittedError, export_state, restore_state
+from repspace.engines.align._base import check_pairs
 
 __all__ = ["Relative", "relative_representation"]
-
-
-def _unit_rows(A: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(A, axis=1, keepdims=True)
-    return np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
 
 
 def _relative(X: np.ndarray, unit_anchors: np.ndarray, what: str, center: bool = False) -> np.ndarray:
     out = np.empty((X.shape[0], unit_anchors.shape[0]), np.float32)
     for rows in row_slices(*X.shape):
-        r = np.clip(_unit_rows(block64(X, rows, what)) @ unit_anchors.T, -1.0, 1.0)
+        r = np.clip(unit_rows(block64(X, rows, what)) @ unit_anchors.T, -1.0, 1.0)
         out[rows] = r - r.mean(axis=1, keepdims=True) if center else r
     return out
 
@@ -58,7 +53,7 @@ def relative_representation(X: Any, anchors: Any) -> np.ndarray:
     if arr.shape[1] != anc.shape[1]:
         raise InputError(f"X has {arr.shape[1]} dimensions and the anchors {anc.shape[1]}; "
                          "anchors must live in the space of X")
-    return _relative(arr, _unit_rows(block64(anc, slice(None), "anchors")), "X")
+    return _relative(arr, unit_rows(block64(anc, slice(None), "anchors")), "X")
 
 
 class Relative(BaseEstimator):
@@ -111,8 +106,8 @@ class Relative(BaseEstimator):
     def fit(self, anchors_X: Any, anchors_Y: Any) -> Self:
         """Store the paired anchors (row ``k`` of each is the same item); returns ``self``."""
         ax, ay = check_pairs(anchors_X, anchors_Y, min_rows=1, owner="Relative")
-        self.anchors_x_ = _unit_rows(block64(ax, slice(None), "anchors_X"))
-        self.anchors_y_ = _unit_rows(block64(ay, slice(None), "anchors_Y"))
+        self.anchors_x_ = unit_rows(block64(ax, slice(None), "anchors_X"))
+        self.anchors_y_ = unit_rows(block64(ay, slice(None), "anchors_Y"))
         self.n_features_in_ = int(ax.shape[1])
         return self
 

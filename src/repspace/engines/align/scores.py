@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.align._base import check_pairs
+from repspace.core.arrays import block64, unit_rows
 from repspace.core.errors import InputError
 from repspace.core.scores import csls as _csls
-from repspace.core.arrays import block64
+from repspace.engines.align._base import check_pairs
 
 __all__ = ["MapScores", "score_map"]
 
@@ -55,12 +55,6 @@ class MapScores:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape: ``{"top1", "mean_cosine", "mean_rank", "csls", "k_csls", "n_pairs"}``."""
         return asdict(self)
-
-
-def _unit(A: np.ndarray, what: str) -> np.ndarray:
-    A = block64(A, slice(None), what)
-    norms = np.linalg.norm(A, axis=1, keepdims=True)
-    return np.divide(A, norms, out=np.zeros_like(A), where=norms > 0)
 
 
 def _mean_top_k(Q: np.ndarray, B: np.ndarray, k: int) -> np.ndarray:
@@ -122,7 +116,7 @@ def score_map(mapped_X: Any, Y: Any, *, csls: bool = False, k_csls: int = 10) ->
     if isinstance(k_csls, bool) or not isinstance(k_csls, (int, np.integer)) or k_csls < 1:
         raise InputError(f"score_map: k_csls must be an integer >= 1, not {k_csls!r}")
     n = M.shape[0]
-    Mn, Tn = _unit(M, "mapped_X"), _unit(T, "Y")
+    Mn, Tn = unit_rows(block64(M, slice(None), "mapped_X")), unit_rows(block64(T, slice(None), "Y"))
     k = min(int(k_csls), n) if csls else 0
     if csls:
         r_t = _mean_top_k(Mn, Tn, k)  # each mapped source's k nearest targets

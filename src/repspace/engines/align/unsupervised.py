@@ -61,12 +61,11 @@ from typing import Any, Self
 
 import numpy as np
 
+from repspace.core.arrays import as_numeric, block64, row_slices, unit_rows
+from repspace.core.errors import InputError
 from repspace.engines.align._base import Map
 from repspace.engines.align.maps import Procrustes, padded_rotation
-from repspace.engines.align.relative import _unit_rows
 from repspace.engines.align.scores import _mean_top_k
-from repspace.core.errors import InputError
-from repspace.core.arrays import as_numeric, block64, row_slices
 
 __all__ = ["INITS", "Unsupervised", "similarity_profiles"]
 
@@ -79,8 +78,8 @@ _BLOCK = 2048
 
 def _normalise(A: np.ndarray) -> np.ndarray:
     """Unit length, centred, unit length again (Artetxe et al. 2018); float32."""
-    A = _unit_rows(A)
-    A = _unit_rows(A - A.mean(axis=0))
+    A = unit_rows(A)
+    A = unit_rows(A - A.mean(axis=0))
     return np.ascontiguousarray(A, dtype=np.float32)
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from repspace.engines.compare import neighbours as _nb
-from repspace.engines.compare._inputs import check_pair, check_precision
+from repspace.core.arrays import check_pair
+from repspace.engines.compare._inputs import check_precision
 from repspace.engines.compare._measure import MEASURES
 from repspace.engines.compare._moments import moments
 from repspace.engines.compare.cka import _debiased_from, _linear_from

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.compare._inputs import check_pair
+from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
 from repspace.core.knn import KnnGraph, knn_graph
 

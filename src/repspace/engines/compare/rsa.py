@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from repspace.engines.compare._inputs import check_pair
+from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
 from repspace.core.arrays import row_blocks, unit_rows
 from repspace.core.estimate import Z95, Estimate, check_pair_options, exact_estimate, pair_chunks, sample_pairs

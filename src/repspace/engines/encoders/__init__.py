@@ -24,7 +24,8 @@ Examples
 
 from __future__ import annotations
 
-from repspace.engines.encoders.base import PROVENANCE_KEYS, Encoder, LayeredEncoder, Progress, model_fingerprint
+from repspace.engines.encoders._fingerprint import model_fingerprint
+from repspace.engines.encoders.base import PROVENANCE_KEYS, Encoder, LayeredEncoder, Progress
 from repspace.engines.encoders.registry import (
     DEFAULT_ENCODER,
     EncoderFactory,

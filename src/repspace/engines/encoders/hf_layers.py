@@ -35,19 +35,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from repspace.engines.encoders.base import (
-    LayeredEncoder,
-    Progress,
-    check_folder,
-    encoding_errors,
-    model_fingerprint,
-    opt_bool,
-    opt_int,
-    opt_str,
-    package_version,
-    quiet_hf_loading,
-    shared_model,
-)
+from repspace.engines.encoders._batches import encoding_errors
+from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._models import quiet_hf_loading, shared_model
+from repspace.engines.encoders._options import opt_bool, opt_int, opt_str
+from repspace.engines.encoders.base import LayeredEncoder, Progress
 from repspace.core.errors import EncoderError, InputError
 
 if TYPE_CHECKING:

@@ -315,7 +315,7 @@ def clear_cache() -> None:
     --------
     >>> clear_cache()
     """
-    from repspace.engines.encoders.base import clear_models
+    from repspace.engines.encoders._models import clear_models
 
     with _LOCK:
         _CACHE.clear()

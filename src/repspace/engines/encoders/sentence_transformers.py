@@ -29,19 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.encoders.base import (
-    Encoder,
-    Progress,
-    check_folder,
-    encode_in_chunks,
-    encoding_errors,
-    model_fingerprint,
-    opt_int,
-    opt_str,
-    package_version,
-    quiet_hf_loading,
-    shared_model,
-)
+from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
+from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._models import quiet_hf_loading, shared_model
+from repspace.engines.encoders._options import opt_int, opt_str
+from repspace.engines.encoders.base import Encoder, Progress
 __all__ = ["SentenceTransformerEncoder"]
 
 

@@ -23,18 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.encoders.base import (
-    Encoder,
-    Progress,
-    check_folder,
-    encode_in_chunks,
-    encoding_errors,
-    model_fingerprint,
-    opt_bool,
-    opt_int,
-    package_version,
-    shared_model,
-)
+from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
+from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._models import shared_model
+from repspace.engines.encoders._options import opt_bool, opt_int
+from repspace.engines.encoders.base import Encoder, Progress
 from repspace.core.errors import NotFoundError
 
 __all__ = ["StaticEncoder", "static_model_folder"]

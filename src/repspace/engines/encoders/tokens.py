@@ -38,13 +38,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repspace.engines.encoders.base import (
-    Encoder,
-    Progress,
-    check_batch_size,
-    check_texts,
-    encoding_errors,
-)
+from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
+from repspace.engines.encoders.base import Encoder, Progress
 from repspace.core.errors import InputError
 
 if TYPE_CHECKING:

@@ -8,8 +8,6 @@ too).
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import time
 import warnings
@@ -20,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.files import read_csv_rows, read_jsonl
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
 
@@ -100,21 +99,10 @@ def load_labelled(path: str | Path, text_col: str = "text", label_col: str = "la
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv", ".jsonl", ".ndjson"):
         raise InputError(f"{path}: unknown kind of labelled file (expected .csv, .tsv or .jsonl)")
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            content = f.read()
-    except FileNotFoundError:
-        raise InputError(f"labelled file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read labelled file {path}: {e}") from None
     texts: list[str] = []
     labels: list[str] = []
     if suffix in (".csv", ".tsv"):
-        try:
-            reader = csv.reader(content.splitlines(keepends=True), delimiter="\t" if suffix == ".tsv" else ",")
-            rows = list(reader)
-        except csv.Error as e:
-            raise InputError(f"{path}: malformed CSV: {e}") from None
+        rows = read_csv_rows(path, "labelled file", delimiter="\t" if suffix == ".tsv" else ",")
         if not rows:
             raise InputError(f"labelled file {path} is empty")
         header = [c.strip() for c in rows[0]]
@@ -132,15 +120,7 @@ def load_labelled(path: str | Path, text_col: str = "text", label_col: str = "la
             texts.append(row[ti])
             labels.append(_label_str(row[li], f"{path}:{line}"))
     else:
-        for line, raw in enumerate(content.splitlines(), start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{line}: invalid JSON ({e.msg})") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{line}: expected a JSON object, got {type(obj).__name__}")
+        for line, obj in read_jsonl(path, "labelled file"):
             for key in (text_col, label_col):
                 if key not in obj:
                     raise InputError(f"{path}:{line}: no key {key!r}")

@@ -11,7 +11,6 @@ midway between two distinct cosines, so tied cosines are never split).
 
 from __future__ import annotations
 
-import csv
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
 
@@ -79,13 +79,7 @@ def load_pairs(path: str | Path) -> PairLabels:
     ([1, 0], 'Stocks, bonds.', 'dev')
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.reader(f))
-    except FileNotFoundError:
-        raise InputError(f"pair file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise InputError(f"cannot read pair file {path}: {e}") from None
+    rows = read_csv_rows(path, "pair file")
     if not rows or tuple(c.strip().lower() for c in rows[0]) != _HEADER:
         found = ",".join(rows[0]) if rows else "nothing"
         raise InputError(f"{path}: the first line must be the header sentence1,sentence2,label (found {found[:80]!r})")

@@ -30,18 +30,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 
 #: The measures :func:`ranking_scores` reports, each at every cutoff.
 MEASURES = ("ndcg", "recall", "precision", "mrr", "map")
 #: Judgement at or above which a document counts as relevant (trec_eval's ``relevance_level``).
 RELEVANCE_LEVEL = 1
-
-
-def _check_k(k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"a rank cutoff must be a positive integer, not {k!r}")
-    return k
 
 
 def _check_unique(ranking: Sequence[str], query: str | None = None) -> None:
@@ -88,7 +83,7 @@ def ndcg_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 
     >>> ndcg_at_k(["a", "b"], {"a": 2, "b": 1}, k=10)
     1.0
     """
-    k = _check_k(k)
+    k = positive_int(k, "a rank cutoff")
     _check_unique(ranking)
     ideal = _dcg(sorted((s for s in judgements.values() if s > 0), reverse=True)[:k])
     if ideal <= 0:
@@ -118,7 +113,7 @@ def recall_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int 
     >>> recall_at_k(["a", "x", "c"], {"a": 1, "b": 2, "c": 1, "d": 0}, k=2)
     0.3333333333333333
     """
-    k = _check_k(k)
+    k = positive_int(k, "a rank cutoff")
     _check_unique(ranking)
     n_rel = _n_relevant(judgements)
     if n_rel == 0:
@@ -136,7 +131,7 @@ def precision_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: i
     >>> precision_at_k(["a", "x"], {"a": 3}, k=10)
     0.1
     """
-    k = _check_k(k)
+    k = positive_int(k, "a rank cutoff")
     _check_unique(ranking)
     return sum(1 for doc in ranking[:k] if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / k
 
@@ -153,7 +148,7 @@ def reciprocal_rank_at_k(ranking: Sequence[str], judgements: Mapping[str, float]
     >>> reciprocal_rank_at_k(["x", "y", "a"], {"a": 1}, k=2)
     0.0
     """
-    k = _check_k(k)
+    k = positive_int(k, "a rank cutoff")
     _check_unique(ranking)
     for rank, doc in enumerate(ranking[:k], start=1):
         if judgements.get(doc, 0) >= RELEVANCE_LEVEL:
@@ -175,7 +170,7 @@ def average_precision_at_k(ranking: Sequence[str], judgements: Mapping[str, floa
     >>> round(average_precision_at_k(["a", "x", "b"], {"a": 1, "b": 2, "c": 1}, k=100), 4)
     0.5556
     """
-    k = _check_k(k)
+    k = positive_int(k, "a rank cutoff")
     _check_unique(ranking)
     n_rel = _n_relevant(judgements)
     if n_rel == 0:
@@ -243,7 +238,7 @@ def ranking_scores(
     >>> s["recall_at_10"]  # (1 + 1 + 0) / 3
     0.6666666666666666
     """
-    ks = tuple(_check_k(k) for k in ks)
+    ks = tuple(positive_int(k, "a rank cutoff") for k in ks)
     if not ks:
         raise InputError("ranking_scores needs at least one cutoff")
     judged = []

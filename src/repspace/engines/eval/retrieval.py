@@ -11,7 +11,6 @@ the run is scored with trec_eval's definitions (:mod:`repspace.engines.eval.rank
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.files import read_jsonl
 from repspace.engines.eval._encode import as_encode, as_query_encode
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.ranking import ranking_scores
@@ -104,30 +104,19 @@ class BeirData:
 
 
 def _read_jsonl(path: Path, fields: tuple[str, ...]) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line; each object must have ``_id``."""
+    """(line number, object) of each non-blank line; each object must have ``_id`` and string ``fields``."""
     if not path.is_file():
         raise InputError(f"{path} is missing (a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv)")
-    rows = []
-    try:
-        with path.open(encoding="utf-8") as f:
-            for line_no, line in enumerate(f, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{line_no}: not valid JSON ({e.msg})") from None
-                if not isinstance(obj, dict) or "_id" not in obj:
-                    raise InputError(f"{path}:{line_no}: expected a JSON object with an '_id' field")
-                for name in fields:
-                    value = obj.get(name, "")
-                    if value is None:
-                        obj[name] = ""
-                    elif not isinstance(value, str):
-                        raise InputError(f"{path}:{line_no}: field {name!r} is not a string")
-                rows.append((line_no, obj))
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path} is not UTF-8 text ({e.reason})") from None
+    rows = read_jsonl(path, "BEIR file")
+    for line_no, obj in rows:
+        if "_id" not in obj:
+            raise InputError(f"{path}:{line_no}: expected a JSON object with an '_id' field")
+        for name in fields:
+            value = obj.get(name, "")
+            if value is None:
+                obj[name] = ""
+            elif not isinstance(value, str):
+                raise InputError(f"{path}:{line_no}: field {name!r} is not a string")
     return rows
 
 

@@ -8,7 +8,6 @@ Pearson beside it.
 
 from __future__ import annotations
 
-import csv
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from repspace.core.errors import InputError
+from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
 
@@ -81,13 +81,7 @@ def load_sts(path: str | Path) -> StsPairs:
     (2, 'A car, red.', 'test')
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except FileNotFoundError:
-        raise InputError(f"STS file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise InputError(f"cannot read STS file {path}: {e}") from None
+    rows = read_csv_rows(path, "STS file")
     start = 1 if rows and tuple(c.strip().lower() for c in rows[0]) == _HEADER else 0
     s1, s2, gold = [], [], []
     for line, row in enumerate(rows[start:], start=start + 1):

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repspace.core.arrays import unit_rows
 from repspace.core.errors import InputError
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
@@ -169,13 +170,6 @@ def _check_restrict(restrict_vocab: int | None) -> None:
     if restrict_vocab is not None and (isinstance(restrict_vocab, bool) or not isinstance(restrict_vocab, int)
                                        or restrict_vocab < 1):
         raise InputError(f"restrict_vocab must be a positive integer or None, got {restrict_vocab!r}")
-
-
-def _unit_rows(x: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero)."""
-    x = np.asarray(x, dtype=dtype)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
 def _apply_codec(codec: Any, vectors: np.ndarray, info: dict[str, Any]) -> np.ndarray:
@@ -380,7 +374,7 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
         info["oov_pairs"] = 0
     if len(matrix):
         matrix = _apply_codec(codec, matrix, info)
-    unit = _unit_rows(matrix)
+    unit = unit_rows(matrix)
     cos = np.einsum("ij,ij->i", unit[i1], unit[i2]) if len(i1) else np.zeros(0)
     info["n_pairs"] = int(len(gold))
     scores = _correlations(gold, cos)
@@ -625,7 +619,7 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
         raise InputError(f"none of the {len(questions)} analogy questions has all four words in the vocabulary")
     matrix = np.asarray(vectors.vectors[:n_vocab], dtype=np.float32)
     matrix = _apply_codec(codec, matrix, info)
-    unit = _unit_rows(matrix, np.float32)
+    unit = unit_rows(matrix).astype(np.float32)
     canon = vectors.canonical_rows(lowercase=lowercase, restrict_vocab=n_vocab)
     extra_rows: dict[int, list[int]] = {}
     for r in np.flatnonzero(canon != np.arange(n_vocab)).tolist():

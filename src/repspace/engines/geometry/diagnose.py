@@ -111,7 +111,7 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
     n, d = x.shape
     nrm = norms(x)
     shared = None
-    if str(metric) == "cosine" and n > max(k, ID_K) and _unit_rows(x):
+    if str(metric) == "cosine" and n > max(k, ID_K) and _rows_have_unit_norm(x):
         # On unit vectors the cosine and Euclidean neighbour orders are the same (‖x − y‖² = 2 − 2cos):
         # one graph serves hubness and intrinsic dimension, the costliest part of a diagnosis.
         # A few neighbours more than needed: duplicates of other points take places in a list.
@@ -136,7 +136,7 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
 SHARED_EXTRA = 4
 
 
-def _unit_rows(x: np.ndarray, tol: float = 1e-5) -> bool:
+def _rows_have_unit_norm(x: np.ndarray, tol: float = 1e-5) -> bool:
     """Whether every row has unit L2 norm (within ``tol``), computed block by block in float64."""
     for _, block in row_blocks(x):
         b = np.asarray(block, np.float64)

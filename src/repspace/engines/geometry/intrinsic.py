@@ -39,7 +39,8 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, max_abs, row_blocks
-from repspace.core.knn import KnnGraph, _check_k, knn_graph
+from repspace.core.checks import positive_int
+from repspace.core.knn import KnnGraph, knn_graph
 from repspace.core.exact import exact_search
 
 __all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "mle", "twonn"]
@@ -373,7 +374,7 @@ def _check_discard(discard: Any) -> float:
 
 
 def _check_mle_k(k: Any) -> int:
-    k = _check_k(k)
+    k = positive_int(k, "k")
     if k < 2:
         raise InputError(f"the MLE needs k ≥ 2 neighbours, got {k}")
     return k

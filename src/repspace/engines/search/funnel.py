@@ -177,7 +177,7 @@ class FunnelIndex:
 
     def _empty_index(self, trained: Any = None) -> Any:
         """A fresh, empty first-stage index (``trained``: the fitted SQ / IVF-PQ index)."""
-        sp, d = self.spec, self.reduced_dim
+        sp = self.spec
         if sp.kind == "binary":
             return faiss.IndexBinaryIDMap(faiss.IndexBinaryFlat(_nbits(self.dim)))
         if sp.kind == "ivfpq":

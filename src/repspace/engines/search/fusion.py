@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 
 
@@ -59,7 +60,7 @@ def rrf(
 
     Rows 1 and 3 tie (1/1 = 1/2 + 1/2): the lower row comes first.
     """
-    k = _check_k(k)
+    k = positive_int(k, "k")
     if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (
             math.isfinite(c) and c >= 0):
         raise InputError(f"the RRF constant c must be a finite number ≥ 0, not {c!r}")
@@ -111,7 +112,7 @@ def weighted_sum(
     >>> r.tolist(), s.round(3).tolist()
     ([[2, 4, 6]], [[1.5, 1.0, 0.0]])
     """
-    k = _check_k(k)
+    k = positive_int(k, "k")
     if normalize not in ("minmax", None, "none"):
         raise InputError(f"normalize must be 'minmax' or None, not {normalize!r}")
     if isinstance(results, tuple) and len(results) == 2 and not isinstance(results[0], tuple):
@@ -154,12 +155,6 @@ def weighted_sum(
 
 
 # ---------------------------------------------------------------------- helpers
-def _check_k(k: Any) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    return int(k)
-
-
 def _check_rankings(rankings: Sequence[Any]) -> tuple[list[np.ndarray], bool]:
     """Rankings as (m, k_i) int64 arrays with the same m; True when all were 1-d."""
     if isinstance(rankings, np.ndarray) or not isinstance(rankings, Sequence) or not len(rankings):

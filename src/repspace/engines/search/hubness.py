@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr
 
+from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.core.scores import broadcast_terms as _broadcast
 from repspace.core.scores import csls
@@ -164,7 +165,7 @@ def base_statistics(base: Any, kappa: int = 10, metric: Metric | str = "cosine")
     ([0.8, 0.8, 0.6], [0.2, 0.2, 0.4])
     """
     metric = Metric.parse(metric)
-    kappa = _positive_int(kappa, "kappa")
+    kappa = positive_int(kappa, "kappa")
     x = _prepare(base, "base", metric)
     return _base_stats(x, kappa, metric)
 
@@ -180,7 +181,7 @@ def query_statistics(queries: Any, base: Any, kappa: int = 10,
     [0.9]
     """
     metric = Metric.parse(metric)
-    kappa = _positive_int(kappa, "kappa")
+    kappa = positive_int(kappa, "kappa")
     x = _prepare(base, "base", metric)
     q = _prepare(queries, "queries", metric, x.shape[1])
     if x.shape[0] < kappa:
@@ -324,14 +325,14 @@ def reduce_hubness(
     """
     method = _parse_method(method)
     metric = Metric.parse(metric)
-    k, kappa = _positive_int(k, "k"), _positive_int(kappa, "kappa")
+    k, kappa = positive_int(k, "k"), positive_int(kappa, "kappa")
     if method == "local-scaling" and metric is Metric.IP:
         raise InputError("local scaling needs a non-negative distance; use metric 'cosine' or 'l2', not 'ip'")
     x = _prepare(base, "base", metric)
     q = _prepare(queries, "queries", metric, x.shape[1])
     n = x.shape[0]
     if candidates is not None:
-        candidates = _positive_int(candidates, "candidates")
+        candidates = positive_int(candidates, "candidates")
         if candidates < k:
             raise InputError(f"candidates={candidates} must be at least k={k}")
     if stats is None:
@@ -531,12 +532,6 @@ def _prepare(a: Any, what: str, metric: Metric, d: int | None = None) -> np.ndar
         raise InputError(f"{what} has NaN or infinite values (row {bad})")
     arr = normalize_rows(arr) if metric is Metric.COSINE else arr
     return np.ascontiguousarray(arr)
-
-
-def _positive_int(v: Any, name: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-        raise InputError(f"{name} must be a positive integer, not {v!r}")
-    return int(v)
 
 
 def _parse_method(method: Any) -> str:

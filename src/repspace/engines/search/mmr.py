@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.arrays import unit_rows
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
 
@@ -72,8 +73,8 @@ def mmr(
     q, x, rows = _check(query_vector, candidate_vectors, candidate_rows)
     lam = float(lambda_)
     if metric is Metric.COSINE:
-        q = _unit(q[None, :])[0]
-        x = _unit(x)
+        q = unit_rows(q[None, :])[0]
+        x = unit_rows(x)
     # Products by einsum, one fixed summation per candidate: a BLAS matrix-vector product rounds
     # a row differently by where it sits (and by CPU), so duplicates would not tie exactly.
     if metric is Metric.L2:
@@ -98,11 +99,6 @@ def mmr(
         closest = sim if step == 0 else np.maximum(closest, sim)
     out = rel[picked]
     return rows[picked], (-out if metric is Metric.L2 else out).astype(np.float32)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
 
 
 def _check(query_vector: Any, candidate_vectors: Any, candidate_rows: Any) -> tuple[np.ndarray, ...]:

@@ -91,7 +91,7 @@ def compare_cmd(
 def _layers(encoder: str, other: str | None, texts: Path, layers: str, measure: str, k: int, heatmap: Path | None,
             json: bool) -> None:
     from repspace.workflows.compare import compare_layers
-    from repspace.workflows.diagnose import read_texts
+    from repspace.workflows.ingest import read_texts
 
     items = read_texts(texts)
     m = compare_layers(encoder, items, layers=parse_layers(layers), other=other, measure=measure, k=k)

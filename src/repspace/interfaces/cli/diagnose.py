@@ -91,7 +91,8 @@ def diagnose_cmd(
 
 def _layers(encoder: str, texts: Path, *, text_col: str, layers: str, pooling: str | None, k: int,
             exact: bool | None, batch_size: int, html: Path | None, json: bool) -> None:
-    from repspace.workflows.diagnose import diagnose_layers, read_texts
+    from repspace.workflows.diagnose import diagnose_layers
+    from repspace.workflows.ingest import read_texts
 
     chosen = parse_layers(layers)
     items = read_texts(texts, text_col=text_col)

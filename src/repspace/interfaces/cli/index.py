@@ -84,6 +84,7 @@ def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Jso
 def drop_cmd(
     space: Annotated[str, typer.Argument(help="The space.")],
     spec: Annotated[str, typer.Argument(help="The index spec to delete, or 'vectors' (the rescoring tier).")],
+    json: Json = False,
 ) -> None:
     """Delete a persisted index (it is rebuilt if a search asks for it again).
 
@@ -92,8 +93,13 @@ def drop_cmd(
       repspace index drop docs 'int8>rescore4'
 
       repspace index drop docs vectors     # the memory-mapped copy the rescoring reads
+
+      repspace index drop docs hnsw32 --json
     """
     from repspace.workflows.search.indexes import drop_index
 
-    drop_index(open_store().space(space), spec)
-    note(f"dropped {spec}")
+    report = drop_index(open_store().space(space), spec)
+    if json:
+        print_json(report.to_dict())
+        return
+    note(f"{report.spec}: dropped, {report.ntotal:,} vectors, {_size(report.memory_bytes) or 'no file'}")

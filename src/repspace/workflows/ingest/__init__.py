@@ -8,7 +8,7 @@ Examples
 """
 
 from repspace.workflows.ingest._ingest import DEFAULT_ENCODER, IngestReport, ingest_file, ingest_records
-from repspace.workflows.ingest.readers import FORMATS, Records, detect_format, read_records
+from repspace.workflows.ingest.readers import FORMATS, Records, detect_format, read_records, read_texts
 
 __all__ = ["ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
-           "FORMATS", "DEFAULT_ENCODER"]
+           "FORMATS", "DEFAULT_ENCODER", "read_texts"]

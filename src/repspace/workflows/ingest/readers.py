@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError, NotFoundError
+from repspace.core.files import read_jsonl
 
 FORMATS = ("jsonl", "csv", "parquet", "npy")
 
@@ -97,22 +98,7 @@ def read_records(
 
 
 def _read_jsonl(path: Path) -> tuple[list[str], dict[str, list[Any]]]:
-    records: list[dict[str, Any]] = []
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise InputError(f"{path}:{number}: invalid UTF-8 at byte {e.start}") from None
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(f"{path}:{number}: invalid JSON: {e.msg} at column {e.colno}") from None
-            if not isinstance(obj, dict):
-                raise InputError(f"{path}:{number}: each line must be a JSON object, got {type(obj).__name__}")
-            records.append(obj)
+    records = [obj for _, obj in read_jsonl(path, "file")]
     columns: list[str] = []
     seen: set[str] = set()
     for r in records:
@@ -278,3 +264,24 @@ def _read_npy(path: Path, ids_path: str | Path | None, auto_id: bool) -> Records
     else:
         raise InputError(f"{path}: a .npy file needs ids: pass --ids FILE (one id per line) or --auto-id (row numbers)")
     return Records(str(path), ids, None, np.asarray(arr), [{} for _ in range(n)], [])
+
+
+def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
+    """Texts from a file: ``.txt`` (one per line, blank lines skipped) or ``.jsonl``/``.csv``/``.parquet``."""
+    path = Path(path)
+    if path.suffix.lower() in (".txt", ".text", ""):
+        if not path.is_file():
+            raise NotFoundError(f"no such file: {path}")
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path} is not valid UTF-8 (byte {e.start})") from None
+        texts = [t for t in (line.strip() for line in lines) if t]
+    else:
+        records = read_records(path, text_col=text_col, id_col=None, auto_id=True)
+        if records.texts is None:
+            raise InputError(f"{path} has no text column {text_col!r}")
+        texts = [t for t in records.texts if t and t.strip()]
+    if not texts:
+        raise InputError(f"{path} holds no texts")
+    return texts

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,74 +138,78 @@ def list_indexes(space: Space) -> list[IndexReport]:
     """The indexes persisted for a space, and whether each is current, behind or stale."""
     folder = space.store.index_dir / space.uid
     info = space.info()
-    out = []
-    for stamp_file in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            data = json.loads(stamp_file.read_text())
-        except (OSError, ValueError):
-            continue
-        if "kappa" in data and "method" in data:  # hubness statistics (search/hubness_index.py)
-            current = data.get("uid") == info.uid and data.get("generation") == info.generation
-            npz = stamp_file.with_suffix(".npz")
-            out.append(IndexReport(f"hubness-k{data['kappa']}",
-                                   f"current ({data['method']} neighbours)" if current
-                                   else "stale (recomputed on next use)", int(data.get("next_row", 0))
-                                   - int(data.get("dead_rows", 0)), int(data.get("next_row", 0)),
-                                   int(data.get("generation", 0)), npz.stat().st_size if npz.exists() else None))
-            continue
-        if "spec" in data:
-            spec = str(data["spec"])
-        elif data.get("tier") == "vectors":
-            spec = VECTORS
-        elif "m" in data:
-            spec = f"hnsw{data['m']}" + ("" if data.get("ef_construction") == HNSWParams().ef_construction
-                                         else f" (efConstruction {data.get('ef_construction')})")
-        else:
-            continue
-        if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row:
-            state = "stale (rebuilt on next use)"
-        elif data.get("rows") != info.next_row:
-            state = "behind (extended on next use)"
-        elif data.get("dead_rows_seen") != info.dead_rows:
-            state = "current (deleted rows masked)"
-        else:
-            state = "current"
-        index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".faiss")
-        size = index_file.stat().st_size if index_file.exists() else None
-        out.append(IndexReport(spec, state, int(data.get("ntotal", 0)),
-                               int(data.get("rows", 0)), int(data.get("generation", 0)), size))
-    return out
+    stamps = sorted(folder.glob("*.json")) if folder.is_dir() else []
+    return [r for r in (_report(stamp_file, info) for stamp_file in stamps) if r is not None]
 
 
-def drop_index(space: Space, spec: IndexSpec | str) -> None:
+def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
+    """What one stamp file says about its index (None: unreadable, or not an index's stamp)."""
+    try:
+        data = json.loads(stamp_file.read_text())
+    except (OSError, ValueError):
+        return None
+    if "kappa" in data and "method" in data:  # hubness statistics (search/hubness_index.py)
+        current = data.get("uid") == info.uid and data.get("generation") == info.generation
+        npz = stamp_file.with_suffix(".npz")
+        return IndexReport(f"hubness-k{data['kappa']}",
+                           f"current ({data['method']} neighbours)" if current
+                           else "stale (recomputed on next use)", int(data.get("next_row", 0))
+                           - int(data.get("dead_rows", 0)), int(data.get("next_row", 0)),
+                           int(data.get("generation", 0)), npz.stat().st_size if npz.exists() else None)
+    if "spec" in data:
+        spec = str(data["spec"])
+    elif data.get("tier") == "vectors":
+        spec = VECTORS
+    elif "m" in data:
+        spec = f"hnsw{data['m']}" + ("" if data.get("ef_construction") == HNSWParams().ef_construction
+                                     else f" (efConstruction {data.get('ef_construction')})")
+    else:
+        return None
+    if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row:
+        state = "stale (rebuilt on next use)"
+    elif data.get("rows") != info.next_row:
+        state = "behind (extended on next use)"
+    elif data.get("dead_rows_seen") != info.dead_rows:
+        state = "current (deleted rows masked)"
+    else:
+        state = "current"
+    index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".faiss")
+    size = index_file.stat().st_size if index_file.exists() else None
+    return IndexReport(spec, state, int(data.get("ntotal", 0)), int(data.get("rows", 0)),
+                       int(data.get("generation", 0)), size)
+
+
+def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
     """Delete a persisted index of a space (:class:`NotFoundError` if there is none).
 
-    ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search).
+    ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search),
+    ``"hubness-k10"`` the hubness statistics for kappa 10. Returns what was dropped,
+    as :func:`list_indexes` described it, with ``action="dropped"``.
     """
-    if isinstance(spec, str) and spec.strip().lower().startswith("hubness-k"):
-        folder = space.store.index_dir / space.uid
-        name = spec.strip().lower()
+    folder = space.store.index_dir / space.uid
+    name = spec.strip().lower() if isinstance(spec, str) else None
+    if name is not None and name.startswith("hubness-k"):
         path, stamp_path = folder / f"{name}.npz", folder / f"{name}.json"
-        if not path.exists() and not stamp_path.exists():
-            raise NotFoundError(f"space {space.name} has no {name} statistics")
-        _remove(stamp_path, path)
-        return
-    if isinstance(spec, str) and spec.strip().lower() == VECTORS:
+        label, missing = name, f"space {space.name} has no {name} statistics"
+    elif name == VECTORS:
         path, stamp_path = vector_file_paths(space)
-        if not path.exists() and not stamp_path.exists():
-            raise NotFoundError(f"space {space.name} has no vector file")
-        _remove(stamp_path, path)
-        return
-    spec = parse_spec(spec)
-    if spec.kind == "hnsw" and spec.codes is None:
-        path, stamp_path = index_paths(space, HNSWParams(m=spec.m))
-    elif spec.kind == "exact":
-        raise InputError("exact search has no index to drop")
+        label, missing = VECTORS, f"space {space.name} has no vector file"
     else:
-        path, stamp_path = funnel_paths(space, spec)
+        spec = parse_spec(spec)
+        if spec.kind == "hnsw" and spec.codes is None:
+            path, stamp_path = index_paths(space, HNSWParams(m=spec.m))
+        elif spec.kind == "exact":
+            raise InputError("exact search has no index to drop")
+        else:
+            path, stamp_path = funnel_paths(space, spec)
+        label, missing = str(spec), f"space {space.name} has no {spec} index"
     if not path.exists() and not stamp_path.exists():
-        raise NotFoundError(f"space {space.name} has no {spec} index")
+        raise NotFoundError(missing)
+    listed = _report(stamp_path, space.info()) if stamp_path.exists() else None
+    if listed is None:  # no readable stamp: only the file is known
+        listed = IndexReport(label, "dropped", 0, 0, 0, path.stat().st_size if path.is_file() else None)
     _remove(stamp_path, path)
+    return replace(listed, action="dropped")
 
 
 def _remove(*paths: Path) -> None:

@@ -76,9 +76,11 @@ def knn(
     hnsw : HNSW construction parameters (default M=32, efConstruction=100).
     index : an index spec (``exact``, ``hnsw32``, ``int8>rescore4``,
         ``binary>rescore8``, ``pca64>rerank``, ``prefix64,hnsw32>rerank``,
-        ``ivf1024,pq32>rerank``; see :mod:`repspace.engines.search.specs`); it
-        overrides ``method``. Funnels read the float vectors of their
-        shortlist from the store (two tiers).
+        ``ivf1024,pq32>rerank``; see :mod:`repspace.engines.search.specs`).
+        Both ``method`` and ``index`` choose how to search: an index with a
+        ``method`` other than ``auto`` is refused (:class:`InputError`).
+        Funnels read the float vectors of their shortlist from the store (two
+        tiers).
 
     Examples
     --------
@@ -92,8 +94,7 @@ def knn(
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
-    if method not in ("auto", "exact", "hnsw"):
-        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    _check_method(method, index)
     spec = None
     if index is not None:
         spec = parse_spec(index)
@@ -143,6 +144,14 @@ def knn(
                                    space.metric)
     return KnnResult(rows, scores,
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _check_method(method: str, index: str | IndexSpec | None) -> None:
+    """One way to choose how to search: a ``method`` (auto, exact, hnsw) or an ``index``, not both."""
+    if method not in ("auto", "exact", "hnsw"):
+        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    if index is not None and method != "auto":
+        raise InputError(f"choose {method} search or index {str(index)!r}, not both")
 
 
 def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
@@ -276,7 +285,8 @@ def search_space(
         dimension.
     id : str, optional
         Search with the stored vector of this item; the item itself is left out.
-    k, where, method, ef, hnsw, index : see :func:`knn`.
+    k, where, method, ef, hnsw, index : see :func:`knn` (``method`` and ``index``
+        both choose how to search: give one, never both).
     hybrid : bool
         Fuse the dense ranking with BM25 over the stored texts (text queries only).
     bm25 : bool
@@ -315,6 +325,7 @@ def search_space(
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
+    _check_method(method, index)  # before a text query is embedded
     exclude = None
     if id is not None:
         if query is not None:

@@ -1,0 +1,83 @@
+"""Reading the text files users hand over (CSV, JSON lines): one encoding rule and one error line per problem.
+
+Every reader of a user's CSV or JSON-lines file goes through these two
+functions, so each accepts the same input (UTF-8, a byte-order mark skipped,
+blank lines ignored) and names a bad line the same way (``path:line: ...``).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from repspace.core.errors import InputError
+
+__all__ = ["read_csv_rows", "read_jsonl"]
+
+
+def read_csv_rows(path: str | Path, what: str, *, delimiter: str = ",") -> list[list[str]]:
+    """Every row of a UTF-8 CSV file (``csv.reader``; a byte-order mark is skipped).
+
+    ``what`` names the file in errors (``"STS file"``, ``"labelled file"``).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.csv")
+    >>> _ = open(p, "w", encoding="utf-8-sig").write('a,"b, c"\\n')
+    >>> read_csv_rows(p, "table")
+    [['a', 'b, c']]
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            return list(csv.reader(f, delimiter=delimiter))
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except csv.Error as e:
+        raise InputError(f"{path}: malformed CSV: {e}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {what} {path}: {e}") from None
+
+
+def read_jsonl(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of a UTF-8 JSON-lines file; each line must be an object.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.jsonl")
+    >>> _ = open(p, "w").write('{"a": 1}\\n\\n{"a": 2}\\n')
+    >>> read_jsonl(p, "records")
+    [(1, {'a': 1}), (3, {'a': 2})]
+    >>> _ = open(p, "w").write('{"a": 1}\\n[2]\\n')
+    >>> read_jsonl(p, "records")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: ...t.jsonl:2: expected a JSON object, got list
+    """
+    path = Path(path)
+    rows = []
+    try:
+        with path.open("rb") as f:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(f"{path}:{number}: invalid UTF-8 at byte {e.start}") from None
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise InputError(f"{path}:{number}: invalid JSON ({e.msg} at column {e.colno})") from None
+                if not isinstance(obj, dict):
+                    raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+                rows.append((number, obj))
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} {path}: {e}") from None
+    return rows

@@ -1,0 +1,47 @@
+"""Loaded models, shared by every encoder of the process (one copy of each set of weights in memory)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+__all__ = ["clear_models", "quiet_hf_loading", "shared_model"]
+
+T = TypeVar("T")
+
+_MODELS: dict[Hashable, Any] = {}
+_MODELS_LOCK = threading.RLock()
+
+
+def shared_model(key: Hashable, loader: Callable[[], T]) -> T:
+    """Load a model once per process and key (e.g. ``("st", folder)``).
+
+    Encoders that differ only in options (pooling, layer, prompt) share the
+    same loaded weights.
+    """
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            _MODELS[key] = loader()
+        return _MODELS[key]
+
+
+def clear_models() -> None:
+    """Forget every loaded model (encoders load them again when used)."""
+    with _MODELS_LOCK:
+        _MODELS.clear()
+
+
+@contextmanager
+def quiet_hf_loading() -> Iterator[None]:
+    """Silence transformers' "Loading weights" progress bar while loading."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()
