@@ -18,6 +18,7 @@ from sklearn.base import BaseEstimator
 
 from repspace.core.arrays import check_pair, as_numeric, block64, row_slices
 from repspace.core.errors import InputError
+from repspace.core.moments import moments
 from repspace.core.estimators import NotFittedError, export_state, restore_state
 
 __all__ = ["Map", "check_pairs", "pair_moments"]
@@ -37,25 +38,16 @@ def check_pairs(X: Any, Y: Any, *, min_rows: int, owner: str) -> tuple[np.ndarra
 
 
 def pair_moments(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
-    """Means, the centred cross product ``(X − x̄)ᵀ(Y − ȳ)`` and the two centred squared norms.
+    """Means, the centred cross product ``(X − x̄)ᵀ(Y − ȳ)`` and the two centred squared norms; float64.
 
-    Two float64 passes over blocks of rows; raises :class:`InputError` on NaN / inf.
+    One streamed pass of :func:`repspace.core.moments.moments` (the pass behind
+    CKA and the Procrustes distance: shifted by the first row, scaled by a power
+    of two, so that large means or extreme magnitudes lose nothing); raises
+    :class:`InputError` on NaN / inf.
     """
-    n = X.shape[0]
-    sx, sy = np.zeros(X.shape[1]), np.zeros(Y.shape[1])
-    step = max(X.shape[1], Y.shape[1])
-    for rows in row_slices(n, step):
-        sx += block64(X, rows, "X").sum(axis=0)
-        sy += block64(Y, rows, "Y").sum(axis=0)
-    mx, my = sx / n, sy / n
-    cross = np.zeros((X.shape[1], Y.shape[1]))
-    tx = ty = 0.0
-    for rows in row_slices(n, step):
-        xc, yc = block64(X, rows, "X") - mx, block64(Y, rows, "Y") - my
-        cross += xc.T @ yc
-        tx += float(np.einsum("ij,ij->", xc, xc))
-        ty += float(np.einsum("ij,ij->", yc, yc))
-    return mx, my, cross, tx, ty
+    m = moments(X, Y, grams=False, precision="float64")
+    cross, tx, ty = m.cross()
+    return m.mean_x, m.mean_y, cross, tx, ty
 
 
 class Map(BaseEstimator):

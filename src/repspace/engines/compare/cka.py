@@ -1,7 +1,7 @@
 """Centered kernel alignment (``cka_linear``, ``cka_debiased``), computed in feature space.
 
 Both are computed from one streamed pass over the rows
-(:mod:`repspace.engines.compare._moments`): column sums and the three Gram products
+(:mod:`repspace.core.moments`): column sums and the three Gram products
 ``XᵀX``, ``YᵀY``, ``YᵀX`` accumulated in float64, centred afterwards. Memory is
 ``O(d₁² + d₂² + d₁d₂)``; no ``n × n`` matrix is ever formed, and a memory-mapped
 array is read once, block by block.
@@ -23,7 +23,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.engines.compare._inputs import check_precision
-from repspace.engines.compare._moments import Moments, moments, require_variance
+from repspace.core.moments import Moments, moments, require_variance
 from repspace.core.errors import InputError
 
 __all__ = ["cka", "cka_debiased", "cka_linear"]
@@ -75,7 +75,7 @@ def cka_linear(X: Any, Y: Any, *, precision: str = "auto") -> float:
         (each block's product is then added into float64 accumulators;
         relative error about 1e-6); ``float64`` always multiplies in float64.
         Centring is done after the pass from the float64 column sums, on rows
-        shifted by the first row (see :mod:`repspace.engines.compare._moments`).
+        shifted by the first row (see :mod:`repspace.core.moments`).
 
     Returns
     -------

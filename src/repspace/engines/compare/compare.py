@@ -18,7 +18,7 @@ from repspace.engines.compare import neighbours as _nb
 from repspace.core.arrays import check_pair
 from repspace.engines.compare._inputs import check_precision
 from repspace.engines.compare._measure import MEASURES
-from repspace.engines.compare._moments import moments
+from repspace.core.moments import moments
 from repspace.engines.compare.cka import _debiased_from, _linear_from
 from repspace.engines.compare.procrustes import _from as _procrustes_from
 from repspace.engines.compare.rsa import rsa

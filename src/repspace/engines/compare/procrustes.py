@@ -4,7 +4,7 @@ Williams et al. 2021 (*Generalized shape metrics on neural representations*):
 centre both spaces, scale each to unit Frobenius norm, zero-pad the smaller
 dimension, and measure the distance left after the best rotation of one onto
 the other. Only ``YᵀX`` and the two traces are needed, accumulated in one
-streamed pass over the rows (:mod:`repspace.engines.compare._moments`), so memory is
+streamed pass over the rows (:mod:`repspace.core.moments`), so memory is
 ``O(d₁d₂)`` for any ``n``.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.engines.compare._inputs import check_precision
-from repspace.engines.compare._moments import Moments, moments, require_variance
+from repspace.core.moments import Moments, moments, require_variance
 from repspace.core.errors import InputError
 
 __all__ = ["procrustes"]

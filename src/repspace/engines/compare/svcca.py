@@ -3,7 +3,7 @@
 Each space is reduced to its top principal directions explaining 99% of its
 variance, then the canonical correlations between the two reduced spaces are
 averaged. Both steps are done on the centred ``d × d`` moments of one streamed
-pass (:mod:`repspace.engines.compare._moments`), not on the ``n × d`` data and not with
+pass (:mod:`repspace.core.moments`), not on the ``n × d`` data and not with
 scikit-learn's iterative ``CCA``: with ``Cxx = V Λ Vᵀ`` the reduced, whitened
 basis of ``X`` is ``X V_r Λ_r^{-1/2}`` (orthonormal columns), and the canonical
 correlations are exactly the singular values of the cross-covariance of the two
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import check_pair
-from repspace.engines.compare._moments import Moments, moments, require_variance
+from repspace.core.moments import Moments, moments, require_variance
 from repspace.core.errors import InputError
 
 __all__ = ["SVCCAResult", "svcca"]

@@ -1,5 +1,10 @@
 """Streamed second moments of two spaces over the same rows: the one pass behind CKA, Procrustes and SVCCA.
 
+Shared by the comparison measures (:mod:`repspace.engines.compare`) and the
+maps fitted on pairs (:mod:`repspace.engines.align`), which read the means and
+the cross product back in the data's own units (:attr:`Moments.mean_x`,
+:meth:`Moments.cross`).
+
 Linear CKA, debiased CKA, the Procrustes distance and SVCCA are functions of
 the column sums and of the three Gram products ``XᵀX``, ``YᵀY`` and ``YᵀX``
 (``d × d``, never ``n × n``). :func:`moments` reads ``X`` and ``Y`` once, in
@@ -71,6 +76,11 @@ class Moments:
         asked for (``debiased``) and ``n ≥ 4``.
     products : str
         ``float32`` or ``float64``: the dtype blocks were multiplied in.
+    mean_x, mean_y : ndarray
+        Column means of ``X`` and ``Y`` in the data's units (float64).
+    scale_x, scale_y : float
+        The powers of two the shifted data were multiplied by: ``cyx`` is
+        ``scale_y · scale_x`` times the centred ``YᵀX`` of the data itself.
     """
 
     n: int
@@ -85,6 +95,15 @@ class Moments:
     hsic_xx: float | None = None
     hsic_yy: float | None = None
     products: str = "float64"
+    mean_x: np.ndarray | None = None
+    mean_y: np.ndarray | None = None
+    scale_x: float = 1.0
+    scale_y: float = 1.0
+
+    def cross(self) -> tuple[np.ndarray, float, float]:
+        """The centred ``XᵀY`` (d₁ × d₂) and the two centred squared norms, in the data's units."""
+        sx, sy = self.scale_x, self.scale_y  # divided one at a time: their product may overflow
+        return self.cyx.T / sy / sx, self.trace_x / sx / sx, self.trace_y / sy / sy
 
 
 def require_variance(m: Moments, measure: str) -> None:
@@ -260,6 +279,10 @@ def moments(X: np.ndarray, Y: np.ndarray, *, grams: bool = True, debiased: bool 
         "constant_x": acc["qa"] == 0.0,
         "constant_y": acc["qb"] == 0.0,
         "products": np.dtype(work).name,
+        "mean_x": np.asarray(X[0], np.float64) + sx / (n * scales[0]),
+        "mean_y": np.asarray(Y[0], np.float64) + sy / (n * scales[1]),
+        "scale_x": float(scales[0]),
+        "scale_y": float(scales[1]),
     }
     if grams:
         out["cxx"] = _centred(acc["gxx"], sx, sx, n, True)
