@@ -19,8 +19,6 @@ similarity (:func:`search_hubness`).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +32,7 @@ from repspace.engines.search.hubness import (
     statistics_from_neighbours,
 )
 from repspace.core.space import Metric
+from repspace.workflows.search.persist import write_atomic, write_json
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -135,16 +134,5 @@ def _load(path: Path, stamp_path: Path, stamp: dict[str, Any]) -> BaseStatistics
 
 
 def _save(path: Path, stamp_path: Path, stamp: dict[str, Any], value: BaseStatistics) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, rows=value.rows, **value.stats.to_arrays())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=stamp_path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({**stamp, "method": value.method}, f)
-    os.replace(tmp, stamp_path)
+    write_atomic(path, lambda f: np.savez(f, rows=value.rows, **value.stats.to_arrays()))
+    write_json(stamp_path, {**stamp, "method": value.method})

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -106,13 +106,26 @@ _MEMORY: dict[tuple[str, str], tuple[int, Loaded[Any]]] = {}
 _FILES: dict[str, tuple[int, int]] = {}
 
 
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON atomically (temporary file in the same folder, then rename)."""
+def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write a derived file atomically: ``write(f)`` into a temporary file in the same folder, then rename.
+
+    A reader sees the old file or the new one, never half of one; a failed
+    ``write`` leaves the old file and no temporary behind.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically (:func:`write_atomic`)."""
+    write_atomic(path, lambda f: f.write(json.dumps(data, indent=1).encode()))
 
 
 def read_stamp(path: Path, ident: dict[str, Any]) -> Stamp | None:
