@@ -16,12 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.engines.encoders.base import Encoder, Progress
-from repspace.engines.transforms._base import Transform
-from repspace.engines.transforms._spec import (
-    format_transforms,
-    transforms_from_bytes,
-    transforms_provenance,
-)
+from repspace.engines.transforms import Transform, format_transforms, transforms_from_bytes, transforms_provenance
 
 if TYPE_CHECKING:
     from repspace.core.store import Space

@@ -83,7 +83,7 @@ def test_npy_with_ids_file_and_auto_id(tmp_path):
 def test_auto_id_uses_content_hashes(tmp_path):
     p = write_jsonl(tmp_path / "a.jsonl", [{"text": "same"}, {"text": "other"}])
     r = read_records(p, auto_id=True)
-    from repspace.core.store._validate import text_hash
+    from repspace.core.store.validate import text_hash
 
     assert r.ids == [text_hash("same"), text_hash("other")]
 

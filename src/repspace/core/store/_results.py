@@ -9,7 +9,7 @@ from typing import Any
 
 from repspace.core.errors import InputError
 from repspace.core.store._space import _now
-from repspace.core.store._validate import json_default
+from repspace.core.store.validate import json_default
 
 
 @dataclass(frozen=True)

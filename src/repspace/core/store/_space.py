@@ -22,7 +22,7 @@ import numpy as np
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.space import Metric, SpaceInfo
-from repspace.core.store import _validate as v
+from repspace.core.store import validate as v
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter

@@ -15,7 +15,7 @@ from repspace.core.space import DTYPES, Metric, SpaceInfo, check_space_name
 from repspace.core.store._db import Database
 from repspace.core.store._results import SavedResult, list_results, save_result
 from repspace.core.store._space import Space, _now
-from repspace.core.store._validate import json_default
+from repspace.core.store.validate import json_default
 
 #: Environment variable naming the store file.
 STORE_ENV = "REPSPACE_STORE"

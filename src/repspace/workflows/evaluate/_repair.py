@@ -52,8 +52,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
-from repspace.engines.eval._encode import as_encode, as_query_encode
-from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval import TaskResult, as_encode, as_query_encode
 from repspace.engines.eval.ranking import ranking_scores
 from repspace.engines.eval.retrieval import CUTOFFS, MAIN_METRIC, SCORE_KEYS, BeirData
 from repspace.engines.eval.words import WordVectors

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
-from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval import TaskResult
 from repspace.engines.eval.labels import classification, clustering, load_labelled
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval

@@ -23,7 +23,7 @@ import numpy as np
 from repspace.engines.encoders import get_encoder
 from repspace.engines.encoders.base import LayeredEncoder
 from repspace.core.errors import InputError, RepspaceError
-from repspace.engines.eval._encode import TextCache
+from repspace.engines.eval import TextCache
 from repspace.core.store import Space, Store
 
 #: ``(phase, done, total)``: the CLI's progress callback.

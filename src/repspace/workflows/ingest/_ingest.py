@@ -26,7 +26,7 @@ import numpy as np
 from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
 from repspace.workflows.ingest.readers import Records, read_records
 from repspace.core.store import Space, Store
-from repspace.core.store import _validate as v
+from repspace.core.store import validate as v
 
 #: Encoder used for texts when none is named.
 DEFAULT_ENCODER = "minilm"

@@ -196,7 +196,7 @@ def _to_records(
                 raise InputError(f"{source}: row {i + 1}: id is {type(v).__name__}; ids must be strings or integers")
             ids.append(str(v))
     else:
-        from repspace.core.store._validate import text_hash
+        from repspace.core.store.validate import text_hash
 
         ids = [text_hash(t) if t is not None else f"row-{i}" for i, t in enumerate(texts)] if texts is not None \
             else [f"row-{i}" for i in range(n)]
