@@ -17,9 +17,6 @@ from repspace.core.errors import InputError
 #: Elements (not bytes) of one float64 block: 4M elements, 32 MiB.
 BLOCK_ELEMENTS = 1 << 22
 
-#: Largest block of rows converted to float64 at once by :func:`block64`, in entries (32 MiB).
-BLOCK_ENTRIES = 4 * 1024 * 1024
-
 #: Below this a sum of squares may have lost precision to underflow.
 _TINY = 1e-280
 
@@ -137,8 +134,8 @@ def as_numeric(X: Any, what: str = "X") -> np.ndarray:
 
 
 def row_slices(n: int, d: int) -> Iterator[slice]:
-    """Slices of rows whose float64 copy stays under :data:`BLOCK_ENTRIES` entries."""
-    step = max(1, BLOCK_ENTRIES // max(1, d))
+    """Slices of rows whose float64 copy stays near 32 MiB (:func:`block_rows`)."""
+    step = block_rows(d)
     for lo in range(0, n, step):
         yield slice(lo, min(n, lo + step))
 

@@ -125,7 +125,7 @@ def test_unrelated_spaces_are_flagged_not_trusted(glove):
     m = Unsupervised(patience=5).fit(X, noise)
     assert m.trustworthy_ is False and m.n_agree_ < 2
     assert any("not reproduced" in w for w in m.warnings_)
-    assert max(s["agreement"] for i, s in enumerate(m.starts_) if s["agreement"] < 1.0) < 0.2
+    assert max(s["agreement"] for s in m.starts_ if s["agreement"] < 1.0) < 0.2
 
 
 def test_too_few_pairs_for_the_dimensions_are_flagged(glove):

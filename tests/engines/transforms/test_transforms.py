@@ -262,7 +262,7 @@ def test_blocked_arithmetic_equals_one_block(X, monkeypatch):
     whole = [t.transform(X) for t in all_fitted(X)]
     import repspace.core.arrays as base
 
-    monkeypatch.setattr(base, "BLOCK_ENTRIES", 13)  # two rows at a time
+    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 13)  # two rows at a time
     for t, ref in zip(all_fitted(X), whole, strict=True):
         np.testing.assert_allclose(t.transform(X), ref, rtol=1e-5, atol=1e-5)
 

@@ -127,27 +127,29 @@ def _best(Q: np.ndarray, B: np.ndarray, r_b: np.ndarray, keep: float,
     return idx, best
 
 
-def _matching(S: np.ndarray, T: np.ndarray, *, k: int, keep: float, rng: np.random.Generator,
-              mutual: bool) -> tuple[np.ndarray, np.ndarray, float]:
-    """Pairs ``(i, j)`` of rows of ``S`` and ``T`` (same dimension, unit rows) by CSLS nearest neighbours.
+def _best_pairs(S: np.ndarray, T: np.ndarray, *, k: int, keep: float,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float]:
+    """Each row's best partner by CSLS in both directions (rows of ``S`` and ``T``: same dimension, unit rows).
 
-    ``mutual``: only pairs that are each other's best; otherwise the union of the
-    two directions. Returns the pairs and the objective (mean of the rows of
-    ``S``' best CSLS, ``2s − r_T(i) − r_S(j)``).
+    Returns ``fwd`` (each row of ``S``' best row of ``T``), ``bwd`` (each row of
+    ``T``'s best row of ``S``) and the objective (mean of the rows of ``S``' best
+    CSLS, ``2s − r_T(i) − r_S(j)``).
     """
     r_t = _mean_top_k(S, T, k).astype(np.float32)  # each source row's k nearest targets
     r_s = _mean_top_k(T, S, k).astype(np.float32)  # each target row's k nearest sources
     fwd, fwd_score = _best(S, T, r_s, keep, rng)
     bwd, _ = _best(T, S, r_t, keep, rng)
-    objective = float(np.mean(fwd_score - r_t))
+    return fwd, bwd, float(np.mean(fwd_score - r_t))
+
+
+def _dictionary(fwd: np.ndarray, bwd: np.ndarray, *, mutual: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(i, j)`` from both directions' best: only the mutual ones, or the union (distinct, sorted)."""
     if mutual:
         j = np.flatnonzero(fwd[bwd] == np.arange(len(bwd)))
-        src, trg = bwd[j], j
-    else:
-        src = np.concatenate([np.arange(len(fwd)), bwd])
-        trg = np.concatenate([fwd, np.arange(len(bwd))])
-        src, trg = _union(src, trg, len(T))
-    return src, trg, objective
+        return bwd[j], j
+    src = np.concatenate([np.arange(len(fwd)), bwd])
+    trg = np.concatenate([fwd, np.arange(len(bwd))])
+    return _union(src, trg, len(bwd))
 
 
 def _rotation(S: np.ndarray, T: np.ndarray) -> np.ndarray:
@@ -446,10 +448,11 @@ class Unsupervised(Map):
         union when the mutual pairs are too few to determine a rotation.
         """
         mapped = Xn @ _rotation(Xn[src], Yn[trg])
+        fwd, bwd, objective = _best_pairs(mapped, Yn, k=self.k_csls, keep=keep, rng=rng)
         mutual = self.dictionary == "mutual" and keep >= 1.0
-        new_src, new_trg, objective = _matching(mapped, Yn, k=self.k_csls, keep=keep, rng=rng, mutual=mutual)
+        new_src, new_trg = _dictionary(fwd, bwd, mutual=mutual)
         if mutual and len(new_src) < min(Xn.shape[1], Yn.shape[1], len(Xn), len(Yn)):
-            new_src, new_trg, objective = _matching(mapped, Yn, k=self.k_csls, keep=keep, rng=rng, mutual=False)
+            new_src, new_trg = _dictionary(fwd, bwd, mutual=False)
         return new_src, new_trg, objective
 
     def _initial(self, A: np.ndarray, B: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -459,8 +462,8 @@ class Unsupervised(Map):
             if pa.shape[1] != pb.shape[1]:  # different sample sizes: the same quantiles of each profile
                 w = min(pa.shape[1], pb.shape[1])
                 pa, pb = _normalise(_quantiles(pa, w)), _normalise(_quantiles(pb, w))
-            src, trg, _ = _matching(pa, pb, k=self.k_csls, keep=1.0, rng=rng, mutual=False)
-            return src, trg
+            fwd, bwd, _ = _best_pairs(pa, pb, k=self.k_csls, keep=1.0, rng=rng)
+            return _dictionary(fwd, bwd, mutual=False)
         plan = _gromov_wasserstein(A, B)
         src = np.concatenate([np.arange(len(A)), plan.argmax(axis=0)])
         trg = np.concatenate([plan.argmax(axis=1), np.arange(len(B))])
