@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from repspace.engines.encoders import Encoder, register, unregister
-from repspace.engines.encoders.base import Progress
+from repspace.engines.encoders.base import Tick
 
 TOPICS = ("cat", "dog", "sea", "wine")
 SYNONYMS = {"feline": "cat", "canine": "dog", "ocean": "sea", "merlot": "wine"}
@@ -45,12 +45,12 @@ class SynonymEncoder(Encoder):
     def dim(self) -> int:
         return len(TOPICS) + 1
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         if progress is not None:
             progress(len(texts))
         return np.array([_vector(t) for t in texts])
 
-    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         self.query_calls += 1
         out = []
         for text in texts:

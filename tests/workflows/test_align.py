@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from repspace import ConflictError, InputError, Store
-from repspace.workflows.align import align_spaces
 from repspace.interfaces.cli import main
+from repspace.workflows.align import align_spaces
 from repspace.workflows.search import knn
 from repspace.workflows.stored_transforms import stored_transforms
 

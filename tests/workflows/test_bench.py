@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from repspace import InputError
+from repspace.interfaces.cli import main
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import knn
-from repspace.interfaces.cli import main
 
 
 @pytest.fixture()

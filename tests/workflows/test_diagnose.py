@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from repspace import ConflictError, InputError, NotFoundError, Store
-from repspace.workflows.diagnose import diagnose_layers, diagnose_space
 from repspace.engines.geometry import diagnose, hubness
+from repspace.workflows.diagnose import diagnose_layers, diagnose_space
 
 
 @pytest.fixture()

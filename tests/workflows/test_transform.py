@@ -11,8 +11,8 @@ from repspace.engines.encoders import get_encoder
 from repspace.workflows.ingest import ingest_records
 from repspace.workflows.ingest.readers import Records
 from repspace.workflows.search import knn, search_space
-from repspace.workflows.transform import derive_space
 from repspace.workflows.stored_transforms import encoder_for_space, stored_transforms
+from repspace.workflows.transform import derive_space
 
 WORDS = ["cat", "dog", "sea", "tree", "wine", "bread", "car", "road", "song", "rain", "snow", "king"]
 TEXTS = [f"the {a} and the {b}" for a in WORDS for b in WORDS if a != b][:120]

@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repspace.interfaces.cli import main
 from repspace.core.errors import InputError
 from repspace.engines.eval import load_beir
-from repspace.workflows.upgrade import parse_pairs, upgrade_retrieval
-from repspace.workflows.upgrade import upgrade_check
+from repspace.interfaces.cli import main
+from repspace.workflows.upgrade import parse_pairs, upgrade_check, upgrade_retrieval
 
 CRANFIELD = Path(__file__).resolve().parents[3] / "shared" / "data" / "cranfield-beir"
 pytestmark = pytest.mark.skipif(not CRANFIELD.is_dir(), reason=f"{CRANFIELD} is absent (the shared data sets)")

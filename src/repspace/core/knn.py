@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
-from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
 from repspace.core.exact import exact_search
 from repspace.core.space import Metric
 

@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, block_rows, max_abs
+from repspace.core.errors import InputError
 
 __all__ = ["Moments", "moments", "require_variance"]
 

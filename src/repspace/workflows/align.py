@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import positive_int
+from repspace.core.errors import InputError
 from repspace.engines.align import (
     MapScores,
     Procrustes,
@@ -42,8 +44,6 @@ from repspace.engines.align import (
     score_map,
 )
 from repspace.workflows.compare import joined
-from repspace.core.checks import positive_int
-from repspace.core.errors import InputError
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
@@ -144,8 +144,8 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
 
 def _store_mapped(store: Store, src: Space, tgt: Space, out: str, model: Any, method: str, n_train: int,
                   seed: int) -> Space:
-    from repspace.workflows.transform import write_derived
     from repspace.engines.transforms import Affine
+    from repspace.workflows.transform import write_derived
 
     # (x − μx)·W + μy = x·W + (μy − μx·W): one affine step
     step = Affine.from_map(model.W_, model.mean_y_ - model.mean_x_ @ model.W_)

@@ -10,16 +10,17 @@ ground truth is its ``k`` nearest *other* items by exact search.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress, relabel
+from repspace.engines.search.specs import parse_spec
 from repspace.workflows.search import knn
 from repspace.workflows.search.indexes import build_index
-from repspace.engines.search.specs import parse_spec
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -98,7 +99,7 @@ def _recall(found: np.ndarray, truth: np.ndarray) -> float:
 
 def bench_search(space: Space, specs: Sequence[str] = DEFAULT_SPECS, *, queries: int = 200, k: int = 10,
                  where: str | None = None, seed: int = 0,
-                 progress: Callable[[str, int, int], None] | None = None) -> SearchBench:
+                 progress: Progress | None = None) -> SearchBench:
     """Measure index specs on a stored space against exact search.
 
     Parameters
@@ -149,8 +150,7 @@ def bench_search(space: Space, specs: Sequence[str] = DEFAULT_SPECS, *, queries:
         if spec.kind == "exact":
             action, memory = "none", None
         else:
-            report = build_index(space, spec, progress=(lambda d, t, s=str(spec): progress(s, d, t))
-                                 if progress else None)
+            report = build_index(space, spec, progress=relabel(progress, str(spec)))
             action, memory = report.action, report.memory_bytes
         build_s = time.perf_counter() - t0 if action != "loaded" else 0.0
         knn(space, q[:1], k + 1, where=where, index=spec)  # warm: the index is in memory

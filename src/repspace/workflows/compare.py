@@ -22,15 +22,16 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.engines.compare import Comparison, compare
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress
+from repspace.engines.compare import Comparison, compare
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -202,7 +203,7 @@ class LayerMatrix:
 def compare_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int] = "all",
                    other: str | None = None, other_layers: str | Sequence[int] | None = None,
                    measure: str = "cka_linear", k: int = 10, options: dict[str, Any] | None = None,
-                   batch_size: int = 64, progress: Callable[[int], None] | None = None) -> LayerMatrix:
+                   batch_size: int = 64, progress: Progress | None = None) -> LayerMatrix:
     """``measure`` between every layer of ``encoder`` and every layer of ``other`` (default: itself).
 
     One forward pass per batch of texts and encoder gives all its layers;
@@ -241,7 +242,7 @@ def compare_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence
 
 
 def _layer_stack(spec: str, texts: list[str], layers: str | Sequence[int], options: dict[str, Any] | None,
-                 batch_size: int, progress: Callable[[int], None] | None) -> tuple[list[str], np.ndarray]:
+                 batch_size: int, progress: Progress | None) -> tuple[list[str], np.ndarray]:
     from repspace.engines.encoders import get_encoder
     from repspace.engines.encoders.base import LayeredEncoder
 

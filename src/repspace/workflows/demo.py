@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.workflows.ingest import Records, ingest_records
 from repspace.core.store import Store
+from repspace.workflows.ingest import Records, ingest_records
 
 #: Standard-library folders left out of the demo (tests, IDLE, bundled wheels).
 SKIP_DIRS = {"test", "tests", "idlelib", "ensurepip", "lib2to3", "site-packages", "turtledemo", "__pycache__",
@@ -169,7 +169,7 @@ def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: boo
         for word in WORD_QUERIES:
             t = time.perf_counter()
             hits, plan = gl.search(id=word, k=6, method="hnsw", explain=True,
-                                   progress=(lambda d, n: progress("index", d, n)) if progress else None)
+                                   progress=progress)
             ms = (time.perf_counter() - t) * 1000
             result.searches.append({"space": "glove", "id": word, "hits": [h.to_dict() for h in hits],
                                     "index": plan.index_action})

@@ -16,13 +16,14 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress
 from repspace.engines.geometry.diagnose import Diagnosis, diagnose
 
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ class LayerDiagnosis:
 
 def diagnose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int] = "all", k: int = 10,
                     exact: bool | None = None, seed: int = 0, options: dict[str, Any] | None = None,
-                    batch_size: int = 64, progress: Callable[[int], None] | None = None) -> LayerDiagnosis:
+                    batch_size: int = 64, progress: Progress | None = None) -> LayerDiagnosis:
     """Diagnose every chosen layer of a layered encoder, from one forward pass per batch of texts.
 
     Parameters

@@ -22,7 +22,14 @@ from typing import Any
 
 from repspace.core import store as _core
 from repspace.core.hits import Hit
-from repspace.core.store import STORE_ENV, AddResult, Item, SavedResult, Snapshot, default_store_path
+from repspace.core.store import (
+    STORE_ENV,
+    AddResult,
+    Item,
+    SavedResult,
+    Snapshot,
+    default_store_path,
+)
 
 __all__ = ["STORE_ENV", "AddResult", "Item", "SavedResult", "Snapshot", "Space", "Store", "default_store_path"]
 

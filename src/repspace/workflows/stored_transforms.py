@@ -15,8 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.engines.encoders.base import Encoder, Progress
-from repspace.engines.transforms import Transform, format_transforms, transforms_from_bytes, transforms_provenance
+from repspace.engines.encoders.base import Encoder, Tick
+from repspace.engines.transforms import (
+    Transform,
+    format_transforms,
+    transforms_from_bytes,
+    transforms_provenance,
+)
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -77,10 +82,10 @@ class TransformedEncoder(Encoder):
             self._dim = int(apply_chain(self.chain, probe).shape[1])
         return self._dim
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return apply_chain(self.chain, self.base.encode(texts, batch_size=batch_size, progress=progress))
 
-    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return apply_chain(self.chain, self.base.encode_queries(texts, batch_size=batch_size, progress=progress))
 
     @property

@@ -29,15 +29,24 @@ Examples
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError
+from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
-from repspace.engines.transforms import format_transforms, parse_transforms, transforms_provenance, transforms_to_bytes
-from repspace.workflows.stored_transforms import STATE_NAME, apply_chain, stored_transforms
+from repspace.engines.transforms import (
+    format_transforms,
+    parse_transforms,
+    transforms_provenance,
+    transforms_to_bytes,
+)
+from repspace.workflows.stored_transforms import (
+    STATE_NAME,
+    apply_chain,
+    stored_transforms,
+)
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
@@ -50,7 +59,7 @@ BATCH = 100_000
 
 def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str | None = None,
                  fit_sample: int | None = None, seed: int = 0,
-                 progress: Callable[[int, int], None] | None = None) -> Space:
+                 progress: Progress | None = None) -> Space:
     """Fit ``spec`` on ``source``'s vectors and store the transformed space as ``new``.
 
     Parameters
@@ -110,7 +119,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
 
 def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_from: dict[str, Any], *,
                   items: list[Any] | None = None, vectors: np.ndarray | None = None, metric: str | None = None,
-                  progress: Callable[[int, int], None] | None = None) -> Space:
+                  progress: Progress | None = None) -> Space:
     """Store ``src``'s items through a fitted ``chain`` as space ``new``, whole or not at all.
 
     The new space keeps the source's recipe, records the full chain (the
@@ -137,7 +146,7 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
                        texts=[it.text for it in part], metadata=[it.metadata for it in part],
                        on_conflict="error")
             if progress is not None:
-                progress(min(lo + BATCH, n), n)
+                progress("write", min(lo + BATCH, n), n)
         return store.rename_space(temp, new)
     except BaseException:
         _drop(store, temp)

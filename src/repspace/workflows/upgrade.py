@@ -46,7 +46,7 @@ Examples
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress, relabel
 from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval_from_vectors
 
 __all__ = ["UPGRADE_METHODS", "UpgradeCheck", "UpgradeRow", "parse_pairs", "upgrade_check", "upgrade_retrieval"]
@@ -164,7 +165,7 @@ def upgrade_retrieval(
     seed: int = 0,
     index: str | None = None,
     restarts: int = 3,
-    progress: Any = None,
+    progress: Progress | None = None,
 ) -> UpgradeCheck:
     """Retrieval quality of the old model, the new one re-indexed, and new queries mapped into the old index.
 
@@ -191,8 +192,8 @@ def upgrade_retrieval(
         Starts of each ``unsupervised`` fit (``Unsupervised(n_restarts=...)``:
         the best objective is kept, and the fit is trusted only when another
         start reached the same pairing).
-    progress : callable, optional
-        ``progress(done, total)`` after each fit.
+    progress : Progress, optional
+        ``progress("maps", done, total)`` after each fit.
 
     Returns
     -------
@@ -263,7 +264,7 @@ def upgrade_retrieval(
                 recall.append(s["recall_at_100"])
                 done += 1
                 if progress is not None:
-                    progress(done, total)
+                    progress("maps", done, total)
             rows.append(UpgradeRow("mapped", method, c, float(np.mean(ndcg)),
                                    float(np.std(ndcg, ddof=1)) if runs > 1 else 0.0, float(np.mean(recall)), runs,
                                    time.perf_counter() - t0,
@@ -272,10 +273,6 @@ def upgrade_retrieval(
             "methods": list(methods),
             "seconds": time.perf_counter() - t_start}
     return UpgradeCheck(n, data.n_queries, rows, skipped, info)
-
-
-#: ``progress(phase, done, total)``, as the CLI's progress bars take it.
-PhaseProgress = Callable[[str, int, int], None]
 
 
 def upgrade_check(
@@ -291,7 +288,7 @@ def upgrade_check(
     index: str | None = None,
     batch_size: int = 64,
     restarts: int = 3,
-    progress: PhaseProgress | None = None,
+    progress: Progress | None = None,
 ) -> UpgradeCheck:
     """Embed ``data`` with the ``old`` and ``new`` encoders and measure whether mapped new queries can search the old index.
 
@@ -325,22 +322,11 @@ def upgrade_check(
     vectors: dict[str, Any] = {}
     for side, enc in encoders.items():
         for what, texts, fn in (("documents", docs, enc.encode), ("queries", queries, enc.encode_queries)):
-            phase = f"{side} {what}"
-            done = [0]
-
-            def tick(k: int, phase: str = phase, total: int = len(texts), done: list[int] = done) -> None:
-                done[0] += k
-                if progress is not None:
-                    progress(phase, done[0], total)
-
-            vectors[f"{what}_{side}"] = fn(texts, batch_size=batch_size, progress=tick)
-    def fitted(done: int, total: int) -> None:
-        if progress is not None:
-            progress("maps", done, total)
-
+            vectors[f"{what}_{side}"] = fn(texts, batch_size=batch_size,
+                                           progress=relabel(progress, f"{side} {what}"))
     r = upgrade_retrieval(vectors["queries_old"], vectors["documents_old"], vectors["queries_new"],
                           vectors["documents_new"], data, pairs=pairs, methods=methods, repeats=repeats, seed=seed,
-                          index=index, restarts=restarts, progress=fitted)
+                          index=index, restarts=restarts, progress=progress)
     r.info.update(data=data.name, split=data.split, old=encoders["old"].provenance(),
                   new=encoders["new"].provenance())
     return r

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from repspace import NotFoundError, Store, StoreError
-from repspace.workflows.search import HNSWParams, ensure_hnsw
 from repspace.core.store._schema import MIGRATIONS
+from repspace.workflows.search import HNSWParams, ensure_hnsw
 
 
 def _sql(path, query, *args):

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from _store_worker import crash_ids, crash_vectors, numbered_vectors
 
 from repspace import Store

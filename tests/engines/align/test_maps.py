@@ -9,6 +9,7 @@ import pytest
 from scipy.linalg import orthogonal_procrustes
 from sklearn.base import clone
 
+from repspace.core.errors import InputError
 from repspace.engines.align import (
     Procrustes,
     Relative,
@@ -16,7 +17,6 @@ from repspace.engines.align import (
     relative_representation,
     score_map,
 )
-from repspace.core.errors import InputError
 from repspace.engines.transforms import NotFittedError
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from repspace.core.errors import InputError
 from repspace.engines.align import MapScores, score_map
 from repspace.engines.align import scores as scores_module
-from repspace.core.errors import InputError
 
 
 def _direct(M: np.ndarray, Y: np.ndarray, csls: bool, k: int) -> tuple[float, float, float]:

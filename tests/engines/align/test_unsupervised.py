@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repspace.engines.align import Procrustes, Unsupervised, score_map, similarity_profiles
 from repspace.core.errors import InputError
+from repspace.engines.align import (
+    Procrustes,
+    Unsupervised,
+    score_map,
+    similarity_profiles,
+)
 
 
 def _rotation(d: int, seed: int) -> np.ndarray:

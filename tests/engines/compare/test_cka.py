@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repspace.engines.compare import cka, cka_debiased, cka_linear
-from repspace.core.errors import InputError
 from repspace.core import arrays as _estimate
+from repspace.core.errors import InputError
+from repspace.engines.compare import cka, cka_debiased, cka_linear
 
 
 @pytest.fixture()

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from repspace.core.errors import InputError
 from repspace.engines.compare import (
     MEASURES,
     Comparison,
@@ -19,7 +20,6 @@ from repspace.engines.compare import (
     rsa,
     svcca,
 )
-from repspace.core.errors import InputError
 
 
 @pytest.fixture(scope="module")

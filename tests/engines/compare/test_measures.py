@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from repspace.engines.compare import INVARIANCES, MEASURES, Measure
 from repspace.core.errors import InputError
+from repspace.engines.compare import INVARIANCES, MEASURES, Measure
 
 K = 5
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repspace.engines.compare import changed_items, mutual_knn, neighbourhood_jaccard
 from repspace.core.errors import InputError
+from repspace.engines.compare import changed_items, mutual_knn, neighbourhood_jaccard
 
 
 def brute_knn(X: np.ndarray, k: int) -> np.ndarray:

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy.linalg import orthogonal_procrustes
 
-from repspace.engines.compare import procrustes, svcca
-from repspace.core.errors import InputError
 from repspace.core import arrays as _estimate
+from repspace.core.errors import InputError
+from repspace.engines.compare import procrustes, svcca
 
 
 @pytest.fixture()

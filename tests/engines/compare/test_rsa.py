@@ -7,8 +7,8 @@ import pytest
 from scipy.spatial.distance import pdist
 from scipy.stats import spearmanr
 
-from repspace.engines.compare import rsa
 from repspace.core.errors import InputError
+from repspace.engines.compare import rsa
 
 
 def direct_rsa(X: np.ndarray, Y: np.ndarray) -> float:

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from repspace.engines.encoders import get_encoder, model_fingerprint
 from repspace.core.errors import ConflictError, EncoderError, InputError, NotFoundError
+from repspace.engines.encoders import get_encoder, model_fingerprint
 
 pytest.importorskip("skeletoken", reason="model2vec's distill extra (skeletoken) is not installed")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repspace.core.errors import EncoderError, InputError
 from repspace.engines.encoders import (
     PROVENANCE_KEYS,
     from_provenance,
@@ -26,7 +27,6 @@ from repspace.engines.encoders import (
     set_threads,
 )
 from repspace.engines.encoders.e5 import E5Encoder, e5_model_file
-from repspace.core.errors import EncoderError, InputError
 
 # A query, the passage that answers it, and passages that do not.
 QUERY = "how much protein should a female eat"
@@ -142,9 +142,9 @@ def test_enpt_variant_prunes_the_vocabulary() -> None:
 @pytest.mark.slow
 def test_batches_and_progress(mixed_lengths: list[str]) -> None:
     enc = get_encoder("e5")
-    calls: list[int] = []
-    got = enc.encode_queries(mixed_lengths, batch_size=4, progress=calls.append)
-    assert calls == [4, 4, 4, 4, 1] and sum(calls) == len(mixed_lengths)
+    calls: list[tuple[str, int, int]] = []
+    got = enc.encode_queries(mixed_lengths, batch_size=4, progress=lambda *a: calls.append(a))
+    assert calls == [("encode queries", done, 17) for done in (0, 4, 8, 12, 16, 17)] and len(mixed_lengths) == 17
     np.testing.assert_array_equal(got, enc.encode_queries(mixed_lengths, batch_size=64))
 
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
+from repspace.core.errors import InputError
 from repspace.engines.encoders import PROVENANCE_KEYS, LayeredEncoder, get_encoder
 from repspace.engines.encoders.hf_layers import pool_hidden_states
-from repspace.core.errors import InputError
 
 pytestmark = pytest.mark.slow
 
@@ -157,12 +157,13 @@ def test_pool_hidden_states_against_loops() -> None:
 
 def test_progress_and_empty_input(sentences: list[str]) -> None:
     enc = get_encoder("hf-layers:minilm")
-    calls: list[int] = []
-    enc.encode(sentences, batch_size=8, progress=calls.append)
-    assert sum(calls) == len(sentences) and len(calls) == 7
+    calls: list[tuple[str, int, int]] = []
+    enc.encode(sentences, batch_size=8, progress=lambda *a: calls.append(a))
+    n = len(sentences)
+    assert calls == [("encode", min(i * 8, n), n) for i in range(8)] and n == 50
     calls.clear()
-    enc.encode_layers(sentences[:10], layers=[1, 2], batch_size=4, progress=calls.append)
-    assert calls == [4, 4, 2]
+    enc.encode_layers(sentences[:10], layers=[1, 2], batch_size=4, progress=lambda *a: calls.append(a))
+    assert calls == [("encode", 0, 10), ("encode", 4, 10), ("encode", 8, 10), ("encode", 10, 10)]
     assert enc.encode([]).shape == (0, 384)
     assert enc.encode_layers([], layers=[0, 1]).shape == (2, 0, 384)
 

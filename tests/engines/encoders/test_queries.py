@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repspace.engines.encoders import Encoder, get_encoder
-from repspace.engines.encoders.base import Progress
-from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
 from repspace.core.errors import InputError
+from repspace.engines.encoders import Encoder, get_encoder
+from repspace.engines.encoders.base import Tick
+from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
 
 
 class _Counting(Encoder):
@@ -29,7 +29,7 @@ class _Counting(Encoder):
     def dim(self) -> int:
         return 2
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         self.calls.append(texts)
         if progress is not None:
             progress(len(texts))
@@ -41,9 +41,9 @@ class _Counting(Encoder):
 
 def test_default_query_side_is_the_document_side() -> None:
     enc = _Counting()
-    done: list[int] = []
-    got = enc.encode_queries(["ab", "c"], progress=done.append)
-    assert enc.calls == [["ab", "c"]] and done == [2]
+    done: list[tuple[str, int, int]] = []
+    got = enc.encode_queries(["ab", "c"], progress=lambda *a: done.append(a))
+    assert enc.calls == [["ab", "c"]] and done == [("encode queries", 0, 2), ("encode queries", 2, 2)]
     assert got.dtype == np.float32 and got.flags["C_CONTIGUOUS"] and got.tolist() == [[2.0, 1.0], [1.0, 1.0]]
     assert enc.asymmetric is False
     with pytest.raises(InputError, match="single string"):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import repspace
+from repspace.core.errors import EncoderError, InputError, NotFoundError
 from repspace.engines.encoders import (
     DEFAULT_ENCODER,
     Encoder,
@@ -20,9 +21,8 @@ from repspace.engines.encoders import (
     set_threads,
     unregister,
 )
-from repspace.engines.encoders.base import Progress
+from repspace.engines.encoders.base import Tick
 from repspace.engines.encoders.static import StaticEncoder, static_model_folder
-from repspace.core.errors import EncoderError, InputError, NotFoundError
 
 BUILT_IN = ["minilm", "st", "static", "model2vec", "hf-layers"]
 
@@ -157,7 +157,7 @@ class _WrongShape(Encoder):
 
     dim = 3
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return np.zeros((len(texts) + 1, 3))
 
     def provenance(self) -> dict:

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from repspace.core.errors import InputError
 from repspace.engines.encoders import PROVENANCE_KEYS, get_encoder, model_fingerprint
 from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
-from repspace.core.errors import InputError
 
 pytestmark = pytest.mark.slow
 
@@ -76,14 +76,14 @@ def test_prompt_is_prepended(sentences: list[str], st_model) -> None:
 
 def test_progress_totals_n_across_chunks(minilm_dir: Path, sentences: list[str], minilm_vectors) -> None:
     enc = SentenceTransformerEncoder(minilm_dir, spec="minilm", chunk_size=16)
-    calls: list[int] = []
-    out = enc.encode(sentences, progress=calls.append)
-    assert calls == [16, 16, 16, 2]
-    assert sum(calls) == len(sentences)
+    calls: list[tuple[str, int, int]] = []
+    out = enc.encode(sentences, progress=lambda *a: calls.append(a))
+    n = len(sentences)
+    assert calls == [("encode", done, n) for done in (0, 16, 32, 48, 50)] and n == 50
     np.testing.assert_allclose(out, minilm_vectors, atol=1e-6)
     calls.clear()
-    get_encoder("minilm").encode(sentences, progress=calls.append)
-    assert sum(calls) == len(sentences)
+    get_encoder("minilm").encode_queries(sentences, progress=lambda *a: calls.append(a))
+    assert calls[0] == ("encode queries", 0, n) and calls[-1] == ("encode queries", n, n)
 
 
 def test_empty_input_and_bad_input() -> None:

@@ -47,9 +47,10 @@ def test_model2vec_folder_spec(static_dir: Path, sentences: list[str]) -> None:
 
 def test_static_progress_and_chunks(static_dir: Path, sentences: list[str]) -> None:
     enc = StaticEncoder(static_dir, spec="static", chunk_size=7)
-    calls: list[int] = []
-    out = enc.encode(sentences, batch_size=5, progress=calls.append)
-    assert sum(calls) == len(sentences) and len(calls) == 8
+    calls: list[tuple[str, int, int]] = []
+    out = enc.encode(sentences, batch_size=5, progress=lambda *a: calls.append(a))
+    n = len(sentences)
+    assert calls == [("encode", min(i * 7, n), n) for i in range(9)] and n == 50
     np.testing.assert_allclose(out, get_encoder("static").encode(sentences), atol=1e-7)
     assert enc.encode([]).shape == (0, 64)
 

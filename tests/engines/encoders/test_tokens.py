@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from repspace.core.errors import InputError
 from repspace.engines.encoders import get_encoder
 from repspace.engines.encoders.tokens import encode_tokens
-from repspace.core.errors import InputError
 
 pytestmark = pytest.mark.slow
 
@@ -82,9 +82,9 @@ def test_batching_does_not_change_the_tokens(texts: list[str]) -> None:
 
 
 def test_progress_spec_string_and_errors(texts: list[str]) -> None:
-    calls: list[int] = []
-    sets = encode_tokens("hf-layers:minilm", texts[:5], batch_size=2, progress=calls.append)
-    assert calls == [2, 2, 1] and len(sets) == 5
+    calls: list[tuple[str, int, int]] = []
+    sets = encode_tokens("hf-layers:minilm", texts[:5], batch_size=2, progress=lambda *a: calls.append(a))
+    assert calls == [("encode", 0, 5), ("encode", 2, 5), ("encode", 4, 5), ("encode", 5, 5)] and len(sets) == 5
     assert encode_tokens("hf-layers:minilm", []) == []
     with pytest.raises(InputError, match="hf-layers"):
         encode_tokens(get_encoder("static"), ["a cat"])

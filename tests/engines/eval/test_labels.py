@@ -7,11 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _eval_stubs import TruncateCodec
 
 from repspace.core.errors import InputError
-from repspace.engines.eval.labels import LabelledTexts, classification, clustering, load_labelled
-
-from _eval_stubs import TruncateCodec
+from repspace.engines.eval.labels import (
+    LabelledTexts,
+    classification,
+    clustering,
+    load_labelled,
+)
 
 
 @pytest.fixture(autouse=True)

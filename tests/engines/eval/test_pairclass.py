@@ -7,11 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _eval_stubs import TruncateCodec
 
 from repspace.core.errors import InputError
-from repspace.engines.eval.pairclass import PairLabels, best_thresholds, load_pairs, pairclass, pairclass_scores
-
-from _eval_stubs import TruncateCodec
+from repspace.engines.eval.pairclass import (
+    PairLabels,
+    best_thresholds,
+    load_pairs,
+    pairclass,
+    pairclass_scores,
+)
 
 
 def on_circle(cosines) -> np.ndarray:
@@ -46,7 +51,9 @@ def test_best_thresholds_do_not_split_ties():
 
 def test_best_thresholds_equal_sentence_transformers():
     # imported here, not at the top: it loads torch (seconds), which the rest of the file does not need
-    from sentence_transformers.sentence_transformer.evaluation import binary_classification as st_eval
+    from sentence_transformers.sentence_transformer.evaluation import (
+        binary_classification as st_eval,
+    )
 
     finder = st_eval.BinaryClassificationEvaluator
     rng = np.random.default_rng(0)

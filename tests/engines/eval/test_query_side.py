@@ -6,11 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _asymmetric import SynonymEncoder, beir_data
 
 from repspace.engines.eval import TextCache, as_query_encode
-from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval, retrieval_from_vectors
-
-from _asymmetric import SynonymEncoder, beir_data
+from repspace.engines.eval.retrieval import (
+    BeirData,
+    load_beir,
+    retrieval,
+    retrieval_from_vectors,
+)
 
 
 @pytest.fixture(scope="module", autouse=True)

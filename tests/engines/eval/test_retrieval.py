@@ -10,6 +10,7 @@ import pytest
 import pytrec_eval
 
 from repspace.core.errors import InputError
+from repspace.core.exact import exact_search
 from repspace.engines.eval._encode import TextCache
 from repspace.engines.eval.retrieval import (
     SCORE_KEYS,
@@ -18,7 +19,6 @@ from repspace.engines.eval.retrieval import (
     retrieval,
     retrieval_from_vectors,
 )
-from repspace.core.exact import exact_search
 
 REQUIRED_KEYS = {"ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"}
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _eval_stubs import TruncateCodec
 
 from repspace.core.errors import InputError
 from repspace.engines.eval.words import (
-
     Analogies,
     WordPairs,
     WordVectors,
@@ -18,8 +18,6 @@ from repspace.engines.eval.words import (
     load_word_pairs,
     wordsim,
 )
-
-from _eval_stubs import TruncateCodec
 
 #: Published figures (data README: gensim's evaluate_word_pairs on these very vectors).
 PUBLISHED = {"EN-WS-353-ALL": 0.50, "EN-SIMLEX-999": 0.26, "EN-MEN-TR-3k": 0.65}

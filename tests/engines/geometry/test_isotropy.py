@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from repspace.core.errors import InputError
 from repspace.core import arrays as _estimate
+from repspace.core.errors import InputError
 from repspace.engines.geometry.isotropy import (
     isoscore,
     isotropy,

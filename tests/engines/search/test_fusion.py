@@ -151,8 +151,8 @@ def cranfield_runs(shared_data):
     """BM25 and dense (static encoder, cosine) top-100 of every Cranfield query."""
     from repspace.engines.encoders import get_encoder
     from repspace.engines.eval import load_beir
-    from repspace.workflows.search import exact_search
     from repspace.engines.search.lexical import LexicalIndex
+    from repspace.workflows.search import exact_search
 
     data = load_beir(shared_data / "cranfield-beir")
     ix = LexicalIndex.build(list(data.corpus_texts), np.arange(data.n_documents))

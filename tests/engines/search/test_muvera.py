@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from repspace.core.errors import InputError
-from repspace.workflows.search import exact_search, normalize_rows
 from repspace.engines.search.muvera import (
     FDEConfig,
     MultiVectorIndex,
@@ -18,6 +17,7 @@ from repspace.engines.search.muvera import (
     fde_documents,
     fde_queries,
 )
+from repspace.workflows.search import exact_search, normalize_rows
 
 
 def _sets(rng: np.random.Generator, n: int, dim: int, lo: int = 1, hi: int = 9) -> list[np.ndarray]:

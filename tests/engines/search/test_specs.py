@@ -10,7 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repspace.core.errors import InputError
-from repspace.engines.search.specs import DEFAULT_FACTOR, DEFAULT_INT8_FACTOR, IndexSpec, parse_spec
+from repspace.engines.search.specs import (
+    DEFAULT_FACTOR,
+    DEFAULT_INT8_FACTOR,
+    IndexSpec,
+    parse_spec,
+)
 
 # (text, canonical string, slug)
 CASES = [

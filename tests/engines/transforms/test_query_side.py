@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-
 import numpy as np
+from _asymmetric import DOCS, SynonymEncoder, registered
 
 from repspace.engines.transforms import parse_transforms
-from repspace.workflows.stored_transforms import encoder_for_space
-from repspace.workflows.stored_transforms import TransformedEncoder
-
-from _asymmetric import DOCS, SynonymEncoder, registered
+from repspace.workflows.stored_transforms import TransformedEncoder, encoder_for_space
 
 # By hand, from the test encoder's vectors (topic counts for cat, dog, sea, wine, then 0.1). The four documents are
 # the four unit topic vectors, each with 0.1 last, so "center" fitted on them subtracts (1/4, 1/4, 1/4, 1/4, 0.1).

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from repspace import Store
-from repspace.interfaces.cli import main
 from repspace.engines.geometry.diagnose import diagnose
+from repspace.interfaces.cli import main
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:

@@ -71,8 +71,9 @@ def test_drop_json_describes_what_was_dropped(capsys, db):
 
 def test_every_command_has_json(capsys):
     """The README promises --json on every command: each leaf command's --help lists it."""
-    from repspace.interfaces.cli import build_app
     import typer.main
+
+    from repspace.interfaces.cli import build_app
 
     group = typer.main.get_command(build_app())
 
@@ -107,6 +108,8 @@ def test_bm25_search_from_the_cli(capsys, db):
     (["index", "drop", "docs", "hnsw32", "--json"], "no hnsw32"),
     (["search", "docs", "--id", "d0", "--hybrid"], "query text"),
     (["search", "docs", "--id", "d0", "--mmr", "2"], "lambda"),
+    (["search", "docs", "wind", "--bm25", "--fusion", "sum"], "hybrid search only"),
+    (["search", "docs", "wind", "--lexical-weight", "2"], "hybrid search only"),
 ])
 def test_bad_input_is_one_error_line(capsys, db, args, message):
     code, out, err = run(capsys, "--store", db, *args)

@@ -21,7 +21,11 @@ from repspace.engines.geometry import (
     SpectrumResult,
 )
 from repspace.engines.geometry.diagnose import diagnose
-from repspace.interfaces.reports import LAYER_METRICS, diagnosis_html, write_diagnosis_html
+from repspace.interfaces.reports import (
+    LAYER_METRICS,
+    diagnosis_html,
+    write_diagnosis_html,
+)
 
 HOSTILE = "<script>alert('x')</script> & \"quotes\""
 PAGE_KWARGS = {"title": "space glove", "provenance": {"encoder": "glove-6B-50d", "layer": 0}}

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _asymmetric import DOCS, QRELS, QUERIES, SPEC, beir_data, registered
 
 from repspace.engines.encoders import get_encoder
 from repspace.workflows.evaluate import encoder_subjects, evaluate, run, space_subject
-
-from _asymmetric import DOCS, QRELS, QUERIES, SPEC, beir_data, registered
 
 
 @pytest.fixture(scope="module", autouse=True)

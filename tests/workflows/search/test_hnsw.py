@@ -228,8 +228,8 @@ def test_recreated_space_never_uses_old_index(store, rng):
 def test_progress_and_empty_space(store, rng):
     sp, _ = _space(store, rng, n=500)
     calls = []
-    ensure_hnsw(sp, SMALL, progress=lambda done, total: calls.append((done, total)))
-    assert calls and calls[-1] == (500, 500)
+    ensure_hnsw(sp, SMALL, progress=lambda *a: calls.append(a))
+    assert calls and calls[-1] == ("index", 500, 500)
     empty = store.create_space("e", dim=4, metric="l2")
     assert empty.search(np.ones(4), k=3, method="hnsw") == []
 
@@ -304,7 +304,7 @@ def test_concurrent_writer_during_index_extension(store, rng):
         writer = other.space("h")
         wrote = []
 
-        def progress(done, total):  # runs while knn extends the index
+        def progress(phase, done, total):  # runs while knn extends the index
             if not wrote:
                 writer.add([f"w{i}" for i in range(50)], rng.standard_normal((50, 16)).astype(np.float32))
                 wrote.append(True)

@@ -7,8 +7,8 @@ import pytest
 
 import repspace.workflows.search.hubness_statistics as hx
 from repspace import InputError, Store
-from repspace.workflows.search import search_space
 from repspace.engines.search.hubness import base_statistics, reduce_hubness
+from repspace.workflows.search import search_space
 
 
 @pytest.fixture()

@@ -9,9 +9,14 @@ import pytest
 
 import repspace.workflows.search.persist as persist_mod
 from repspace import InputError, NotFoundError
-from repspace.workflows.search import knn, search_space
-from repspace.workflows.search.indexes import build_index, drop_index, funnel_paths, list_indexes
 from repspace.engines.search.specs import parse_spec
+from repspace.workflows.search import knn, search_space
+from repspace.workflows.search.indexes import (
+    build_index,
+    drop_index,
+    funnel_paths,
+    list_indexes,
+)
 
 #: Spec -> recall@10 floor on 6,000 GloVe 50d words (measured: 1.0, 0.80, 0.88, 0.88, 0.97).
 SPECS = {"int8>rescore4": 0.97, "binary>rescore16": 0.7, "pca16>rerank10": 0.8, "prefix24,hnsw16>rerank10": 0.8,
@@ -147,6 +152,24 @@ def test_a_method_and_an_index_together_are_refused(space, text_space, method):
     assert list_indexes(space) == []  # nothing was built
     assert knn(space, q[None], 3, index="hnsw16").plan.method == "hnsw"  # each alone still works
     assert knn(space, q[None], 3, method=method).plan.method == method
+
+
+def test_options_that_would_be_ignored_are_refused(space, text_space):
+    """HNSW parameters beside an index spec or exact search, fusion settings without hybrid: an error, not a no-op."""
+    from repspace.engines.search.hnsw import HNSWParams
+
+    q = _clustered(1, seed=4)[0]
+    with pytest.raises(InputError, match="give hnsw= or index=, not both"):
+        knn(space, q[None], 3, hnsw=HNSWParams(m=8), index="hnsw16")
+    with pytest.raises(InputError, match="do not apply to exact"):
+        search_space(space, q, k=3, hnsw=HNSWParams(m=8), method="exact")
+    for options in ({"fusion": "sum"}, {"lexical_weight": 0.5}):
+        with pytest.raises(InputError, match="hybrid search only"):
+            search_space(text_space, "cat on a mat", k=3, bm25=True, **options)
+        with pytest.raises(InputError, match="hybrid search only"):
+            search_space(text_space, "cat on a mat", k=3, **options)
+    assert list_indexes(space) == []
+    assert knn(space, q[None], 3, hnsw=HNSWParams(m=8)).plan.method in ("exact", "hnsw")
 
 
 @pytest.fixture()

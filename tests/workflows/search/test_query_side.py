@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from _asymmetric import DOCS, registered
 
 from repspace.workflows.search import search_space
-
-from _asymmetric import DOCS, registered
 
 
 def test_text_search_uses_the_query_side(store) -> None:

@@ -13,7 +13,11 @@ import pytest
 import repspace.workflows.search.persist as persist_mod
 from repspace import InputError, Store
 from repspace.workflows.search import knn
-from repspace.workflows.search.vectorfile import VectorFile, ensure_vector_file, vector_file_paths
+from repspace.workflows.search.vectorfile import (
+    VectorFile,
+    ensure_vector_file,
+    vector_file_paths,
+)
 
 
 @pytest.fixture(autouse=True)

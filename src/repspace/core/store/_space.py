@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import repeat
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np

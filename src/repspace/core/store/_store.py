@@ -6,8 +6,8 @@ import json
 import os
 import shutil
 import uuid
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError

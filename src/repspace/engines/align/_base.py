@@ -16,10 +16,10 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from repspace.core.arrays import check_pair, as_numeric, block64, row_slices
+from repspace.core.arrays import as_numeric, block64, check_pair, row_slices
 from repspace.core.errors import InputError
-from repspace.core.moments import moments
 from repspace.core.estimators import NotFittedError, export_state, restore_state
+from repspace.core.moments import moments
 
 __all__ = ["Map", "check_pairs", "pair_moments"]
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from repspace.core.errors import InputError
 
 #: Values accepted by the ``precision`` option of the moment-based measures.

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import check_pair
-from repspace.engines.compare._inputs import check_precision
-from repspace.core.moments import Moments, moments, require_variance
 from repspace.core.errors import InputError
+from repspace.core.moments import Moments, moments, require_variance
+from repspace.engines.compare._inputs import check_precision
 
 __all__ = ["cka", "cka_debiased", "cka_linear"]
 

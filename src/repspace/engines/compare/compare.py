@@ -14,16 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from repspace.engines.compare import neighbours as _nb
 from repspace.core.arrays import check_pair
+from repspace.core.errors import InputError
+from repspace.core.moments import moments
+from repspace.engines.compare import neighbours as _nb
 from repspace.engines.compare._inputs import check_precision
 from repspace.engines.compare._measure import MEASURES
-from repspace.core.moments import moments
 from repspace.engines.compare.cka import _debiased_from, _linear_from
 from repspace.engines.compare.procrustes import _from as _procrustes_from
 from repspace.engines.compare.rsa import rsa
 from repspace.engines.compare.svcca import _from as _svcca_from
-from repspace.core.errors import InputError
 
 __all__ = ["Comparison", "compare"]
 

@@ -28,10 +28,16 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from repspace.core.arrays import check_pair
+from repspace.core.arrays import check_pair, row_blocks, unit_rows
 from repspace.core.errors import InputError
-from repspace.core.arrays import row_blocks, unit_rows
-from repspace.core.estimate import Z95, Estimate, check_pair_options, exact_estimate, pair_chunks, sample_pairs
+from repspace.core.estimate import (
+    Z95,
+    Estimate,
+    check_pair_options,
+    exact_estimate,
+    pair_chunks,
+    sample_pairs,
+)
 
 __all__ = ["rsa"]
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import check_pair
-from repspace.core.moments import Moments, moments, require_variance
 from repspace.core.errors import InputError
+from repspace.core.moments import Moments, moments, require_variance
 
 __all__ = ["SVCCAResult", "svcca"]
 

@@ -6,8 +6,8 @@ Get one with :func:`get_encoder` from a spec string (see
 ``float32`` vectors of documents, ``encode_queries(...)`` the same for search
 queries (different for asymmetric models such as ``e5``, identical for
 symmetric ones), and ``provenance()`` saying what made them. Encoders never
-draw progress bars: they call ``progress(k)`` with the number of texts just
-finished. Nothing is ever downloaded: only local folders are loaded.
+draw progress bars: they call ``progress(phase, done, total)`` (the one
+progress signature of :mod:`repspace.core.progress`) as texts finish. Nothing is ever downloaded: only local folders are loaded.
 
 Importing this package is cheap; model libraries are imported when a model is
 first used.
@@ -24,8 +24,15 @@ Examples
 
 from __future__ import annotations
 
+from repspace.core.threads import set_threads
 from repspace.engines.encoders._fingerprint import model_fingerprint
-from repspace.engines.encoders.base import PROVENANCE_KEYS, Encoder, LayeredEncoder, Progress
+from repspace.engines.encoders.base import (
+    PROVENANCE_KEYS,
+    Encoder,
+    LayeredEncoder,
+    Progress,
+    Tick,
+)
 from repspace.engines.encoders.registry import (
     DEFAULT_ENCODER,
     EncoderFactory,
@@ -36,7 +43,6 @@ from repspace.engines.encoders.registry import (
     register,
     unregister,
 )
-from repspace.core.threads import set_threads
 from repspace.engines.encoders.tokens import encode_tokens
 
 __all__ = [
@@ -46,6 +52,7 @@ __all__ = [
     "EncoderFactory",
     "LayeredEncoder",
     "Progress",
+    "Tick",
     "clear_cache",
     "encode_tokens",
     "from_provenance",

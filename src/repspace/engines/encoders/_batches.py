@@ -12,8 +12,10 @@ from repspace.core.errors import EncoderError, InputError, RepspaceError
 
 T = TypeVar("T")
 
-#: The progress callback: called with the number of texts just finished.
-Progress = Callable[[int], None]
+#: The hook-side progress: called with the number of texts just finished. The
+#: public ``encode`` methods turn a ``progress(phase, done, total)`` callback
+#: (:mod:`repspace.core.progress`) into one of these with a ``Tally``.
+Tick = Callable[[int], None]
 
 
 def check_texts(texts: Sequence[str]) -> list[str]:
@@ -51,7 +53,7 @@ def chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 def encode_in_chunks(
-    texts: list[str], size: int, spec: str, encode: Callable[[Sequence[str]], Any], progress: Progress | None
+    texts: list[str], size: int, spec: str, encode: Callable[[Sequence[str]], Any], progress: Tick | None
 ) -> np.ndarray:
     """Call a library's own ``encode`` on consecutive chunks, reporting progress after each.
 

@@ -13,8 +13,12 @@ both the same way; asymmetric ones (E5's ``query: ``/``passage: `` prefixes, a
 sentence-transformers folder with a ``query`` prompt) do not, and
 :attr:`Encoder.asymmetric` says which kind an encoder is.
 
-Engines report progress through an optional callback ``progress(k)``, called
-with the number of texts just finished; they never draw anything themselves.
+Progress goes to an optional ``progress(phase, done, total)`` callback (the
+one signature of :mod:`repspace.core.progress`): :meth:`Encoder.encode` and
+:meth:`LayeredEncoder.encode_layers` report phase ``"encode"``,
+:meth:`Encoder.encode_queries` phase ``"encode queries"``. Subclasses implement
+the ``_encode`` hooks, which receive a :data:`Tick` (call it with the number of
+texts just finished); encoders never draw anything themselves.
 
 This module imports no model library: ``torch``, ``transformers``,
 ``sentence-transformers`` and ``model2vec`` are imported only when a model is
@@ -38,12 +42,19 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
-from repspace.engines.encoders._batches import Progress, check_batch_size, check_texts, finish
+from repspace.core.progress import Progress, Tally
+from repspace.engines.encoders._batches import (
+    Tick,
+    check_batch_size,
+    check_texts,
+    finish,
+)
 
 __all__ = [
     "Encoder",
     "LayeredEncoder",
     "Progress",
+    "Tick",
     "PROVENANCE_KEYS",
 ]
 
@@ -122,9 +133,9 @@ class Encoder(ABC):
             sequence of characters).
         batch_size : int, optional
             Texts per forward pass.
-        progress : Callable[[int], None] or None, optional
-            Called with the number of texts just finished; the calls add up to
-            ``len(texts)``.
+        progress : Progress or None, optional
+            ``progress(phase, done, total)`` with ``done`` texts of ``total``
+            finished (phase ``"encode"``; ``"encode queries"`` for queries).
 
         Returns
         -------
@@ -141,27 +152,28 @@ class Encoder(ABC):
         Examples
         --------
         >>> from repspace.engines.encoders import get_encoder
-        >>> done = []
-        >>> get_encoder("static").encode(["a cat", "a dog"], progress=done.append).shape
+        >>> seen = []
+        >>> get_encoder("static").encode(["a cat", "a dog"], progress=lambda *a: seen.append(a)).shape
         (2, 64)
-        >>> sum(done)
-        2
+        >>> seen[-1]
+        ('encode', 2, 2)
         """
-        return self._checked(self._encode, texts, batch_size, progress)
+        return self._checked(self._encode, texts, batch_size, progress, "encode")
 
     def _checked(self, run: Callable[..., np.ndarray], texts: Sequence[str], batch_size: int,
-                 progress: Progress | None) -> np.ndarray:
-        """The checks of :meth:`encode` and :meth:`encode_queries` around one of their engines."""
+                 progress: Progress | None, phase: str) -> np.ndarray:
+        """The checks of :meth:`encode` and :meth:`encode_queries` around one of their hooks."""
         items = check_texts(texts)
         check_batch_size(batch_size)
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = run(items, batch_size=batch_size, progress=progress)
+        tick = None if progress is None else Tally(progress, phase, len(items))
+        out = run(items, batch_size=batch_size, progress=tick)
         return finish(out, (len(items), self.dim), self.spec)
 
     @abstractmethod
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
-        """Encode a non-empty list of strings; ``progress`` must total ``len(texts)``."""
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
+        """Encode a non-empty list of strings; the ``progress`` ticks must total ``len(texts)``."""
 
     def encode_queries(
         self,
@@ -184,9 +196,9 @@ class Encoder(ABC):
             The queries. A single ``str`` is refused.
         batch_size : int, optional
             Texts per forward pass.
-        progress : Callable[[int], None] or None, optional
-            Called with the number of texts just finished; the calls add up to
-            ``len(texts)``.
+        progress : Progress or None, optional
+            ``progress(phase, done, total)`` with ``done`` texts of ``total``
+            finished (phase ``"encode"``; ``"encode queries"`` for queries).
 
         Returns
         -------
@@ -209,9 +221,9 @@ class Encoder(ABC):
         >>> q.shape, bool(np.array_equal(q, enc.encode(["a cat on a mat"])))
         ((1, 64), True)
         """
-        return self._checked(self._encode_queries, texts, batch_size, progress)
+        return self._checked(self._encode_queries, texts, batch_size, progress, "encode queries")
 
-    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         """Encode a non-empty list of queries; by default exactly as documents (:meth:`_encode`)."""
         return self._encode(texts, batch_size=batch_size, progress=progress)
 
@@ -340,8 +352,8 @@ class LayeredEncoder(Encoder):
             ``0 .. n_layers - 1``.
         batch_size : int, optional
             Texts per forward pass.
-        progress : Callable[[int], None] or None, optional
-            Called with the number of texts just finished.
+        progress : Progress or None, optional
+            ``progress("encode", done, total)`` as texts finish.
 
         Returns
         -------
@@ -367,12 +379,13 @@ class LayeredEncoder(Encoder):
                 raise InputError("layers must name at least one layer")
         if not items:
             return np.zeros((len(chosen), 0, self.dim), dtype=np.float32)
-        out = self._encode_layers(items, layers=chosen, batch_size=batch_size, progress=progress)
+        tick = None if progress is None else Tally(progress, "encode", len(items))
+        out = self._encode_layers(items, layers=chosen, batch_size=batch_size, progress=tick)
         return finish(out, (len(chosen), len(items), self.dim), self.spec)
 
     @abstractmethod
     def _encode_layers(
-        self, texts: list[str], *, layers: list[int], batch_size: int, progress: Progress | None
+        self, texts: list[str], *, layers: list[int], batch_size: int, progress: Tick | None
     ) -> np.ndarray:
         """Encode a non-empty list at the given non-negative layers."""
 

@@ -30,16 +30,23 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from repspace.core.errors import (
+    ConflictError,
+    EncoderError,
+    InputError,
+    NotFoundError,
+    RepspaceError,
+)
+from repspace.core.progress import Progress
 from repspace.engines.encoders._batches import one_line
 from repspace.engines.encoders._fingerprint import model_fingerprint, package_version
 from repspace.engines.encoders._models import quiet_hf_loading
-from repspace.core.errors import ConflictError, EncoderError, InputError, NotFoundError, RepspaceError
 
 __all__ = ["RECORD_NAME", "distill_static", "read_distill_record"]
 
@@ -48,9 +55,6 @@ RECORD_NAME = "repspace_distill.json"
 
 #: model2vec's pooling modes for the per-token forward pass.
 POOLING_MODES = ("mean", "first", "last", "pooler")
-
-#: A workflow progress callback: ``(phase, done, total)``.
-DistillProgress = Callable[[str, int, int], None]
 
 # model2vec's progress bar is swapped for the caller's callback while distilling
 # (a module attribute), so distillations in one process run one at a time.
@@ -65,7 +69,7 @@ def distill_static(
     sif_coefficient: float | None = 1e-4,
     pooling: str = "mean",
     overwrite: bool = False,
-    progress: DistillProgress | None = None,
+    progress: Progress | None = None,
 ) -> Path:
     """Distil a model2vec static model from a local model and write it to ``out``.
 
@@ -108,7 +112,7 @@ def distill_static(
         Replace an existing non-empty ``out`` (default false). Encoders and
         models already loaded in this process are then forgotten
         (:func:`repspace.engines.encoders.clear_cache`), so none serves the old model.
-    progress : callable or None, optional
+    progress : Progress or None, optional
         Called as ``progress("tokens", done, total)`` as the vocabulary is
         embedded. Nothing is drawn when it is ``None``.
 
@@ -340,7 +344,7 @@ def _check_out(target: Path, overwrite: bool) -> bool:
 
 
 def _distill(transformer: Path, label: str, pca: int | None, sif: float | None, pooling: str,
-             progress: DistillProgress | None) -> Any:
+             progress: Progress | None) -> Any:
     with _errors(label, "loading model2vec's distillation"):
         try:
             from model2vec.distill import distill_from_model, inference
@@ -404,7 +408,7 @@ def _errors(label: str, action: str) -> Iterator[None]:
 class _Bar:
     """Stands in for model2vec's tqdm bar: forwards ``update`` to a progress callback."""
 
-    def __init__(self, progress: DistillProgress | None, total: int | None = None, **_: Any) -> None:
+    def __init__(self, progress: Progress | None, total: int | None = None, **_: Any) -> None:
         self.progress, self.total, self.done = progress, int(total or 0), 0
 
     def update(self, n: int = 1) -> None:
@@ -417,7 +421,7 @@ class _Bar:
 
 
 @contextmanager
-def _reporting(inference: Any, progress: DistillProgress | None) -> Iterator[None]:
+def _reporting(inference: Any, progress: Progress | None) -> Iterator[None]:
     """Replace model2vec's progress bar (``inference.tqdm``) while distilling: it draws nothing itself."""
     if not hasattr(inference, "tqdm"):
         yield

@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.errors import EncoderError, InputError, NotFoundError
 from repspace.engines.encoders._batches import chunks, encoding_errors
 from repspace.engines.encoders._fingerprint import model_fingerprint, package_version
 from repspace.engines.encoders._models import shared_model
-from repspace.engines.encoders.base import Encoder, Progress
-from repspace.core.errors import EncoderError, InputError, NotFoundError
+from repspace.engines.encoders.base import Encoder, Tick
 
 __all__ = ["VARIANTS", "E5Encoder", "e5_model_file"]
 
@@ -194,13 +194,13 @@ class E5Encoder(Encoder):
 
     # -- encoding --------------------------------------------------------------
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return self._embed(texts, query=False, batch_size=batch_size, progress=progress)
 
-    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return self._embed(texts, query=True, batch_size=batch_size, progress=progress)
 
-    def _embed(self, texts: list[str], *, query: bool, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _embed(self, texts: list[str], *, query: bool, batch_size: int, progress: Tick | None) -> np.ndarray:
         from repspace.core.threads import requested_threads
 
         engine = self.engine

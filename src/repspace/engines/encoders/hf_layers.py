@@ -35,12 +35,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from repspace.core.errors import EncoderError, InputError
 from repspace.engines.encoders._batches import encoding_errors
-from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._fingerprint import (
+    check_folder,
+    model_fingerprint,
+    package_version,
+)
 from repspace.engines.encoders._models import quiet_hf_loading, shared_model
 from repspace.engines.encoders._options import opt_bool, opt_int, opt_str
-from repspace.engines.encoders.base import LayeredEncoder, Progress
-from repspace.core.errors import EncoderError, InputError
+from repspace.engines.encoders.base import LayeredEncoder, Tick
 
 if TYPE_CHECKING:
     import torch
@@ -289,11 +293,11 @@ class HFLayersEncoder(LayeredEncoder):
 
     # -- encoding --------------------------------------------------------------
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         return self._encode_layers(texts, layers=[self.layer_index], batch_size=batch_size, progress=progress)[0]
 
     def _encode_layers(
-        self, texts: list[str], *, layers: list[int], batch_size: int, progress: Progress | None
+        self, texts: list[str], *, layers: list[int], batch_size: int, progress: Tick | None
     ) -> np.ndarray:
         import torch
 

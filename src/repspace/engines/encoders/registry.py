@@ -57,8 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repspace.engines.encoders.base import Encoder
 from repspace.core.errors import InputError, NotFoundError
+from repspace.engines.encoders.base import Encoder
 
 __all__ = [
     "DEFAULT_ENCODER",
@@ -413,14 +413,18 @@ def minilm_folder() -> Path:
 
 
 def _minilm(target: str | None, *, prompt: str | None = None, max_length: int | None = None) -> Encoder:
-    from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
+    from repspace.engines.encoders.sentence_transformers import (
+        SentenceTransformerEncoder,
+    )
 
     _no_target("minilm", target)
     return SentenceTransformerEncoder(minilm_folder(), spec="minilm", prompt=prompt, max_length=max_length)
 
 
 def _st(target: str | None, *, prompt: str | None = None, max_length: int | None = None) -> Encoder:
-    from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
+    from repspace.engines.encoders.sentence_transformers import (
+        SentenceTransformerEncoder,
+    )
 
     return SentenceTransformerEncoder(_need_target("st", target), prompt=prompt, max_length=max_length)
 

@@ -30,10 +30,15 @@ from typing import Any
 import numpy as np
 
 from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
-from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._fingerprint import (
+    check_folder,
+    model_fingerprint,
+    package_version,
+)
 from repspace.engines.encoders._models import quiet_hf_loading, shared_model
 from repspace.engines.encoders._options import opt_int, opt_str
-from repspace.engines.encoders.base import Encoder, Progress
+from repspace.engines.encoders.base import Encoder, Tick
+
 __all__ = ["SentenceTransformerEncoder"]
 
 
@@ -125,7 +130,7 @@ class SentenceTransformerEncoder(Encoder):
 
     # -- encoding --------------------------------------------------------------
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         model = self.model
         return encode_in_chunks(
             texts, self.chunk_size, self.spec,
@@ -134,7 +139,7 @@ class SentenceTransformerEncoder(Encoder):
             progress,
         )
 
-    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         model = self.model
         if self._query_prompt_name(model) is None:
             return self._encode(texts, batch_size=batch_size, progress=progress)

@@ -23,12 +23,16 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.errors import NotFoundError
 from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
-from repspace.engines.encoders._fingerprint import check_folder, model_fingerprint, package_version
+from repspace.engines.encoders._fingerprint import (
+    check_folder,
+    model_fingerprint,
+    package_version,
+)
 from repspace.engines.encoders._models import shared_model
 from repspace.engines.encoders._options import opt_bool, opt_int
-from repspace.engines.encoders.base import Encoder, Progress
-from repspace.core.errors import NotFoundError
+from repspace.engines.encoders.base import Encoder, Tick
 
 __all__ = ["StaticEncoder", "static_model_folder"]
 
@@ -124,7 +128,7 @@ class StaticEncoder(Encoder):
         """The dimension of the vectors."""
         return int(self.model.dim)
 
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Progress | None) -> np.ndarray:
+    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
         model = self.model
         return encode_in_chunks(
             texts, self.chunk_size, self.spec,

@@ -38,9 +38,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
-from repspace.engines.encoders.base import Encoder, Progress
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress, Tally
+from repspace.engines.encoders._batches import (
+    check_batch_size,
+    check_texts,
+    encoding_errors,
+)
+from repspace.engines.encoders.base import Encoder
 
 if TYPE_CHECKING:
     from repspace.engines.encoders.hf_layers import HFLayersEncoder
@@ -95,8 +100,8 @@ def encode_tokens(
     skip_special : bool, optional
         Leave out the tokenizer's special tokens (``[CLS]``, ``[SEP]``...).
         Padding is always left out.
-    progress : Callable[[int], None] or None, optional
-        Called with the number of texts just finished.
+    progress : Progress or None, optional
+        ``progress("encode", done, total)`` as texts finish.
 
     Returns
     -------
@@ -135,6 +140,7 @@ def encode_tokens(
     max_length = enc.max_length
     prompt = enc.prompt or ""
     out: list[np.ndarray | None] = [None] * len(items)
+    tick = Tally(progress, "encode", len(items))
     order = sorted(range(len(items)), key=lambda i: -len(items[i]))
     with torch.inference_mode():
         for start in range(0, len(order), batch_size):
@@ -162,6 +168,5 @@ def encode_tokens(
                     norms = np.linalg.norm(tokens, axis=1, keepdims=True)
                     tokens = np.divide(tokens, norms, out=np.zeros_like(tokens), where=norms > 0)
                 out[i] = tokens
-            if progress is not None:
-                progress(len(index))
+            tick(len(index))
     return [t if t is not None else np.zeros((0, enc.dim), np.float32) for t in out]

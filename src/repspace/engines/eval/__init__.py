@@ -16,15 +16,50 @@ Examples
 'spearman'
 """
 
-from repspace.engines.eval._encode import EncodeFn, TextCache, as_encode, as_query_encode
+from repspace.engines.eval._encode import (
+    EncodeFn,
+    TextCache,
+    as_encode,
+    as_query_encode,
+)
 from repspace.engines.eval._results import TaskResult
-from repspace.engines.eval.compression import Codec, parse_dims, parse_precisions, plot_tradeoff, sweep_codecs, tradeoff_rows
-from repspace.engines.eval.labels import LabelledTexts, classification, clustering, load_labelled
-from repspace.engines.eval.pairclass import PairLabels, load_pairs, pairclass, pairclass_scores
+from repspace.engines.eval.compression import (
+    Codec,
+    parse_dims,
+    parse_precisions,
+    plot_tradeoff,
+    sweep_codecs,
+    tradeoff_rows,
+)
+from repspace.engines.eval.labels import (
+    LabelledTexts,
+    classification,
+    clustering,
+    load_labelled,
+)
+from repspace.engines.eval.pairclass import (
+    PairLabels,
+    load_pairs,
+    pairclass,
+    pairclass_scores,
+)
 from repspace.engines.eval.ranking import ranking_scores
-from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval, retrieval_from_vectors
+from repspace.engines.eval.retrieval import (
+    BeirData,
+    load_beir,
+    retrieval,
+    retrieval_from_vectors,
+)
 from repspace.engines.eval.sts import StsPairs, load_sts, sts, sts_scores
-from repspace.engines.eval.words import Analogies, WordPairs, WordVectors, analogy, load_analogies, load_word_pairs, wordsim
+from repspace.engines.eval.words import (
+    Analogies,
+    WordPairs,
+    WordVectors,
+    analogy,
+    load_analogies,
+    load_word_pairs,
+    wordsim,
+)
 
 __all__ = [
     "TaskResult", "EncodeFn", "TextCache", "as_encode", "as_query_encode",

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.files import read_jsonl
+from repspace.core.space import Metric
 from repspace.engines.eval._encode import as_encode, as_query_encode
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.ranking import ranking_scores
-from repspace.core.exact import exact_search, normalize_rows
-from repspace.core.space import Metric
 
 #: The scores :func:`retrieval` reports (keys of :func:`ranking_scores`).
 SCORE_KEYS = ("ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10",

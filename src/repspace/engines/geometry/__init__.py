@@ -21,8 +21,21 @@ Examples
 
 from repspace.core.estimate import Estimate
 from repspace.core.knn import EXACT_MAX, KnnGraph, knn_graph
-from repspace.engines.geometry.hubness import HubnessResult, gini, hubness, k_occurrence, robin_hood
-from repspace.engines.geometry.intrinsic import IntrinsicDimension, intrinsic_dimension, local_id, mle, twonn
+from repspace.engines.geometry.diagnose import Diagnosis, diagnose  # noqa: E402 - after the metrics it combines
+from repspace.engines.geometry.hubness import (
+    HubnessResult,
+    gini,
+    hubness,
+    k_occurrence,
+    robin_hood,
+)
+from repspace.engines.geometry.intrinsic import (
+    IntrinsicDimension,
+    intrinsic_dimension,
+    local_id,
+    mle,
+    twonn,
+)
 from repspace.engines.geometry.isotropy import (
     IsotropyResult,
     RogueDimension,
@@ -43,7 +56,6 @@ from repspace.engines.geometry.spectrum import (
     spectrum_alpha,
 )
 from repspace.engines.geometry.uniformity import alignment, uniformity
-from repspace.engines.geometry.diagnose import Diagnosis, diagnose  # noqa: E402 - after the metrics it combines
 
 __all__ = [
     "EXACT_MAX",

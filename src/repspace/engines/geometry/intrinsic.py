@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, max_abs, row_blocks
 from repspace.core.checks import positive_int
-from repspace.core.knn import KnnGraph, knn_graph
+from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
+from repspace.core.knn import KnnGraph, knn_graph
 
 __all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "mle", "twonn"]
 

@@ -26,9 +26,16 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
-from repspace.core.estimate import Estimate, check_pair_options, exact_estimate, pair_chunks, sample_pairs, sampled_estimate
+from repspace.core.errors import InputError
+from repspace.core.estimate import (
+    Estimate,
+    check_pair_options,
+    exact_estimate,
+    pair_chunks,
+    sample_pairs,
+    sampled_estimate,
+)
 from repspace.engines.geometry.spectrum import _scaled_eigenvalues
 
 __all__ = [

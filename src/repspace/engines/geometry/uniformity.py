@@ -13,9 +13,16 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
-from repspace.core.errors import InputError
 from repspace.core.arrays import as_matrix, block_rows, row_blocks, unit_rows
-from repspace.core.estimate import Z95, Estimate, check_pair_options, exact_estimate, pair_chunks, sample_pairs
+from repspace.core.errors import InputError
+from repspace.core.estimate import (
+    Z95,
+    Estimate,
+    check_pair_options,
+    exact_estimate,
+    pair_chunks,
+    sample_pairs,
+)
 
 __all__ = ["alignment", "uniformity"]
 

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import ThreadPoolExecutor
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +50,9 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
+from repspace.core.space import Metric
 from repspace.engines.search.hnsw import faiss_metric, prepare
 from repspace.engines.search.specs import IndexSpec, parse_spec
-from repspace.core.space import Metric
 
 __all__ = ["Fetch", "FunnelIndex"]
 

@@ -19,6 +19,7 @@ from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
 
+
 @dataclass(frozen=True)
 class HNSWParams:
     """HNSW construction parameters: ``m`` links per node, ``ef_construction`` beam width."""

@@ -50,9 +50,9 @@ from scipy.special import log_ndtr
 
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
+from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.scores import broadcast_terms as _broadcast
 from repspace.core.scores import csls
-from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.space import Metric
 
 __all__ = [

@@ -43,7 +43,6 @@ import numpy as np
 
 from repspace.core.errors import InputError, NotFoundError
 
-
 #: Version of the folder layout and stamp; a different one means rebuild.
 FORMAT = 1
 #: BM25 variants (bm25s's names).

@@ -13,9 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import InputError
 from repspace.core.arrays import block64, row_slices
-from repspace.engines.transforms._base import Transform, _int_param, mean_and_covariance, principal_axes
+from repspace.core.errors import InputError
+from repspace.engines.transforms._base import (
+    Transform,
+    _int_param,
+    mean_and_covariance,
+    principal_axes,
+)
 
 __all__ = ["PCA", "AllButTheTop", "Center", "Normalize", "Whiten", "default_abtt_components"]
 

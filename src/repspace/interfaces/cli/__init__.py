@@ -15,8 +15,8 @@ __all__ = ["main", "app"]
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (errors print one line on stderr)."""
-    from repspace.interfaces.cli._common import err
     from repspace.core.errors import RepspaceError
+    from repspace.interfaces.cli._common import err
 
     try:
         build_app()(args=argv, prog_name="repspace", standalone_mode=False)
@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0) if not isinstance(e.code, str) else 1
     except Exception as e:  # usage errors arrive here in non-standalone mode
         import click
-        from typer._click import exceptions as typer_click  # typer >= 0.29 raises its own copies of click's
+        from typer._click import (
+            exceptions as typer_click,  # typer >= 0.29 raises its own copies of click's
+        )
 
         if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
             e.show(file=sys.stderr)

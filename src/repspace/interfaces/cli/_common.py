@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,13 +14,16 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
-    Progress,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.progress import (
+    Progress as Bars,
+)
 
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -54,12 +57,12 @@ def show_progress() -> bool:
 
 
 @contextmanager
-def progress_bar(json_mode: bool = False) -> Iterator[Callable[[str, int, int], None] | None]:
+def progress_bar(json_mode: bool = False) -> Iterator[Progress | None]:
     """A ``(phase, done, total)`` callback drawing rich bars on stderr, or None when quiet."""
     if json_mode or not show_progress():
         yield None
         return
-    bars = Progress(
+    bars = Bars(
         TextColumn("{task.description:>8}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         TimeRemainingColumn(), console=err, transient=False,
     )

@@ -9,9 +9,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import note, open_store, out, parse_layers, print_json
 from repspace.core.errors import InputError
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import (
+    note,
+    open_store,
+    out,
+    parse_layers,
+    print_json,
+)
 
 
 @app.command("compare")

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
+from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import (
     note,
@@ -17,7 +18,6 @@ from repspace.interfaces.cli._common import (
     print_json,
     progress_bar,
 )
-from repspace.core.errors import InputError
 
 #: Columns of the per-layer table (METRICS.md names).
 LAYER_COLUMNS = ("hubness.k_skewness", "hubness.robin_hood", "isotropy.mean_cosine", "isotropy.isoscore",
@@ -98,17 +98,8 @@ def _layers(encoder: str, texts: Path, *, text_col: str, layers: str, pooling: s
     items = read_texts(texts, text_col=text_col)
     options = {"pooling": pooling} if pooling else None
     with progress_bar(json) as bar:
-        tick = None
-        if bar is not None:
-            done = 0
-
-            def tick(n: int) -> None:
-                nonlocal done
-                done += n
-                bar("encode", done, len(items))
-
         result = diagnose_layers(encoder, items, layers=chosen, k=k, exact=exact, options=options,
-                                 batch_size=batch_size, progress=tick)
+                                 batch_size=batch_size, progress=bar)
     if html is not None:
         from repspace.interfaces.reports import write_diagnosis_html
 

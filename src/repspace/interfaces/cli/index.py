@@ -8,7 +8,13 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._common import (
+    note,
+    open_store,
+    out,
+    print_json,
+    progress_bar,
+)
 
 index_app = typer.Typer(
     help=(
@@ -53,7 +59,7 @@ def build_cmd(
 
     sp = open_store().space(space)
     with progress_bar(json) as bar:
-        report = build_index(sp, spec, progress=(lambda d, t: bar("index", d, t)) if bar else None)
+        report = build_index(sp, spec, progress=bar)
     if json:
         print_json(report.to_dict())
         return

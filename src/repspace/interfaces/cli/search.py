@@ -10,9 +10,15 @@ import numpy as np
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
 from repspace.core.errors import InputError
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import (
+    note,
+    open_store,
+    out,
+    print_json,
+    progress_bar,
+)
 
 
 def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | None:
@@ -45,8 +51,10 @@ def search_cmd(
                                                       "(instead of --exact or --hnsw).")] = None,
     hybrid: Annotated[bool, typer.Option("--hybrid", help="Fuse dense results with BM25 over the texts.")] = False,
     bm25: Annotated[bool, typer.Option("--bm25", help="BM25 over the stored texts only.")] = False,
-    fusion: Annotated[str, typer.Option(help="Hybrid fusion: rrf (reciprocal rank) or sum.")] = "rrf",
-    lexical_weight: Annotated[float, typer.Option(help="Hybrid: weight of the BM25 list.")] = 1.0,
+    fusion: Annotated[Optional[str], typer.Option(help="Hybrid fusion: rrf (reciprocal rank, the default) "
+                                                       "or sum.")] = None,
+    lexical_weight: Annotated[Optional[float], typer.Option(help="Hybrid: weight of the BM25 list "
+                                                                 "(default 1).")] = None,
     mmr: Annotated[Optional[float], typer.Option(help="Diversify with MMR, lambda in [0, 1].")] = None,
     hubness: Annotated[Optional[str], typer.Option(help="Re-rank with hubness reduction: csls, "
                                                          "mutual-proximity or local-scaling.")] = None,
@@ -83,10 +91,9 @@ def search_cmd(
     vec = _load_vector(vector, vector_file)
     sp = open_store().space(space)
     with progress_bar(json) as bar:
-        index_progress = (lambda d, t: bar("index", d, t)) if bar else None
         hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
                                index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
-                               mmr=mmr, hubness=hubness, kappa=kappa, progress=index_progress, explain=True)
+                               mmr=mmr, hubness=hubness, kappa=kappa, progress=bar, explain=True)
     if json:
         data = [h.to_dict() for h in hits]
         print_json({"hits": data, "plan": plan.to_dict()} if explain else data)

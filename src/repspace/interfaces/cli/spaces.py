@@ -9,9 +9,9 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
+from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import note, open_store, out, print_json
-from repspace.core.errors import InputError
 
 JSON = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 

@@ -38,9 +38,8 @@ def transform_cmd(
 
     store = open_store()
     with progress_bar(json) as bar:
-        tick = None if bar is None else (lambda done, total: bar("write", done, total))
         space = derive_space(store, source, new, spec, metric=metric, fit_sample=fit_sample, seed=seed,
-                             progress=tick)
+                             progress=bar)
     info = space.info()
     if json:
         print_json(info.to_dict())

@@ -44,8 +44,7 @@ def upgrade_check_cmd(
 
       repspace upgrade-check minilm model2vec:./m2v --data beir/scifact --pairs 100,1000 --json
     """
-    from repspace.workflows.upgrade import parse_pairs
-    from repspace.workflows.upgrade import upgrade_check
+    from repspace.workflows.upgrade import parse_pairs, upgrade_check
 
     method_list = [m.strip() for m in methods.split(",") if m.strip()]
     with progress_bar(json) as bar:

@@ -26,7 +26,11 @@ from repspace.workflows.evaluate._run import (
     save_results,
     space_labels,
 )
-from repspace.workflows.evaluate._subjects import Subject, encoder_subjects, space_subject
+from repspace.workflows.evaluate._subjects import (
+    Subject,
+    encoder_subjects,
+    space_subject,
+)
 
 __all__ = [
     "HUBNESS_METHODS",

@@ -52,12 +52,12 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.exact import normalize_rows
 from repspace.engines.eval import TaskResult, as_encode, as_query_encode
 from repspace.engines.eval.ranking import ranking_scores
 from repspace.engines.eval.retrieval import CUTOFFS, MAIN_METRIC, SCORE_KEYS, BeirData
 from repspace.engines.eval.words import WordVectors
 from repspace.engines.geometry import HubnessResult, KnnGraph, hubness
-from repspace.core.exact import normalize_rows
 from repspace.engines.search.hubness import (
     METHODS,
     NeighbourStatistics,

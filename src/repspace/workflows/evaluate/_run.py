@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
 from repspace.engines.eval.labels import classification, clustering, load_labelled
 from repspace.engines.eval.pairclass import load_pairs, pairclass
@@ -35,7 +36,6 @@ from repspace.workflows.evaluate._repair import (
     transform_output_dim,
 )
 from repspace.workflows.evaluate._subjects import Subject
-from repspace.core.store import Store
 
 #: Task names, in the order the CLI lists them.
 TASKS = ("sts", "retrieval", "wordsim", "analogy", "clustering", "classification", "pairclass")

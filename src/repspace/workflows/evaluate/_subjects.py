@@ -20,14 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.errors import InputError, RepspaceError
+from repspace.core.progress import Progress, relabel
+from repspace.core.store import Space, Store
 from repspace.engines.encoders import get_encoder
 from repspace.engines.encoders.base import LayeredEncoder
-from repspace.core.errors import InputError, RepspaceError
 from repspace.engines.eval import TextCache
-from repspace.core.store import Space, Store
-
-#: ``(phase, done, total)``: the CLI's progress callback.
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -69,17 +67,7 @@ class Subject:
 def _encode_fn(encode: Callable[..., np.ndarray], batch_size: int, progress: Progress | None,
                phase: str) -> Callable[[list[str]], np.ndarray]:
     def run(texts: list[str]) -> np.ndarray:
-        if progress is None:
-            return encode(texts, batch_size=batch_size)
-        done = 0
-
-        def tick(n: int) -> None:
-            nonlocal done
-            done += n
-            progress(phase, done, len(texts))
-
-        progress(phase, 0, len(texts))
-        return encode(texts, batch_size=batch_size, progress=tick)
+        return encode(texts, batch_size=batch_size, progress=relabel(progress, phase))
 
     return run
 
@@ -219,7 +207,9 @@ def space_subject(store: Store, name: str, *, batch_size: int = 64, progress: Pr
     reason = ""
     if encode_missing:
         try:
-            from repspace.workflows.stored_transforms import encoder_for_space  # a derived space's fitted chain included
+            from repspace.workflows.stored_transforms import (
+                encoder_for_space,  # a derived space's fitted chain included
+            )
 
             enc = encoder_for_space(space)
             fallback = _encode_fn(enc.encode, batch_size, progress, "encode")

@@ -7,8 +7,19 @@ Examples
 ('jsonl', 'csv', 'parquet', 'npy')
 """
 
-from repspace.workflows.ingest._ingest import DEFAULT_ENCODER, IngestReport, ingest_file, ingest_records
-from repspace.workflows.ingest.readers import FORMATS, Records, detect_format, read_records, read_texts
+from repspace.workflows.ingest._ingest import (
+           DEFAULT_ENCODER,
+           IngestReport,
+           ingest_file,
+           ingest_records,
+)
+from repspace.workflows.ingest.readers import (
+           FORMATS,
+           Records,
+           detect_format,
+           read_records,
+           read_texts,
+)
 
 __all__ = ["ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
            "FORMATS", "DEFAULT_ENCODER", "read_texts"]

@@ -24,14 +24,14 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
-from repspace.workflows.ingest.readers import Records, read_records
+from repspace.core.progress import Progress
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
+from repspace.workflows.ingest.readers import Records, read_records
 
 #: Encoder used for texts when none is named.
 DEFAULT_ENCODER = "minilm"
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def ingest_records(
             _refuse_existing(target, ids)
         vectors, n_encoded, n_reused, enc_s = _embed_missing(
             [target], texts,
-            lambda todo: [enc.encode(todo, batch_size=batch_size, progress=_phase(progress, "encode", len(todo)))],
+            lambda todo: [enc.encode(todo, batch_size=batch_size, progress=progress)],
         )
         totals = _write(target, ids, vectors[0], texts, records.metadata, commit_every, on_conflict, progress)
     return IngestReport([target.name], n, n_encoded, n_reused, *totals, duplicates,
@@ -218,7 +218,7 @@ def _ingest_layers(store: Store, space: str, enc: Any, ids: list[str], texts: li
         vectors, n_encoded, n_reused, enc_s = _embed_missing(
             targets, texts,
             lambda todo: list(enc.encode_layers(todo, layers=layers, batch_size=batch_size,
-                                                progress=_phase(progress, "encode", len(todo)))),
+                                                progress=progress)),
         )
         totals = np.zeros(4, dtype=np.int64)
         for t, vecs in zip(targets, vectors):
@@ -339,13 +339,4 @@ def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:
     ), len(records.ids) - len(keep)
 
 
-def _phase(progress: Progress | None, phase: str, total: int) -> Callable[[int], None] | None:
-    if progress is None:
-        return None
-    done = [0]
 
-    def step(n: int) -> None:
-        done[0] += n
-        progress(phase, done[0], total)
-
-    return step

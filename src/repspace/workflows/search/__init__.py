@@ -18,7 +18,12 @@ Examples
 from repspace.engines.search import *  # noqa: F403 - the engines are part of this public surface
 from repspace.engines.search import __all__ as _engine_all
 from repspace.workflows.search.hnsw import ensure_hnsw
-from repspace.workflows.search.indexes import build_index, drop_index, ensure_funnel, list_indexes
+from repspace.workflows.search.indexes import (
+    build_index,
+    drop_index,
+    ensure_funnel,
+    list_indexes,
+)
 from repspace.workflows.search.lexical import ensure_lexical
 from repspace.workflows.search.query import KnnResult, hits_for, knn, search_space
 

@@ -9,10 +9,10 @@ selector), rebuilt when a quarter of it is dead or its stamp does not match.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from repspace.core.progress import Progress
 from repspace.engines.search.hnsw import HNSWIndex, HNSWParams
 from repspace.workflows.search.persist import Loaded, ensure_index
 
@@ -42,12 +42,12 @@ def ensure_hnsw(
     space: Space,
     params: HNSWParams | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     info: SpaceInfo | None = None,
 ) -> Loaded[HNSWIndex]:
     """Load the space's HNSW index, bringing it up to date first (built, extended or rebuilt).
 
-    ``progress(done, total)`` is called while rows are added; ``info`` is the
+    ``progress("index", done, total)`` is called while rows are added; ``info`` is the
     space's description when the caller has just read it. See
     :func:`repspace.workflows.search.persist.ensure_index` for the rules.
     """

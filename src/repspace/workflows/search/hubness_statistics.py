@@ -18,7 +18,6 @@ similarity (:func:`search_hubness`).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,13 +25,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.space import Metric
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
     base_statistics,
     statistics_from_neighbours,
 )
-from repspace.core.space import Metric
-from repspace.workflows.search.persist import write_atomic, write_json
+from repspace.workflows.search.persist import (
+    read_json,
+    stamp_matches,
+    write_atomic,
+    write_json,
+)
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -118,11 +122,11 @@ def _compute(space: Space, kappa: int) -> BaseStatistics:
 
 
 def _load(path: Path, stamp_path: Path, stamp: dict[str, Any]) -> BaseStatistics | None:
+    saved = read_json(stamp_path)
+    method = None if saved is None else saved.get("method")
+    if not stamp_matches(saved, stamp) or method not in ("exact", "hnsw"):
+        return None
     try:
-        saved = json.loads(stamp_path.read_text())
-        method = saved.pop("method")
-        if saved != stamp or method not in ("exact", "hnsw"):
-            return None
         with np.load(path, allow_pickle=False) as z:
             rows = np.asarray(z["rows"], np.int64)
             stats = NeighbourStatistics.from_arrays({k: z[k] for k in z.files if k != "rows"})

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repspace.core.errors import InputError, NotFoundError
-from repspace.workflows.search.persist import Loaded, ensure_index
+from repspace.core.progress import Progress
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.hnsw import HNSWParams
-from repspace.workflows.search.hnsw import ensure_hnsw, index_paths
 from repspace.engines.search.specs import IndexSpec, parse_spec
+from repspace.workflows.search.hnsw import ensure_hnsw, index_paths
+from repspace.workflows.search.persist import Loaded, ensure_index
 from repspace.workflows.search.vectorfile import ensure_vector_file, vector_file_paths
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def funnel_paths(space: Space, spec: IndexSpec) -> tuple[Path, Path]:
     return folder / f"{spec.slug}.faiss", folder / f"{spec.slug}.json"
 
 
-def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Callable[[int, int], None] | None = None,
+def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Progress | None = None,
                   info: SpaceInfo | None = None) -> Loaded[FunnelIndex]:
     """Load a space's funnel index for ``spec``, building, extending or rebuilding it first."""
     spec = parse_spec(spec)
@@ -97,7 +97,7 @@ class IndexReport:
 
 
 def build_index(space: Space, spec: IndexSpec | str, *,
-                progress: Callable[[int, int], None] | None = None) -> IndexReport:
+                progress: Progress | None = None) -> IndexReport:
     """Build (or bring up to date) the index ``spec`` of a space and persist it.
 
     Parameters

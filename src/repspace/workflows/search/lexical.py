@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.errors import InputError, NotFoundError
-from repspace.engines.search.lexical import FORMAT, READ_BATCH, LexicalIndex, LexicalParams, read_meta
+from repspace.engines.search.lexical import (
+    FORMAT,
+    READ_BATCH,
+    LexicalIndex,
+    LexicalParams,
+    read_meta,
+)
+from repspace.workflows.search.persist import stamp_matches
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -29,10 +36,6 @@ def _stamp_for(info: Any, params: LexicalParams, n_docs: int | None = None) -> d
     if n_docs is not None:
         stamp["n_docs"] = n_docs
     return stamp
-
-
-def _matches(stamp: Any, wanted: dict[str, Any]) -> bool:
-    return isinstance(stamp, dict) and all(stamp.get(key) == value for key, value in wanted.items())
 
 
 def ensure_lexical(space: Space, **params: Any) -> LexicalIndex:
@@ -69,7 +72,7 @@ def ensure_lexical(space: Space, **params: Any) -> LexicalIndex:
     info = space.info()
     wanted = _stamp_for(info, p)
     held = _MEMORY.get(key)
-    if held is not None and _matches(held[0], wanted):
+    if held is not None and stamp_matches(held[0], wanted):
         return held[1]
     index = _load_if_current(folder, wanted)
     if index is None:
@@ -83,12 +86,12 @@ def ensure_lexical(space: Space, **params: Any) -> LexicalIndex:
 def _load_if_current(folder: Path, wanted: dict[str, Any]) -> LexicalIndex | None:
     """The index in ``folder`` if its stamp matches ``wanted``; None if it is missing, stale or damaged."""
     try:
-        if not _matches(read_meta(folder).get("stamp"), wanted):
+        if not stamp_matches(read_meta(folder).get("stamp"), wanted):
             return None
         index = LexicalIndex.load(folder)
     except (FileNotFoundError, InputError, NotFoundError):
         return None
-    return index if _matches(index.stamp, wanted) else None
+    return index if stamp_matches(index.stamp, wanted) else None
 
 
 def _build_for(space: Space, params: LexicalParams, info: Any) -> tuple[LexicalIndex, Any]:

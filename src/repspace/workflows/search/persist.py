@@ -24,6 +24,8 @@ from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from repspace.core.progress import Progress
+
 if TYPE_CHECKING:
     from repspace.core.space import SpaceInfo
     from repspace.core.store import Space
@@ -128,20 +130,41 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     write_atomic(path, lambda f: f.write(json.dumps(data, indent=1).encode()))
 
 
-def read_stamp(path: Path, ident: dict[str, Any]) -> Stamp | None:
-    """The stamp beside an index, or None when missing, malformed, or of another identity."""
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object written by :func:`write_json`, or None when missing, unreadable or not an object."""
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or set(data) != set(_COMMON) | set(ident):
+    return data if isinstance(data, dict) else None
+
+
+def stamp_matches(saved: Any, wanted: dict[str, Any]) -> bool:
+    """Whether a saved stamp records exactly the state ``wanted`` describes.
+
+    The one comparison every derived file uses: each wanted field must be
+    present and equal. Fields the saved stamp has beyond them (what was
+    computed, such as a method or a count) do not matter.
+
+    Examples
+    --------
+    >>> stamp_matches({"uid": "a", "generation": 3, "method": "exact"}, {"uid": "a", "generation": 3})
+    True
+    >>> stamp_matches({"uid": "a", "generation": 2}, {"uid": "a", "generation": 3}), stamp_matches(None, {})
+    (False, False)
+    """
+    return isinstance(saved, dict) and all(key in saved and saved[key] == value for key, value in wanted.items())
+
+
+def read_stamp(path: Path, ident: dict[str, Any]) -> Stamp | None:
+    """The stamp beside an index, or None when missing, malformed, or of another identity."""
+    data = read_json(path)
+    if data is None or set(data) != set(_COMMON) | set(ident) or not stamp_matches(data, ident):
         return None
     for key, want in _COMMON.items():
         value = data[key]
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             return None
-    if any(data[k] != v for k, v in ident.items()):
-        return None
     return Stamp(**{k: data[k] for k in _COMMON}, ident=tuple(ident.items()))
 
 
@@ -161,7 +184,7 @@ def ensure_index(
     *,
     create: Callable[[SpaceInfo], IndexT],
     load: Callable[[Path, SpaceInfo], IndexT],
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     info: SpaceInfo | None = None,
 ) -> Loaded[IndexT]:
     """Load a space's derived index, bringing it up to date first (built, extended or rebuilt).
@@ -181,7 +204,7 @@ def ensure_index(
         ``load(path, info)``: the index read back from disk; it may raise
         ``RuntimeError``/``OSError``/``ValueError`` for a damaged file (rebuilt).
     progress : callable, optional
-        ``progress(done, total)`` while rows are added.
+        ``progress("index", done, total)`` while rows are added.
     info : SpaceInfo, optional
         The space's description when the caller has just read it.
     """
@@ -244,7 +267,7 @@ def ensure_index(
             if len(live):
                 index.add(vectors, live)
             if progress is not None:
-                progress(end - lo, hi - lo)  # rows scanned
+                progress("index", end - lo, hi - lo)  # rows scanned
             del vectors
         if action == "loaded":
             action = "extended"

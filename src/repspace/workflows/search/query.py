@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -10,9 +9,10 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
-from repspace.engines.search.hnsw import HNSWParams
-from repspace.workflows.search.hnsw import ensure_hnsw
 from repspace.core.hits import Hit, SearchPlan
+from repspace.core.progress import Progress
+from repspace.core.space import Metric
+from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
     _parse_method,
@@ -20,8 +20,8 @@ from repspace.engines.search.hubness import (
     statistics_from_neighbours,
 )
 from repspace.engines.search.specs import IndexSpec, parse_spec
+from repspace.workflows.search.hnsw import ensure_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
-from repspace.core.space import Metric
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter
@@ -60,7 +60,7 @@ def knn(
     ef: int | None = None,
     hnsw: HNSWParams | None = None,
     index: str | IndexSpec | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> KnnResult:
     """Nearest rows of ``space`` for a batch of query vectors.
 
@@ -94,7 +94,7 @@ def knn(
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
-    _check_method(method, index)
+    _check_method(method, index, hnsw)
     spec = None
     if index is not None:
         spec = parse_spec(index)
@@ -146,12 +146,20 @@ def knn(
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
 
 
-def _check_method(method: str, index: str | IndexSpec | None) -> None:
-    """One way to choose how to search: a ``method`` (auto, exact, hnsw) or an ``index``, not both."""
+def _check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | None = None) -> None:
+    """One way to choose how to search: a ``method`` (auto, exact, hnsw) or an ``index``, not both.
+
+    HNSW construction parameters go with ``method`` ``auto`` or ``hnsw`` only: an
+    index spec carries its own (``hnsw16``), and exact search has none.
+    """
     if method not in ("auto", "exact", "hnsw"):
         raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
     if index is not None and method != "auto":
         raise InputError(f"choose {method} search or index {str(index)!r}, not both")
+    if hnsw is not None and index is not None:
+        raise InputError(f"index {str(index)!r} carries its own parameters: give hnsw= or index=, not both")
+    if hnsw is not None and method == "exact":
+        raise InputError("hnsw= parameters do not apply to exact search")
 
 
 def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
@@ -177,7 +185,7 @@ def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_
 
 
 def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np.ndarray | None, n_cand: int,
-            total: int, ef: int | None, reason: str, progress: Any, info: Any) -> KnnResult:
+            total: int, ef: int | None, reason: str, progress: Progress | None, info: Any) -> KnnResult:
     from repspace.workflows.search.indexes import ensure_funnel
     from repspace.workflows.search.vectorfile import ensure_vector_file
 
@@ -266,13 +274,13 @@ def search_space(
     index: str | IndexSpec | None = None,
     hybrid: bool = False,
     bm25: bool = False,
-    fusion: Literal["rrf", "sum"] = "rrf",
-    lexical_weight: float = 1.0,
+    fusion: Literal["rrf", "sum"] | None = None,
+    lexical_weight: float | None = None,
     mmr: float | None = None,
     hubness: str | None = None,
     kappa: int = 10,
     encoder: Any = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     explain: bool = False,
 ) -> list[Hit] | tuple[list[Hit], SearchPlan]:
     """Search a space by text, by stored id, or by vector.
@@ -291,10 +299,12 @@ def search_space(
         Fuse the dense ranking with BM25 over the stored texts (text queries only).
     bm25 : bool
         BM25 alone (text queries only).
-    fusion : ``rrf`` or ``sum``
-        Reciprocal-rank fusion (c = 60) or a weighted sum of min-max normalised scores.
-    lexical_weight : float
-        Weight of the BM25 list in the fusion (the dense list has weight 1).
+    fusion : ``rrf`` or ``sum``, optional
+        Hybrid only: reciprocal-rank fusion (c = 60, the default) or a weighted
+        sum of min-max normalised scores.
+    lexical_weight : float, optional
+        Hybrid only: weight of the BM25 list in the fusion (default 1; the
+        dense list has weight 1).
     mmr : float, optional
         Diversify with maximal marginal relevance, λ in [0, 1] (1 = plain ranking),
         over a pool of ``max(4k, 50)`` nearest items.
@@ -325,7 +335,9 @@ def search_space(
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
-    _check_method(method, index)  # before a text query is embedded
+    _check_method(method, index, hnsw)  # before a text query is embedded
+    if not hybrid and (fusion is not None or lexical_weight is not None):
+        raise InputError("fusion and lexical_weight apply to hybrid search only (hybrid=True, --hybrid)")
     exclude = None
     if id is not None:
         if query is not None:
@@ -359,8 +371,9 @@ def search_space(
         raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
     if bm25 or hybrid:
         rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
-                                                method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion,
-                                                lexical_weight=lexical_weight, progress=progress)
+                                                method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion or "rrf",
+                                                lexical_weight=1.0 if lexical_weight is None else lexical_weight,
+                                                progress=progress)
     elif hubness is not None:
 
         q = np.asarray(vec, dtype=np.float32).reshape(1, -1) if vec is not None else None
@@ -417,7 +430,7 @@ def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, 
     return f_rows, f_scores.astype(np.float32), plan
 
 
-def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Any,
+def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Progress | None,
          **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
     from repspace.engines.search.mmr import mmr as diversify
 

@@ -41,16 +41,16 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from repspace.core.errors import InputError
-from repspace.workflows.search.persist import Loaded, ensure_index
 from repspace.core.exact import normalize_rows
+from repspace.core.progress import Progress
 from repspace.core.space import Metric
+from repspace.workflows.search.persist import Loaded, ensure_index
 
 if TYPE_CHECKING:
     from repspace.core.space import SpaceInfo
@@ -205,7 +205,7 @@ class VectorFile:
         self._map = None
 
 
-def ensure_vector_file(space: Space, *, progress: Callable[[int, int], None] | None = None,
+def ensure_vector_file(space: Space, *, progress: Progress | None = None,
                        info: SpaceInfo | None = None) -> Loaded[VectorFile]:
     """A space's vector file, built, extended or rebuilt first when it is not current.
 
