@@ -292,7 +292,7 @@ def _sweep_findings(rows: list[dict[str, Any]]) -> list[str]:
     a, b = pick.get(("pca", 128, "int8")), pick.get(("pca", 256, "int8"))
     if a is not None and b is not None and b < a:
         out.append(f"int8 calibrates every dimension to the same range, which amplifies PCA's low-variance tail: "
-                   f"pca256/int8 scores {b:.4f}, below pca128/int8 at {a:.4f}.")
+                   f"pca256,int8 scores {b:.4f}, below pca128,int8 at {a:.4f}.")
     return [" ".join(out)]
 
 

@@ -64,9 +64,12 @@ def test_full_codec_bytes_known_after_fit(rng, precision, expected):
 
 
 def test_names_and_dict():
-    assert Codec(64, "pca", "int8").name == "pca64/int8"
-    assert Codec(128, "prefix", "float16").name == "prefix128/float16"
-    assert Codec().name == "full/float32"
+    assert Codec(64, "pca", "int8").name == "pca64,int8"
+    assert Codec(128, "prefix", "float16").name == "prefix128,fp16"
+    assert Codec().name == "full" and Codec(precision="binary").name == "binary"
+    for codec in (Codec(64, "pca", "int8"), Codec(128, "prefix", "float16"), Codec(), Codec(8, "pca", "binary")):
+        again = Codec.parse(codec.name)  # a name reads back as the same codec
+        assert (again.dims, again.method, again.precision) == (codec.dims, codec.method, codec.precision)
     assert Codec(16, "pca", "binary").to_dict() == {"dims": 16, "method": "pca", "precision": "binary",
                                                     "bytes_per_vector": 2}
 
@@ -276,7 +279,8 @@ def test_parse_dims_errors(text, match):
 @pytest.mark.parametrize("text,match", [
     ("", "empty entry"),
     ("float32,int8,float32", "twice"),
-    ("float32,fp16", "unknown precision 'fp16'"),
+    ("float32,fp8", "unknown precision 'fp8'"),
+    ("float16,fp16", "lists float16 twice"),
     ("ubinary", "unknown precision"),
 ])
 def test_parse_precisions_errors(text, match):
@@ -286,17 +290,17 @@ def test_parse_precisions_errors(text, match):
 
 def test_sweep_codecs_contents_and_order():
     names = [c.name for c in sweep_codecs([64, 16, None], ["int8", "float32"])]
-    assert names == ["prefix16/int8", "prefix64/int8", "full/int8",
-                     "prefix16/float32", "prefix64/float32", "full/float32",
-                     "pca16/int8", "pca64/int8", "pca16/float32", "pca64/float32"]
-    assert [c.name for c in sweep_codecs([8, None], ["binary"], methods=["pca"])] == ["pca8/binary"]
+    assert names == ["prefix16,int8", "prefix64,int8", "int8",
+                     "prefix16", "prefix64", "full",
+                     "pca16,int8", "pca64,int8", "pca16", "pca64"]
+    assert [c.name for c in sweep_codecs([8, None], ["binary"], methods=["pca"])] == ["pca8,binary"]
 
 
 def test_sweep_codecs_full_dim():
     notes: list[str] = []
     codecs = sweep_codecs([16, 50, 64, 128, None], ["float32"], full_dim=50, note=notes.append)
     # 50 is the full dimension: prefix only, and the same codec as "full"; 64 and 128 are dropped.
-    assert [c.name for c in codecs] == ["prefix16/float32", "full/float32", "pca16/float32"]
+    assert [c.name for c in codecs] == ["prefix16", "full", "pca16"]
     assert notes == ["dropped dims 64, 128: larger than the vectors' dimension 50"]
     with pytest.warns(UserWarning, match="dropped dims 64"):
         sweep_codecs([16, 64], ["int8"], full_dim=50)
@@ -326,8 +330,8 @@ def test_tradeoff_rows(sweep_results):
     assert [r["bytes_per_vector"] for r in rows] == sorted(r["bytes_per_vector"] for r in rows)
     assert set(rows[0]) == {"codec", "method", "dims", "precision", "bytes_per_vector", "main_score", "relative"}
     assert rows[0]["bytes_per_vector"] == 1 and rows[0]["precision"] == "binary"
-    full = next(r for r in rows if r["codec"] == "full/float32")
-    assert full == {"codec": "full/float32", "method": "prefix", "dims": None, "precision": "float32",
+    full = next(r for r in rows if r["codec"] == "full")
+    assert full == {"codec": "full", "method": "prefix", "dims": None, "precision": "float32",
                     "bytes_per_vector": 256, "main_score": full["main_score"], "relative": 1.0}
     for r in rows:
         assert r["relative"] == pytest.approx(r["main_score"] / full["main_score"])

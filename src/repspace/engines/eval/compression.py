@@ -5,7 +5,9 @@ A :class:`Codec` turns float vectors into cheaper ones in two steps: it
 Matryoshka embeddings are meant to be truncated; ``pca``: project onto the
 top ``dims`` principal components of the reference vectors), then lowers the
 *precision* (``float32``, ``float16``, ``int8`` scalar quantisation,
-``binary`` sign bits). Tasks fit a codec on reference vectors, score on the
+``binary`` sign bits). Codecs are named as the first stage of a search index
+is (:mod:`repspace.core.codecs`): ``pca64,int8``, ``prefix128,fp16``,
+``binary``, ``full``; ``Codec.parse("pca64,int8")`` reads one. Tasks fit a codec on reference vectors, score on the
 transformed vectors with cosine similarity, and record
 :meth:`Codec.to_dict` and :attr:`Codec.bytes_per_vector` in the result's
 ``info``; :func:`tradeoff_rows` and :func:`plot_tradeoff` then show quality
@@ -17,9 +19,9 @@ Examples
 >>> X = np.random.default_rng(0).standard_normal((100, 64)).astype(np.float32)
 >>> codecs = sweep_codecs(parse_dims("16,32,full"), parse_precisions("float32,binary"), full_dim=64)
 >>> [(c.name, c.fit(X).bytes_per_vector) for c in codecs][:3]
-[('prefix16/float32', 64), ('prefix32/float32', 128), ('full/float32', 256)]
+[('prefix16', 64), ('prefix32', 128), ('full', 256)]
 >>> codecs[-1].name, codecs[-1].transform(X).shape, codecs[-1].bytes_per_vector
-('pca32/binary', (100, 32), 4)
+('pca32,binary', (100, 32), 4)
 """
 
 from __future__ import annotations
@@ -31,6 +33,15 @@ from typing import Any, Literal
 
 import numpy as np
 
+from repspace.core.codecs import (
+    PRECISIONS,
+    REDUCTIONS,
+    CodecSpec,
+    code_bytes,
+    parse_codec,
+    parse_precision,
+    signs,
+)
 from repspace.core.errors import InputError
 from repspace.engines.eval._results import TaskResult
 
@@ -49,23 +60,7 @@ Method = Literal["prefix", "pca"]
 Precision = Literal["float32", "float16", "int8", "binary"]
 
 #: Dimension-reduction methods, in their default sweep order.
-METHODS: tuple[str, ...] = ("prefix", "pca")
-#: Precisions, from the most to the least bytes per dimension.
-PRECISIONS: tuple[str, ...] = ("float32", "float16", "int8", "binary")
-
-
-def _codec_name(dims: int | None, method: str, precision: str) -> str:
-    return f"full/{precision}" if dims is None else f"{method}{dims}/{precision}"
-
-
-def _bytes(d: int, precision: str) -> int:
-    if precision == "float32":
-        return 4 * d
-    if precision == "float16":
-        return 2 * d
-    if precision == "int8":
-        return d
-    return (d + 7) // 8  # binary: one bit per dimension, packed into whole bytes
+METHODS: tuple[str, ...] = REDUCTIONS
 
 
 class Codec:
@@ -126,7 +121,7 @@ class Codec:
     >>> X = np.array([[0.5, -1.0, 2.0], [1.5, 1.0, -2.0], [1.0, 0.0, 0.0]], dtype=np.float32)
     >>> c = Codec(2, "prefix", "int8").fit(X)
     >>> c.name, c.bytes_per_vector
-    ('prefix2/int8', 2)
+    ('prefix2,int8', 2)
     >>> c.ranges_.tolist()
     [[0.5, -1.0], [1.5, 1.0]]
     >>> c.transform(X).tolist()  # the maximum may land in bucket 254 (float32 rounding, as in sentence-transformers)
@@ -138,22 +133,34 @@ class Codec:
     """
 
     def __init__(self, dims: int | None = None, method: Method = "prefix", precision: Precision = "float32") -> None:
-        if dims is not None and (isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1):
-            raise InputError(f"codec dims must be a positive integer or None (full), got {dims!r}")
-        if method not in METHODS:
-            raise InputError(f"unknown codec method {method!r}; expected one of {', '.join(METHODS)}")
-        if precision not in PRECISIONS:
-            raise InputError(f"unknown precision {precision!r}; expected one of {', '.join(PRECISIONS)}")
-        self.dims = dims
-        self.method = method
-        self.precision = precision
+        spec = CodecSpec(method, dims, parse_precision(precision) or precision)
+        self.dims = spec.dims
+        self.method = spec.method
+        self.precision = spec.precision
+
+    @classmethod
+    def parse(cls, text: str | CodecSpec) -> Codec:
+        """A codec from its name (:func:`repspace.core.codecs.parse_codec`): ``"pca64,int8"``, ``"binary"``.
+
+        Examples
+        --------
+        >>> Codec.parse("prefix128, fp16")
+        Codec(dims=128, method='prefix', precision='float16')
+        """
+        spec = parse_codec(text)
+        return cls(spec.dims, spec.method, spec.precision)  # type: ignore[arg-type]
 
     # -- description ---------------------------------------------------------------
 
     @property
+    def spec(self) -> CodecSpec:
+        """The codec as a :class:`~repspace.core.codecs.CodecSpec`."""
+        return CodecSpec(self.method, self.dims, self.precision)
+
+    @property
     def name(self) -> str:
-        """Short label: ``pca64/int8``, ``prefix128/float16``, ``full/float32``."""
-        return _codec_name(self.dims, self.method, self.precision)
+        """The codec's canonical string: ``pca64,int8``, ``prefix128,fp16``, ``full``."""
+        return str(self.spec)
 
     @property
     def bytes_per_vector(self) -> int:
@@ -164,7 +171,7 @@ class Codec:
         d = self.dims if self.dims is not None else getattr(self, "dims_", None)
         if d is None:
             raise InputError(f"codec {self.name} has no dimension yet; fit it before asking its size")
-        return _bytes(int(d), self.precision)
+        return code_bytes(int(d), self.precision)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"dims", "method", "precision", "bytes_per_vector"}`` (bytes None for an unfitted full codec).
@@ -209,7 +216,7 @@ class Codec:
         >>> Codec(10).fit(X)
         Traceback (most recent call last):
         ...
-        repspace.core.errors.InputError: codec prefix10/float32 keeps 10 dimensions but the vectors have 8
+        repspace.core.errors.InputError: codec prefix10 keeps 10 dimensions but the vectors have 8
         """
         X = self._check_array(X, "reference vectors")
         n, d = X.shape
@@ -270,7 +277,7 @@ class Codec:
         elif self.precision == "int8":
             Z = self._int8_codes(Z).astype(np.float32)
         elif self.precision == "binary":
-            Z = np.where(Z > 0, np.float32(1.0), np.float32(-1.0))
+            Z = signs(Z)
         return np.ascontiguousarray(Z, dtype=np.float32)
 
     def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
@@ -371,21 +378,25 @@ def parse_dims(text: str) -> list[int | None]:
 
 
 def parse_precisions(text: str) -> list[str]:
-    """Parse ``--precision``: names among float32, float16, int8, binary, in the order given.
+    """Parse ``--precision``: names among float32, float16 (or fp16), int8, binary, in the order given.
 
     Examples
     --------
-    >>> parse_precisions("float32,INT8, binary")
-    ['float32', 'int8', 'binary']
+    >>> parse_precisions("float32,INT8, binary, fp16")
+    ['float32', 'int8', 'binary', 'float16']
     >>> parse_precisions("float32,fp8")
     Traceback (most recent call last):
     ...
     repspace.core.errors.InputError: unknown precision 'fp8' in --precision; expected float32, float16, int8, binary
     """
-    out = _items(text, "--precision")
-    for t in out:
-        if t not in PRECISIONS:
+    out = []
+    for t in _items(text, "--precision"):
+        p = parse_precision(t)
+        if p is None:
             raise InputError(f"unknown precision {t!r} in --precision; expected {', '.join(PRECISIONS)}")
+        if p in out:
+            raise InputError(f"--precision {text!r} lists {p} twice")
+        out.append(p)
     return out
 
 
@@ -396,7 +407,7 @@ def sweep_codecs(dims: Iterable[int | None], precisions: Iterable[str], methods:
     At full dimension (``None``, or ``dims == full_dim``) only the prefix
     method is kept: PCA with every component is a rotation, which changes no
     cosine. A ``dims == full_dim`` entry becomes ``None`` (``full``), so the
-    uncompressed float32 codec is always ``full/float32``.
+    uncompressed float32 codec is always ``full``.
 
     Parameters
     ----------
@@ -420,12 +431,12 @@ def sweep_codecs(dims: Iterable[int | None], precisions: Iterable[str], methods:
     --------
     >>> [c.name for c in sweep_codecs([64, None, 16, 512], ["float32", "int8"], full_dim=300, note=print)]
     dropped dims 512: larger than the vectors' dimension 300
-    ['prefix16/float32', 'prefix64/float32', 'full/float32', 'prefix16/int8', 'prefix64/int8', 'full/int8', \
-'pca16/float32', 'pca64/float32', 'pca16/int8', 'pca64/int8']
+    ['prefix16', 'prefix64', 'full', 'prefix16,int8', 'prefix64,int8', 'int8', 'pca16', 'pca64', 'pca16,int8', \
+'pca64,int8']
     """
     say = note if note is not None else (lambda msg: warnings.warn(msg, UserWarning, stacklevel=3))
     methods = list(methods)
-    precisions = list(precisions)
+    precisions = [parse_precision(p) or p for p in precisions]
     for m in methods:
         if m not in METHODS:
             raise InputError(f"unknown codec method {m!r}; expected one of {', '.join(METHODS)}")
@@ -492,7 +503,7 @@ def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     list of dict
         ``{"codec", "method", "dims", "precision", "bytes_per_vector",
         "main_score", "relative"}``; ``relative`` is the score divided by the
-        ``full/float32`` result's (None when there is none, or it is 0).
+        ``full`` (uncompressed float32) result's (None when there is none, or it is 0).
 
     Examples
     --------
@@ -502,14 +513,14 @@ def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     ...                  {"codec": c.to_dict(), "bytes_per_vector": c.bytes_per_vector})
     ...       for c, s in [(full, 0.8), (Codec(64, "pca", "binary"), 0.4)]]
     >>> [(r["codec"], r["bytes_per_vector"], r["relative"]) for r in tradeoff_rows(rs)]
-    [('pca64/binary', 8, 0.5), ('full/float32', 1024, 1.0)]
+    [('pca64,binary', 8, 0.5), ('full', 1024, 1.0)]
     """
     parsed = [(_codec_info(r), r) for r in results]
     ref = next((r.main_score for (c, _), r in parsed if _is_reference(c)), None)
     rows = []
     for (codec, nbytes), r in parsed:
         rows.append({
-            "codec": _codec_name(codec["dims"], codec["method"], codec["precision"]),
+            "codec": str(CodecSpec(codec["method"], codec["dims"], codec["precision"])),
             "method": codec["method"],
             "dims": codec["dims"],
             "precision": codec["precision"],
@@ -527,7 +538,7 @@ def plot_tradeoff(results: Sequence[TaskResult], path: str | Path, *, title: str
 
     The x axis is bytes per vector on a log2 scale, ticks labelled with the
     byte counts present; the y axis is the results' main metric. The
-    uncompressed ``full/float32`` point, when present, is marked with a star.
+    uncompressed ``full`` (float32) point, when present, is marked with a star.
 
     Parameters
     ----------

@@ -48,6 +48,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from repspace.core.codecs import code_bytes, sign_bits
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
@@ -295,7 +296,7 @@ class FunnelIndex:
         """What the FAISS index takes for raw vectors: binary codes or prepared (reduced) floats."""
         x = prepare(x, self.metric)
         if self.spec.kind == "binary":
-            return np.packbits(x > 0, axis=1)
+            return sign_bits(x)
         return self._reduce(x)
 
     def _check(self, x: Any, what: str) -> np.ndarray:
@@ -469,7 +470,7 @@ class FunnelIndex:
 
     def _codes_for_queries(self, q: np.ndarray) -> np.ndarray:
         if self.spec.kind == "binary":
-            return np.packbits(q > 0, axis=1)
+            return sign_bits(q)
         return self._reduce(q)
 
     def _expand(
@@ -683,7 +684,7 @@ class FunnelIndex:
         sp = self.spec
         parts["labels"] = 8 * n
         if sp.kind == "binary":
-            parts["codes"] = n * _nbits(self.dim) // 8
+            parts["codes"] = n * code_bytes(self.dim, "binary")
             return parts
         if sp.kind == "ivfpq":
             ivf = faiss.extract_index_ivf(self.index)

@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from repspace.core.codecs import CodecSpec, parse_precision, split_items
 from repspace.core.errors import InputError
 
 __all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
@@ -70,7 +71,8 @@ ACCEPTED_FORMS = (
     "ivf1024,pq32[,nprobe16][>rerank10]"
 )
 
-_ITEM = re.compile(r"([a-z]+)(\d*)")
+#: The words a first stage is written with (see :func:`repspace.core.codecs.split_items`).
+_STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "prefix", "ivf", "pq", "nprobe", "fp16"})
 _LIMITS = {  # field: (low, high, what)
     "m": (2, 256, "HNSW M"),
     "graph_m": (2, 256, "HNSW M"),
@@ -245,6 +247,29 @@ class IndexSpec:
         return self.refine_factor is not None
 
     @property
+    def codec(self) -> CodecSpec | None:
+        """What the first stage holds, as a codec (:mod:`repspace.core.codecs`); None for ``ivfpq``.
+
+        Graphs and flat stages hold their vectors at a precision, reduced or not;
+        IVF-PQ codes are not a per-dimension codec.
+
+        Examples
+        --------
+        >>> str(parse_spec("pca64,hnsw32,int8>rerank").codec), str(parse_spec("binary").codec)
+        ('pca64,int8', 'binary')
+        >>> str(parse_spec("hnsw32,fp16").codec), str(parse_spec("exact").codec)
+        ('fp16', 'full')
+        """
+        if self.kind == "ivfpq":
+            return None
+        if self.kind in ("int8", "binary"):
+            return CodecSpec(precision=self.kind)
+        precision = parse_precision(self.codes) if self.codes is not None else "float32"
+        if self.kind in ("pca", "prefix"):
+            return CodecSpec(self.kind, self.dims, precision or "float32")
+        return CodecSpec(precision=precision or "float32")
+
+    @property
     def graph(self) -> bool:
         """Whether the first stage is an HNSW graph (``ef`` applies).
 
@@ -288,21 +313,17 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
     refine = _parse_refine(parts[1], raw) if len(parts) == 2 else None
     if not first:
         raise InputError(f"index spec {raw!r} has no first stage; accepted forms: {ACCEPTED_FORMS}")
+    try:
+        tokens = split_items(first)
+    except InputError:
+        bad = next(i for i in first.split(",") if not re.fullmatch(r"[a-z]+\d*", i))
+        raise InputError(f"unknown stage {bad!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}") from None
     items = []
-    for item in first.split(","):
-        match = _ITEM.fullmatch(item)
-        if match is None or match.group(1) not in ("exact", "hnsw", "ef", "int8", "binary", "pca", "prefix",
-                                                   "ivf", "pq", "nprobe", "int", "fp"):
-            raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
-        name, digits = match.group(1), match.group(2)
-        if name == "int":  # int8 splits as ("int", "8")
-            if digits != "8":
-                raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
-            name, digits = "int8", ""
-        elif name == "fp":  # fp16 splits as ("fp", "16")
-            if digits != "16":
-                raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
-            name, digits = "fp16", ""
+    for name, digits in tokens:
+        if parse_precision(name) == "float16":  # the codec word: fp16 (float16 accepted)
+            name = "fp16"
+        if name not in _STAGES:
+            raise InputError(f"unknown stage {name + digits!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}")
         items.append((name, digits))
     head, head_digits = items[0]
     rest = items[1:]
