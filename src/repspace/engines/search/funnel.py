@@ -48,11 +48,10 @@ from typing import Any
 import faiss
 import numpy as np
 
-from repspace.core.codecs import code_bytes, sign_bits
 from repspace.core.errors import InputError
-from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
-from repspace.engines.search.hnsw import faiss_metric, prepare
+from repspace.engines.search._stages import Flat, Stage, stage_for
+from repspace.engines.search.hnsw import prepare
 from repspace.engines.search.specs import IndexSpec, parse_spec
 
 __all__ = ["Fetch", "FunnelIndex"]
@@ -60,16 +59,6 @@ __all__ = ["Fetch", "FunnelIndex"]
 #: ``fetch(rows) -> (len(rows), dim) float32``: full vectors of sorted, distinct rows.
 Fetch = Callable[[np.ndarray], np.ndarray]
 
-#: HNSW construction beam (as :class:`~repspace.engines.search.hnsw.HNSWParams`' default).
-EF_CONSTRUCTION = 100
-#: HNSW search beam when neither the spec nor the call gives one.
-DEFAULT_EF = 64
-#: Largest HNSW beam / share of IVF lists reached when widening for a selective mask.
-MAX_EF = 4096
-#: Graph kinds search a mask keeping at most this share of rows by brute force over it.
-FLAT_MAX_SHARE = 0.02
-#: IVF lists probed when the spec gives no ``nprobe``: ``nlist // 16``, at least 8.
-MIN_NPROBE = 8
 #: Kinds whose FAISS index ignores ``SearchParameters.sel``: filtered here by expansion.
 NO_SELECTOR_KINDS: frozenset[str] = frozenset()
 #: Largest float32 array built while rescoring (query chunk × candidates × dim), in entries.
@@ -79,10 +68,6 @@ FETCH_ENTRIES = 64 * 1024 * 1024
 #: Candidates whose float32 rescoring key is within this relative distance of the k-th are
 #: rescored in float64 before the final order is taken (float32 rounding is far below it).
 TIE_BAND = 1e-4
-#: Largest float64 block (rows × dim) held while projecting onto the PCA subspace (64 MiB).
-PROJECT_ENTRIES = 8 * 1024 * 1024
-#: FAISS scalar quantizer of each ``codes`` choice of a spec.
-_QTYPE = {"int8": faiss.ScalarQuantizer.QT_8bit, "fp16": faiss.ScalarQuantizer.QT_fp16}
 
 
 class FunnelIndex:
@@ -99,23 +84,19 @@ class FunnelIndex:
 
     Notes
     -----
-    What each kind holds: ``exact`` an ``IndexFlat``; ``hnsw`` an ``IndexHNSWFlat``;
-    ``int8`` an ``IndexScalarQuantizer(QT_8bit)`` with per-dimension ranges from
-    :meth:`train`; ``binary`` an ``IndexBinaryFlat`` over the sign bits ``x > 0``
-    (padded with zero bits to a multiple of 8, which leaves Hamming distances
-    unchanged); ``pca``/``prefix`` an ``IndexFlat`` or ``IndexHNSWFlat`` over the reduced
-    vectors; with ``int8``/``fp16`` codes (``hnsw32,int8``, ``pca128,hnsw32,fp16``) an
-    ``IndexScalarQuantizer`` or ``IndexHNSWSQ`` instead (per-dimension ranges trained
-    for int8); ``ivfpq`` FAISS' ``IVF{nlist},PQ{pq_m}``. Float and binary indexes sit in an
+    What each kind holds, and how FAISS searches it, is its *stage*
+    (:mod:`repspace.engines.search._stages`, one class per kind): ``exact`` an
+    ``IndexFlat``; ``hnsw`` an ``IndexHNSWFlat``; ``int8`` an
+    ``IndexScalarQuantizer(QT_8bit)`` with per-dimension ranges from :meth:`train`;
+    ``binary`` an ``IndexBinaryFlat`` over the sign bits ``x > 0``; ``pca``/``prefix`` an
+    ``IndexFlat`` or ``IndexHNSWFlat`` over the reduced vectors (PCA uncentred, cosine
+    renormalised); with ``int8``/``fp16`` codes (``hnsw32,int8``, ``pca128,hnsw32,fp16``)
+    an ``IndexScalarQuantizer`` or ``IndexHNSWSQ`` instead; ``ivfpq`` FAISS'
+    ``IVF{nlist},PQ{pq_m}``. Float and binary indexes sit in an
     ``IndexIDMap``/``IndexBinaryIDMap`` (not ``IDMap2``: nothing is reconstructed, and
     the reverse hash map would cost more per vector than an int8 or binary code); IVF
-    keeps row labels in its lists.
-
-    PCA projects onto the principal subspace *without* subtracting the mean
-    (``x @ A.T`` with FAISS' trained ``PCAMatrix.A``), which keeps inner products
-    approximately unchanged (centred projections lose the ``mean·x`` term that inner
-    product and cosine rankings depend on); for ``l2`` the mean cancels anyway. For
-    ``cosine`` the reduced vectors are renormalised, as Matryoshka prefixes are.
+    keeps row labels in its lists. This class runs the funnel around the stage: masks,
+    the shortlist, the exact rerank, the file.
 
     Examples
     --------
@@ -138,19 +119,13 @@ class FunnelIndex:
             raise InputError(f"dimension must be a positive integer, not {dim!r}")
         self.dim = int(dim)
         self.metric = Metric.parse(metric)
-        sp = self.spec
-        if sp.kind in ("pca", "prefix") and sp.dims > self.dim:  # type: ignore[operator]
-            raise InputError(f"{sp.kind}{sp.dims} keeps more dimensions than the vectors have ({self.dim})")
-        if sp.kind == "ivfpq" and self.dim % sp.pq_m:  # type: ignore[operator]
-            divisors = [m for m in range(1, self.dim + 1) if self.dim % m == 0]
-            raise InputError(f"pq{sp.pq_m} must divide the dimension {self.dim}; use pq with one of {divisors}")
-        self.pca_: Any = None  # faiss.PCAMatrix (pca)
-        self._proj: np.ndarray | None = None  # (dims, dim) float32: PCAMatrix.A
+        #: What the first stage holds and how FAISS searches it (one class per kind).
+        self.stage: Stage = stage_for(self.spec, self.dim, self.metric)
         self.index: Any = None  # the FAISS index searched (IDMap / binary IDMap / IVF)
         self._labels: np.ndarray | None = None  # graph kinds: row of each stored vector (cache)
         self._owner: Any = None  # keeps a loaded IndexPreTransform (owner of the parts) alive
-        if not sp.needs_training:
-            self.index = self._empty_index()
+        if not self.spec.needs_training:
+            self.index = self.stage.empty()
 
     def __repr__(self) -> str:
         return (f"FunnelIndex({str(self.spec)!r}, dim={self.dim}, metric={self.metric.value}, "
@@ -161,7 +136,17 @@ class FunnelIndex:
     @property
     def reduced_dim(self) -> int:
         """Dimension of what the first stage compares (``dims`` for pca/prefix, else ``dim``)."""
-        return int(self.spec.dims) if self.spec.kind in ("pca", "prefix") else self.dim  # type: ignore[arg-type]
+        return self.stage.reduced_dim
+
+    @property
+    def pca_(self) -> Any:
+        """The trained ``faiss.PCAMatrix`` of a ``pca`` index (None otherwise)."""
+        return getattr(self.stage, "pca", None)
+
+    @property
+    def _proj(self) -> np.ndarray | None:
+        """The ``(dims, dim)`` float32 projection of a ``pca`` index (``PCAMatrix.A``)."""
+        return getattr(self.stage, "proj", None)
 
     @property
     def is_trained(self) -> bool:
@@ -172,33 +157,6 @@ class FunnelIndex:
     def ntotal(self) -> int:
         """Number of vectors held."""
         return 0 if self.index is None else int(self.index.ntotal)
-
-    def _fmetric(self) -> int:
-        return faiss_metric(self.metric)
-
-    def _empty_index(self, trained: Any = None) -> Any:
-        """A fresh, empty first-stage index (``trained``: the fitted SQ / IVF-PQ index)."""
-        sp = self.spec
-        if sp.kind == "binary":
-            return faiss.IndexBinaryIDMap(faiss.IndexBinaryFlat(_nbits(self.dim)))
-        if sp.kind == "ivfpq":
-            return trained
-        return faiss.IndexIDMap(trained if trained is not None else self._new_inner())
-
-    def _new_inner(self) -> Any:
-        """The float-vector index inside the ID map: flat, scalar-quantized or a graph of either."""
-        sp, d = self.spec, self.reduced_dim
-        if sp.graph:
-            m = int(sp.m or sp.graph_m)  # type: ignore[arg-type]
-            if sp.codes is not None:
-                inner = faiss.IndexHNSWSQ(d, _QTYPE[sp.codes], m, self._fmetric())
-            else:
-                inner = faiss.IndexHNSWFlat(d, m, self._fmetric())
-            inner.hnsw.efConstruction = EF_CONSTRUCTION
-            return inner
-        if sp.codes is not None:
-            return faiss.IndexScalarQuantizer(d, _QTYPE[sp.codes], self._fmetric())
-        return faiss.IndexFlat(d, self._fmetric())
 
     # -- training and adding ---------------------------------------------------------------
 
@@ -215,48 +173,10 @@ class FunnelIndex:
         >>> FunnelIndex("pca4>rerank", 8, "ip").train(x).is_trained
         True
         """
-        sp = self.spec
-        if not sp.needs_training:
+        if not self.spec.needs_training:
             return self
-        x = prepare(self._check(x, "training vectors"), self.metric)
-        n = x.shape[0]
-        if sp.kind == "int8":
-            if n < 2:
-                raise InputError(f"int8 needs at least 2 training vectors to fit value ranges, not {n}")
-            sq = faiss.IndexScalarQuantizer(self.dim, faiss.ScalarQuantizer.QT_8bit, self._fmetric())
-            sq.train(x)
-            self.index = self._empty_index(sq)
-        elif sp.kind != "ivfpq":  # pca and/or int8 codes
-            if sp.kind == "pca":
-                if n < sp.dims:  # type: ignore[operator]
-                    raise InputError(f"pca{sp.dims} needs at least {sp.dims} training vectors, not {n}")
-                pca = faiss.PCAMatrix(self.dim, int(sp.dims))  # type: ignore[arg-type]
-                pca.train(x)
-                self._set_pca(pca)
-            inner = None
-            if sp.codes == "int8":
-                if n < 2:
-                    raise InputError(f"int8 codes need at least 2 training vectors to fit value ranges, not {n}")
-                inner = self._new_inner()
-                inner.train(self._reduce(x))
-            self.index = self._empty_index(inner)
-        else:  # ivfpq
-            need = max(int(sp.nlist), 256)  # type: ignore[arg-type]
-            if n < need:
-                raise InputError(f"ivf{sp.nlist},pq{sp.pq_m} needs at least {need} training vectors "
-                                 f"({sp.nlist} IVF lists, 256 PQ centroids), not {n}")
-            ivf = faiss.index_factory(self.dim, f"IVF{sp.nlist},PQ{sp.pq_m}", self._fmetric())
-            # index_factory turns on polysemous training for PQ8 codes: slow (minutes) and
-            # unused here, since codes are searched by ADC, not by Hamming pre-filtering.
-            ivf.do_polysemous_training = False
-            ivf.train(x)
-            self.index = ivf
+        self.index = self.stage.train(prepare(self._check(x, "training vectors"), self.metric))
         return self
-
-    def _set_pca(self, pca: Any) -> None:
-        self.pca_ = pca
-        a = faiss.vector_to_array(pca.A).astype(np.float32)
-        self._proj = np.ascontiguousarray(a.reshape(pca.d_out, pca.d_in))
 
     def add(self, x: np.ndarray, rows: np.ndarray) -> None:
         """Add full vectors (raw; normalised here for cosine) labelled by the given rows.
@@ -278,26 +198,8 @@ class FunnelIndex:
             raise InputError(f"{self.spec} must be trained before vectors are added: call train(x) first")
         if not len(labels):
             return
-        self.index.add_with_ids(self._codes(x), np.ascontiguousarray(labels, dtype=np.int64))
-
-    def _reduce(self, x: np.ndarray) -> np.ndarray:
-        """Prepared vectors as the first stage compares them (float32, C-contiguous)."""
-        sp = self.spec
-        if sp.kind == "prefix":
-            x = np.ascontiguousarray(x[:, : sp.dims])
-        elif sp.kind == "pca":
-            assert self._proj is not None
-            x = _project(x, self._proj)
-        else:
-            return x
-        return normalize_rows(x) if self.metric is Metric.COSINE else x
-
-    def _codes(self, x: np.ndarray) -> np.ndarray:
-        """What the FAISS index takes for raw vectors: binary codes or prepared (reduced) floats."""
-        x = prepare(x, self.metric)
-        if self.spec.kind == "binary":
-            return sign_bits(x)
-        return self._reduce(x)
+        codes = self.stage.encode(prepare(x, self.metric))
+        self.index.add_with_ids(codes, np.ascontiguousarray(labels, dtype=np.int64))
 
     def _check(self, x: Any, what: str) -> np.ndarray:
         try:
@@ -424,24 +326,13 @@ class FunnelIndex:
         self, q: np.ndarray, kk: int, mask: np.ndarray | None, ef: int | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Shortlist: (key: larger is nearer, float64; rows, -1 padded), (m, kk) each."""
-        sp = self.spec
-        codes = self._codes_for_queries(q)
+        codes = self.stage.encode(q)
         n_allowed = self.ntotal if mask is None else int(np.count_nonzero(mask))
-        widen = max(1.0, self.ntotal / max(n_allowed, 1))
-        if sp.graph:
-            beam = max(int(ef or sp.ef or DEFAULT_EF), kk)
-            if mask is not None and n_allowed <= max(FLAT_MAX_SHARE * self.ntotal, beam):
-                dist, rows = self._graph_flat(codes, kk, mask)
-                return self._key(dist, rows), rows
-            params = faiss.SearchParametersHNSW()
-            params.efSearch = int(min(max(MAX_EF, kk), beam * widen))
-        elif sp.kind == "ivfpq":
-            base = sp.nprobe or max(MIN_NPROBE, int(sp.nlist) // 16)  # type: ignore[arg-type]
-            params = faiss.SearchParametersIVF()
-            params.nprobe = int(min(int(sp.nlist), base * widen))  # type: ignore[arg-type]
-        else:
-            params = faiss.SearchParameters()
-        if mask is not None and sp.kind in NO_SELECTOR_KINDS:
+        if mask is not None and self.stage.uses_flat(n_allowed, self.ntotal, kk, ef, self.spec):
+            dist, rows = self._graph_flat(codes, kk, mask)
+            return self._key(dist, rows), rows
+        params = self.stage.params(kk, ef, max(1.0, self.ntotal / max(n_allowed, 1)), self.spec)
+        if mask is not None and self.spec.kind in NO_SELECTOR_KINDS:
             dist, rows = self._expand(codes, kk, mask, params)
         else:
             bitmap = None
@@ -460,18 +351,14 @@ class FunnelIndex:
         if self._labels is None or len(self._labels) != self.ntotal:
             self._labels = faiss.vector_to_array(self.index.id_map)
         labels = self._labels
-        storage = faiss.downcast_index(faiss.downcast_index(self.index.index).storage)
+        assert isinstance(self.stage, Flat)
+        storage = self.stage.storage(self.index)
         bitmap = np.packbits(_allowed(labels, mask), bitorder="little")
         params = faiss.SearchParameters()
         params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
         dist, pos = storage.search(codes, kk, params=params)
         del bitmap
         return dist, np.where(pos >= 0, labels[np.maximum(pos, 0)], -1).astype(np.int64)
-
-    def _codes_for_queries(self, q: np.ndarray) -> np.ndarray:
-        if self.spec.kind == "binary":
-            return sign_bits(q)
-        return self._reduce(q)
 
     def _expand(
         self, codes: np.ndarray, kk: int, mask: np.ndarray, params: Any
@@ -497,23 +384,12 @@ class FunnelIndex:
 
     def _key(self, dist: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """FAISS's distances as float64 "larger is nearer" keys (-inf for padding)."""
-        d = dist.astype(np.float64)
-        if self.spec.kind == "binary":
-            key = -d  # Hamming distance
-        elif self.metric is Metric.L2:
-            key = -np.sqrt(np.maximum(d, 0.0))
-        else:
-            key = d
-        return np.where(rows >= 0, key, -np.inf)
+        return np.where(rows >= 0, self.stage.key(dist), -np.inf)
 
     def _finish(self, key: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Sort by (key desc, row asc), keep k, and express keys in the metric's convention."""
         key, rows = _top(key, rows, k)
-        if self.spec.kind == "binary" and self.metric is not Metric.L2:
-            scores = np.where(rows >= 0, 1.0 + 2.0 * key / self.dim, -np.inf)  # key = -h
-        else:
-            scores = -key if self.metric is Metric.L2 else key
-        return scores.astype(np.float32), rows
+        return self.stage.scores(key, rows).astype(np.float32), rows
 
     def _rescore(
         self, q: np.ndarray, cand: np.ndarray, k: int, fetch: Fetch, prepared: bool = False
@@ -674,33 +550,10 @@ class FunnelIndex:
         {'codes': 160, 'labels': 80, 'graph': 0, 'model': 0}
         """
         parts = {"codes": 0, "labels": 0, "graph": 0, "model": 0}
-        if self.pca_ is not None:  # FAISS keeps the full eigenvector matrix beside the projection
-            p = self.pca_
-            parts["model"] += 4 * (p.A.size() + p.mean.size() + p.b.size() + p.PCAMat.size() + p.eigenvalues.size())
-            parts["model"] += 0 if self._proj is None else self._proj.nbytes
         if self.index is None:
             return parts
         n = self.ntotal
-        sp = self.spec
-        parts["labels"] = 8 * n
-        if sp.kind == "binary":
-            parts["codes"] = n * code_bytes(self.dim, "binary")
-            return parts
-        if sp.kind == "ivfpq":
-            ivf = faiss.extract_index_ivf(self.index)
-            parts["codes"] = n * int(ivf.code_size)
-            parts["model"] += 4 * int(ivf.nlist) * self.dim  # coarse centroids
-            ivfpq = faiss.downcast_index(self.index)
-            parts["model"] += 4 * ivfpq.pq.centroids.size() + 4 * ivfpq.precomputed_table.size()
-            return parts
-        inner = faiss.downcast_index(self.index.index)
-        storage = faiss.downcast_index(inner.storage) if sp.graph else inner
-        parts["codes"] = n * int(storage.code_size)
-        if isinstance(storage, faiss.IndexScalarQuantizer):
-            parts["model"] += 4 * storage.sq.trained.size()
-        if sp.graph:
-            h = inner.hnsw
-            parts["graph"] = 4 * h.neighbors.size() + 4 * h.levels.size() + 8 * h.offsets.size()
+        parts.update(self.stage.memory(self.index, n), labels=8 * n)
         return parts
 
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -730,12 +583,7 @@ class FunnelIndex:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
         os.close(fd)
         try:
-            if self.spec.kind == "binary":
-                faiss.write_index_binary(self.index, tmp)
-            elif self.spec.kind == "pca":
-                faiss.write_index(faiss.IndexPreTransform(self.pca_, self.index), tmp)
-            else:
-                faiss.write_index(self.index, tmp)
+            self.stage.write(self.index, tmp)
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
@@ -767,55 +615,15 @@ class FunnelIndex:
         [[0]]
         """
         ix = cls(spec, dim, metric)
-        sp = ix.spec
         path = str(path)
         try:
-            obj = faiss.read_index_binary(path) if sp.kind == "binary" else faiss.read_index(path)
+            ix.index, ix._owner = ix.stage.read(path)
         except RuntimeError as e:
             raise InputError(f"cannot read index file {path}: {str(e).splitlines()[0] if str(e) else e}") from None
-        if sp.kind == "pca":
-            if not isinstance(obj, faiss.IndexPreTransform) or obj.chain.size() != 1:
-                raise InputError(f"{path} does not hold index {sp.slug!r} (a PCA transform and its index)")
-            pca = faiss.downcast_VectorTransform(obj.chain.at(0))
-            if not isinstance(pca, faiss.PCAMatrix) or pca.d_in != ix.dim or pca.d_out != sp.dims:
-                raise InputError(f"{path} does not hold index {sp.slug!r} for dimension {ix.dim} (PCA {pca.d_in}->{pca.d_out})")
-            ix._owner = obj
-            ix._set_pca(pca)
-            obj = faiss.downcast_index(obj.index)
-        ix.index = obj
-        ix._verify(path)
+        if not ix.stage.verify(ix.index):
+            raise InputError(f"{path} does not hold index {ix.spec.slug!r} for dimension {ix.dim} "
+                             f"and metric {ix.metric.value}")
         return ix
-
-    def _verify(self, path: str) -> None:
-        """Check a loaded index has the structure, size and metric the spec asks for."""
-        sp, idx = self.spec, self.index
-        bad = f"{path} does not hold index {sp.slug!r} for dimension {self.dim} and metric {self.metric.value}"
-        if sp.kind == "binary":
-            if not isinstance(idx, faiss.IndexBinaryIDMap) or idx.d != _nbits(self.dim):
-                raise InputError(bad)
-            return
-        if idx.d != self.reduced_dim or idx.metric_type != self._fmetric():
-            raise InputError(bad)
-        if sp.kind == "ivfpq":
-            ivf = faiss.downcast_index(idx)
-            if not isinstance(ivf, faiss.IndexIVFPQ) or ivf.nlist != sp.nlist or ivf.pq.M != sp.pq_m:
-                raise InputError(bad)
-            return
-        if not isinstance(idx, faiss.IndexIDMap):
-            raise InputError(bad)
-        inner = faiss.downcast_index(idx.index)
-        codes = "int8" if sp.kind == "int8" else sp.codes
-        want: type = faiss.IndexFlat if codes is None else faiss.IndexScalarQuantizer
-        if sp.graph:
-            want = faiss.IndexHNSWFlat if codes is None else faiss.IndexHNSWSQ
-        if not isinstance(inner, want):
-            raise InputError(bad)
-        if sp.graph and inner.hnsw.nb_neighbors(1) != int(sp.m or sp.graph_m):  # type: ignore[arg-type]
-            raise InputError(bad)
-        storage = faiss.downcast_index(inner.storage) if sp.graph else inner
-        if codes is not None and storage.sq.qtype != _QTYPE[codes]:
-            raise InputError(bad)
-
 
 def _chunk(m: int, most: int) -> int:
     """Queries per rescoring chunk: at most ``most``, and few enough that every thread gets one."""
@@ -832,27 +640,6 @@ def _each(fn: Callable[[int], None], starts: range) -> None:
     else:
         for lo in starts:
             fn(lo)
-
-
-def _project(x: np.ndarray, proj: np.ndarray) -> np.ndarray:
-    """``x @ proj.T`` as C-contiguous float32, computed in float64 a block of rows at a time.
-
-    A float32 product rounds a row by where it sits in the batch and by CPU (the BLAS
-    kernel), which gave duplicate vectors codes an ulp apart: a first stage then shortlisted
-    copies by that noise instead of by row. The float64 product rounded to float32 gives
-    every copy the same code on every CPU.
-    """
-    out = np.empty((x.shape[0], proj.shape[0]), dtype=np.float32)
-    p64 = proj.T.astype(np.float64)
-    step = max(1, PROJECT_ENTRIES // max(1, x.shape[1]))
-    for lo in range(0, x.shape[0], step):
-        out[lo : lo + step] = x[lo : lo + step].astype(np.float64) @ p64
-    return out
-
-
-def _nbits(dim: int) -> int:
-    """Bits of a binary code: ``dim`` rounded up to a multiple of 8."""
-    return (dim + 7) // 8 * 8
 
 
 def _allowed(rows: np.ndarray, mask: np.ndarray) -> np.ndarray:

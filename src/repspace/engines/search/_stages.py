@@ -1,0 +1,390 @@
+"""First stages of a funnel index: one class per kind of what is held in memory.
+
+:class:`~repspace.engines.search.funnel.FunnelIndex` runs the funnel (masks,
+shortlists, the exact rerank, files); a *stage* knows what its kind stores
+and how FAISS searches it: the FAISS index it builds, what it trains, how
+vectors become codes, the search parameters, how FAISS's distances become
+"larger is nearer" keys and then scores, its memory, and its file. The kinds:
+
+==================  =======================================================
+:class:`Flat`       ``exact``, ``int8``, ``pcaD``/``prefixD`` (reduced), any with
+                    ``int8``/``fp16`` codes: an ``IndexFlat`` or ``IndexScalarQuantizer``
+:class:`Graph`      ``hnswM`` and ``pcaD,hnswM``/``prefixD,hnswM``: an ``IndexHNSWFlat``
+                    or ``IndexHNSWSQ`` over (reduced) vectors or codes
+:class:`Binary`     ``binary``: sign bits in an ``IndexBinaryFlat`` (Hamming)
+:class:`IVFPQ`      ``ivfN,pqM``: FAISS' ``IVF{N},PQ{M}``
+==================  =======================================================
+
+A stage holds only what the stored codes depend on (the spec's slug and the
+trained PCA); search-time settings (``ef``, ``nprobe``) come with each call, so
+views of an index with other search settings share one stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import faiss
+import numpy as np
+
+from repspace.core.codecs import code_bytes, sign_bits
+from repspace.core.errors import InputError
+from repspace.core.exact import normalize_rows
+from repspace.core.space import Metric
+from repspace.engines.search.hnsw import faiss_metric
+from repspace.engines.search.specs import IndexSpec
+
+#: HNSW construction beam (as :class:`~repspace.engines.search.hnsw.HNSWParams`' default).
+EF_CONSTRUCTION = 100
+#: HNSW search beam when neither the spec nor the call gives one.
+DEFAULT_EF = 64
+#: Largest HNSW beam / share of IVF lists reached when widening for a selective mask.
+MAX_EF = 4096
+#: Graph kinds search a mask keeping at most this share of rows by brute force over it.
+FLAT_MAX_SHARE = 0.02
+#: IVF lists probed when the spec gives no ``nprobe``: ``nlist // 16``, at least 8.
+MIN_NPROBE = 8
+#: Largest float64 block (rows × dim) held while projecting onto the PCA subspace (64 MiB).
+PROJECT_ENTRIES = 8 * 1024 * 1024
+#: FAISS scalar quantizer of each ``codes`` choice of a spec.
+QTYPE = {"int8": faiss.ScalarQuantizer.QT_8bit, "fp16": faiss.ScalarQuantizer.QT_fp16}
+
+
+def stage_for(spec: IndexSpec, dim: int, metric: Metric) -> Stage:
+    """The first stage of ``spec`` for ``dim``-dimensional vectors (checks that they fit)."""
+    if spec.kind == "binary":
+        return Binary(spec, dim, metric)
+    if spec.kind == "ivfpq":
+        return IVFPQ(spec, dim, metric)
+    if spec.graph:
+        return Graph(spec, dim, metric)
+    return Flat(spec, dim, metric)
+
+
+class Stage:
+    """What every first stage does; subclasses fill in their kind."""
+
+    def __init__(self, spec: IndexSpec, dim: int, metric: Metric) -> None:
+        self.spec = spec
+        self.dim = dim
+        self.metric = metric
+        self.fmetric = faiss_metric(metric)
+
+    @property
+    def reduced_dim(self) -> int:
+        """Dimension of what the first stage compares."""
+        return self.dim
+
+    def empty(self, trained: Any = None) -> Any:
+        """A fresh, empty FAISS index labelled by rows (``trained``: a fitted inner index)."""
+        raise NotImplementedError
+
+    def train(self, x: np.ndarray) -> Any:
+        """Fit on prepared sample vectors; returns the empty, trained index."""
+        return self.empty()
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        """What the FAISS index takes for prepared vectors (rows or queries)."""
+        return x
+
+    def uses_flat(self, n_allowed: int, ntotal: int, kk: int, ef: int | None, spec: IndexSpec) -> bool:
+        """Whether a mask keeping ``n_allowed`` of ``ntotal`` rows is searched by brute force over the held vectors.
+
+        ``spec`` is the one searched with (its ``ef``/``nprobe`` may differ from the stage's).
+        """
+        return False
+
+    def params(self, kk: int, ef: int | None, widen: float, spec: IndexSpec) -> Any:
+        """FAISS search parameters; ``widen`` = held rows / allowed rows (>= 1)."""
+        return faiss.SearchParameters()
+
+    def key(self, dist: np.ndarray) -> np.ndarray:
+        """FAISS's distances as float64 "larger is nearer" keys."""
+        d = dist.astype(np.float64)
+        return -np.sqrt(np.maximum(d, 0.0)) if self.metric is Metric.L2 else d
+
+    def scores(self, key: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Keys in the metric's convention: distances ascending for l2, similarities otherwise."""
+        return -key if self.metric is Metric.L2 else key
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        """Bytes of codes, graph and trained model of ``n`` held vectors (labels are counted by the caller)."""
+        raise NotImplementedError
+
+    def write(self, index: Any, path: str) -> None:
+        """Write the index as a plain FAISS file."""
+        faiss.write_index(index, path)
+
+    def read(self, path: str) -> tuple[Any, Any]:
+        """``(index, owner)`` read from a file written by :meth:`write` (``owner`` keeps parts alive)."""
+        obj = faiss.read_index(path)
+        return obj, None
+
+    def verify(self, index: Any) -> bool:
+        """Whether a loaded index has the structure, size and metric this stage builds."""
+        raise NotImplementedError
+
+
+class Flat(Stage):
+    """Float vectors (or int8/fp16 codes of them), reduced or not, searched by brute force.
+
+    PCA projects onto the principal subspace *without* subtracting the mean
+    (``x @ A.T`` with FAISS' trained ``PCAMatrix.A``), which keeps inner products
+    approximately unchanged (centred projections lose the ``mean·x`` term that
+    inner product and cosine rankings depend on); for ``l2`` the mean cancels
+    anyway. For ``cosine`` reduced vectors are renormalised, as Matryoshka
+    prefixes are.
+    """
+
+    def __init__(self, spec: IndexSpec, dim: int, metric: Metric) -> None:
+        super().__init__(spec, dim, metric)
+        if spec.kind in ("pca", "prefix") and spec.dims > dim:  # type: ignore[operator]
+            raise InputError(f"{spec.kind}{spec.dims} keeps more dimensions than the vectors have ({dim})")
+        #: int8/fp16 codes of the held vectors (kind ``int8`` is full-dimension int8 codes).
+        self.codes = "int8" if spec.kind == "int8" else spec.codes
+        self.pca: Any = None  # faiss.PCAMatrix (pca)
+        self.proj: np.ndarray | None = None  # (dims, dim) float32: PCAMatrix.A
+
+    @property
+    def reduced_dim(self) -> int:
+        return int(self.spec.dims) if self.spec.kind in ("pca", "prefix") else self.dim  # type: ignore[arg-type]
+
+    def new_inner(self) -> Any:
+        """The float-vector index inside the ID map."""
+        if self.codes is not None:
+            return faiss.IndexScalarQuantizer(self.reduced_dim, QTYPE[self.codes], self.fmetric)
+        return faiss.IndexFlat(self.reduced_dim, self.fmetric)
+
+    def empty(self, trained: Any = None) -> Any:
+        return faiss.IndexIDMap(trained if trained is not None else self.new_inner())
+
+    def train(self, x: np.ndarray) -> Any:
+        n, sp = x.shape[0], self.spec
+        if sp.kind == "pca":
+            if n < sp.dims:  # type: ignore[operator]
+                raise InputError(f"pca{sp.dims} needs at least {sp.dims} training vectors, not {n}")
+            pca = faiss.PCAMatrix(self.dim, int(sp.dims))  # type: ignore[arg-type]
+            pca.train(x)
+            self.set_pca(pca)
+        inner = None
+        if self.codes == "int8":
+            if n < 2:
+                what = "int8 needs" if sp.kind == "int8" else "int8 codes need"
+                raise InputError(f"{what} at least 2 training vectors to fit value ranges, not {n}")
+            inner = self.new_inner()
+            inner.train(self.encode(x))
+        return self.empty(inner)
+
+    def set_pca(self, pca: Any) -> None:
+        self.pca = pca
+        a = faiss.vector_to_array(pca.A).astype(np.float32)
+        self.proj = np.ascontiguousarray(a.reshape(pca.d_out, pca.d_in))
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        """Prepared vectors as the first stage compares them (float32, C-contiguous)."""
+        sp = self.spec
+        if sp.kind == "prefix":
+            x = np.ascontiguousarray(x[:, : sp.dims])
+        elif sp.kind == "pca":
+            assert self.proj is not None
+            x = project(x, self.proj)
+        else:
+            return x
+        return normalize_rows(x) if self.metric is Metric.COSINE else x
+
+    def storage(self, index: Any) -> Any:
+        """The index holding the codes (the inner index of the ID map)."""
+        return faiss.downcast_index(index.index)
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        parts = {"codes": 0, "graph": 0, "model": 0}
+        if self.pca is not None:  # FAISS keeps the full eigenvector matrix beside the projection
+            p = self.pca
+            parts["model"] += 4 * (p.A.size() + p.mean.size() + p.b.size() + p.PCAMat.size() + p.eigenvalues.size())
+            parts["model"] += 0 if self.proj is None else self.proj.nbytes
+        storage = self.storage(index)
+        parts["codes"] = n * int(storage.code_size)
+        if isinstance(storage, faiss.IndexScalarQuantizer):
+            parts["model"] += 4 * storage.sq.trained.size()
+        return parts
+
+    def write(self, index: Any, path: str) -> None:
+        if self.spec.kind == "pca":  # the trained PCA travels with the codes
+            faiss.write_index(faiss.IndexPreTransform(self.pca, index), path)
+        else:
+            faiss.write_index(index, path)
+
+    def read(self, path: str) -> tuple[Any, Any]:
+        obj = faiss.read_index(path)
+        if self.spec.kind != "pca":
+            return obj, None
+        sp = self.spec
+        if not isinstance(obj, faiss.IndexPreTransform) or obj.chain.size() != 1:
+            raise InputError(f"{path} does not hold index {sp.slug!r} (a PCA transform and its index)")
+        pca = faiss.downcast_VectorTransform(obj.chain.at(0))
+        if not isinstance(pca, faiss.PCAMatrix) or pca.d_in != self.dim or pca.d_out != sp.dims:
+            raise InputError(f"{path} does not hold index {sp.slug!r} for dimension {self.dim} "
+                             f"(PCA {pca.d_in}->{pca.d_out})")
+        self.set_pca(pca)
+        return faiss.downcast_index(obj.index), obj
+
+    def expected_inner(self) -> type:
+        return faiss.IndexFlat if self.codes is None else faiss.IndexScalarQuantizer
+
+    def verify(self, index: Any) -> bool:
+        if index.d != self.reduced_dim or index.metric_type != self.fmetric:
+            return False
+        if not isinstance(index, faiss.IndexIDMap):
+            return False
+        inner = faiss.downcast_index(index.index)
+        if not isinstance(inner, self.expected_inner()):
+            return False
+        storage = self.storage(index)
+        return self.codes is None or storage.sq.qtype == QTYPE[self.codes]
+
+
+class Graph(Flat):
+    """An HNSW graph over (reduced) vectors or their int8/fp16 codes.
+
+    A mask keeping at most :data:`FLAT_MAX_SHARE` of the rows, or no more than
+    the beam, is searched by brute force over the vectors the graph holds
+    (a beam wide enough to find them would visit more nodes than that); wider
+    masks widen the beam by ``held / allowed`` rows, up to :data:`MAX_EF`.
+    """
+
+    @property
+    def m(self) -> int:
+        return int(self.spec.m or self.spec.graph_m)  # type: ignore[arg-type]
+
+    def new_inner(self) -> Any:
+        d = self.reduced_dim
+        if self.codes is not None:
+            inner = faiss.IndexHNSWSQ(d, QTYPE[self.codes], self.m, self.fmetric)
+        else:
+            inner = faiss.IndexHNSWFlat(d, self.m, self.fmetric)
+        inner.hnsw.efConstruction = EF_CONSTRUCTION
+        return inner
+
+    def beam(self, kk: int, ef: int | None, spec: IndexSpec) -> int:
+        return max(int(ef or spec.ef or DEFAULT_EF), kk)
+
+    def uses_flat(self, n_allowed: int, ntotal: int, kk: int, ef: int | None, spec: IndexSpec) -> bool:
+        return n_allowed <= max(FLAT_MAX_SHARE * ntotal, self.beam(kk, ef, spec))
+
+    def params(self, kk: int, ef: int | None, widen: float, spec: IndexSpec) -> Any:
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = int(min(max(MAX_EF, kk), self.beam(kk, ef, spec) * widen))
+        return params
+
+    def storage(self, index: Any) -> Any:
+        return faiss.downcast_index(faiss.downcast_index(index.index).storage)
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        parts = super().memory(index, n)
+        h = faiss.downcast_index(index.index).hnsw
+        parts["graph"] = 4 * h.neighbors.size() + 4 * h.levels.size() + 8 * h.offsets.size()
+        return parts
+
+    def expected_inner(self) -> type:
+        return faiss.IndexHNSWFlat if self.codes is None else faiss.IndexHNSWSQ
+
+    def verify(self, index: Any) -> bool:
+        return super().verify(index) and faiss.downcast_index(index.index).hnsw.nb_neighbors(1) == self.m
+
+
+class Binary(Stage):
+    """Sign bits ``x > 0`` in an ``IndexBinaryFlat`` (padded with zero bits to a multiple of 8,
+    which leaves Hamming distances unchanged); keys are ``-h``, scores ``h`` (``l2``) or the
+    sign agreement ``1 - 2h/d`` (``cosine``, ``ip``)."""
+
+    @property
+    def nbits(self) -> int:
+        return 8 * code_bytes(self.dim, "binary")
+
+    def empty(self, trained: Any = None) -> Any:
+        return faiss.IndexBinaryIDMap(faiss.IndexBinaryFlat(self.nbits))
+
+    def encode(self, x: np.ndarray) -> np.ndarray:
+        return sign_bits(x)
+
+    def key(self, dist: np.ndarray) -> np.ndarray:
+        return -dist.astype(np.float64)  # Hamming distance
+
+    def scores(self, key: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        if self.metric is Metric.L2:
+            return -key
+        return np.where(rows >= 0, 1.0 + 2.0 * key / self.dim, -np.inf)  # key = -h
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        return {"codes": n * code_bytes(self.dim, "binary"), "graph": 0, "model": 0}
+
+    def write(self, index: Any, path: str) -> None:
+        faiss.write_index_binary(index, path)
+
+    def read(self, path: str) -> tuple[Any, Any]:
+        return faiss.read_index_binary(path), None
+
+    def verify(self, index: Any) -> bool:
+        return isinstance(index, faiss.IndexBinaryIDMap) and index.d == self.nbits
+
+
+class IVFPQ(Stage):
+    """FAISS' ``IVF{nlist},PQ{pq_m}``; row labels are kept in the inverted lists. Selective
+    masks probe more lists (``nprobe`` widened by ``held / allowed`` rows, up to all)."""
+
+    def __init__(self, spec: IndexSpec, dim: int, metric: Metric) -> None:
+        super().__init__(spec, dim, metric)
+        if dim % spec.pq_m:  # type: ignore[operator]
+            divisors = [m for m in range(1, dim + 1) if dim % m == 0]
+            raise InputError(f"pq{spec.pq_m} must divide the dimension {dim}; use pq with one of {divisors}")
+
+    def empty(self, trained: Any = None) -> Any:
+        return trained
+
+    def train(self, x: np.ndarray) -> Any:
+        sp, n = self.spec, x.shape[0]
+        need = max(int(sp.nlist), 256)  # type: ignore[arg-type]
+        if n < need:
+            raise InputError(f"ivf{sp.nlist},pq{sp.pq_m} needs at least {need} training vectors "
+                             f"({sp.nlist} IVF lists, 256 PQ centroids), not {n}")
+        ivf = faiss.index_factory(self.dim, f"IVF{sp.nlist},PQ{sp.pq_m}", self.fmetric)
+        # index_factory turns on polysemous training for PQ8 codes: slow (minutes) and
+        # unused here, since codes are searched by ADC, not by Hamming pre-filtering.
+        ivf.do_polysemous_training = False
+        ivf.train(x)
+        return ivf
+
+    def params(self, kk: int, ef: int | None, widen: float, spec: IndexSpec) -> Any:
+        base = spec.nprobe or max(MIN_NPROBE, int(spec.nlist) // 16)  # type: ignore[arg-type]
+        params = faiss.SearchParametersIVF()
+        params.nprobe = int(min(int(spec.nlist), base * widen))  # type: ignore[arg-type]
+        return params
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        ivf = faiss.extract_index_ivf(index)
+        ivfpq = faiss.downcast_index(index)
+        model = 4 * int(ivf.nlist) * self.dim  # coarse centroids
+        model += 4 * ivfpq.pq.centroids.size() + 4 * ivfpq.precomputed_table.size()
+        return {"codes": n * int(ivf.code_size), "graph": 0, "model": model}
+
+    def verify(self, index: Any) -> bool:
+        if index.d != self.dim or index.metric_type != self.fmetric:
+            return False
+        ivf = faiss.downcast_index(index)
+        return isinstance(ivf, faiss.IndexIVFPQ) and ivf.nlist == self.spec.nlist and ivf.pq.M == self.spec.pq_m
+
+
+def project(x: np.ndarray, proj: np.ndarray) -> np.ndarray:
+    """``x @ proj.T`` as C-contiguous float32, computed in float64 a block of rows at a time.
+
+    A float32 product rounds a row by where it sits in the batch and by CPU (the BLAS
+    kernel), which gave duplicate vectors codes an ulp apart: a first stage then shortlisted
+    copies by that noise instead of by row. The float64 product rounded to float32 gives
+    every copy the same code on every CPU.
+    """
+    out = np.empty((x.shape[0], proj.shape[0]), dtype=np.float32)
+    p64 = proj.T.astype(np.float64)
+    step = max(1, PROJECT_ENTRIES // max(1, x.shape[1]))
+    for lo in range(0, x.shape[0], step):
+        out[lo : lo + step] = x[lo : lo + step].astype(np.float64) @ p64
+    return out
