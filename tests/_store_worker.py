@@ -21,9 +21,11 @@ opener STORE GO
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import numpy as np
 
@@ -78,7 +80,19 @@ def _bigcrash(path: str, name: str, dim: int, big: int) -> None:
     time.sleep(60)
 
 
-def _writer(path: str, name: str, prefix: str, start: int, nbatches: int, batch: int, dim: int, sleep: float) -> None:
+def _seen(pace: str) -> int:
+    """The last count a reader wrote to the pace file (0 before it wrote one)."""
+    try:
+        return int(Path(pace).read_text() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _writer(path: str, name: str, prefix: str, start: int, nbatches: int, batch: int, dim: int, sleep: float,
+            pace: str = "") -> None:
+    """Add ``nbatches`` numbered batches. With a ``pace`` file, wait (at most 10 s) after each
+    batch until the reader has seen it, so that the reader meets every intermediate state
+    however busy the machine is (without, a starved reader may see only the first and last)."""
     from repspace import Store
 
     store = Store(path)
@@ -89,11 +103,14 @@ def _writer(path: str, name: str, prefix: str, start: int, nbatches: int, batch:
         space.add([f"{prefix}{n}" for n in nums], numbered_vectors(nums, dim, tag))
         if sleep:
             time.sleep(sleep)
+        give_up = time.monotonic() + 10.0
+        while pace and _seen(pace) < (b + 1) * batch and time.monotonic() < give_up:
+            time.sleep(0.001)
     store.close()
     print("done", flush=True)
 
 
-def _reader(path: str, name: str, batch: int, dim: int, expected: int, deadline_s: float) -> int:
+def _reader(path: str, name: str, batch: int, dim: int, expected: int, deadline_s: float, pace: str = "") -> int:
     from repspace import Store
 
     store = Store(path)
@@ -115,6 +132,9 @@ def _reader(path: str, name: str, batch: int, dim: int, expected: int, deadline_
             snap = space.snapshot()
         n = len(snap.ids)
         counts.add(n)
+        if pace:  # tell a pacing writer what has been seen (written whole, then renamed)
+            Path(pace + ".tmp").write_text(str(n))
+            os.replace(pace + ".tmp", pace)
         if n % batch:
             violations.append(f"count {n} is not a multiple of {batch}")
         if snap.vectors.shape != (n, dim) or len(snap.rows) != n:
@@ -158,9 +178,10 @@ def main(argv: list[str]) -> int:
         elif mode == "bigcrash":
             _bigcrash(argv[1], argv[2], int(argv[3]), int(argv[4]))
         elif mode == "writer":
-            _writer(argv[1], argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7]), float(argv[8]))
+            _writer(argv[1], argv[2], argv[3], int(argv[4]), int(argv[5]), int(argv[6]), int(argv[7]), float(argv[8]),
+                    *argv[9:10])
         elif mode == "reader":
-            return _reader(argv[1], argv[2], int(argv[3]), int(argv[4]), int(argv[5]), float(argv[6]))
+            return _reader(argv[1], argv[2], int(argv[3]), int(argv[4]), int(argv[5]), float(argv[6]), *argv[7:8])
         elif mode == "opener":
             _opener(argv[1], argv[2])
         else:

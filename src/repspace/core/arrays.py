@@ -21,11 +21,13 @@ BLOCK_ELEMENTS = 1 << 22
 _TINY = 1e-280
 
 
-def as_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
+def as_matrix(X: Any, name: str = "X", *, min_rows: int = 1, scan: bool = True) -> np.ndarray:
     """Check that ``X`` is a finite numeric ``n × d`` array with ``n ≥ min_rows`` and ``d ≥ 1``.
 
-    The array is returned as is (no float64 copy); :func:`row_blocks` converts
-    it block by block.
+    The array is returned as is (no float64 copy, a memory map stays one);
+    :func:`row_blocks` converts it block by block. With ``scan=False`` the
+    values are not read: the caller's own blocked pass checks them (for
+    example with :func:`block64`), so that a large array is read once.
 
     Raises
     ------
@@ -41,6 +43,8 @@ def as_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     Traceback (most recent call last):
     ...
     repspace.core.errors.InputError: X must be a 2-d array (n items × d dimensions), got shape (2,)
+    >>> as_matrix([[1.0, float("nan")]], scan=False).shape  # values left to the caller's pass
+    (1, 2)
     """
     try:
         arr = np.asarray(X)
@@ -49,13 +53,13 @@ def as_matrix(X: Any, name: str = "X", *, min_rows: int = 1) -> np.ndarray:
     if arr.ndim != 2:
         raise InputError(f"{name} must be a 2-d array (n items × d dimensions), got shape {arr.shape}")
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise InputError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+        raise InputError(f"{name} must be numeric (real numbers), got dtype {arr.dtype}")
     n, d = arr.shape
     if d < 1:
         raise InputError(f"{name} has no dimensions (shape {arr.shape})")
     if n < min_rows:
         raise InputError(f"{name} has {n} rows; this metric needs at least {min_rows}")
-    if np.issubdtype(arr.dtype, np.floating):
+    if scan and np.issubdtype(arr.dtype, np.floating):
         for start, block in row_blocks(arr, convert=False):
             ok = np.isfinite(block).all(axis=1)
             if not ok.all():
@@ -69,13 +73,18 @@ def block_rows(d: int, n_cols: int | None = None) -> int:
     return max(1, BLOCK_ELEMENTS // width)
 
 
-def row_blocks(X: np.ndarray, rows: int | None = None, *, convert: bool = True) -> Iterator[tuple[int, np.ndarray]]:
-    """Yield ``(start, X[start:start+rows])``, as float64 when ``convert``."""
-    n, d = X.shape
+def row_slices(n: int, d: int, rows: int | None = None) -> Iterator[slice]:
+    """Slices of ``rows`` rows (default: a float64 copy near 32 MiB, :func:`block_rows`) covering ``n``."""
     step = rows or block_rows(d)
-    for start in range(0, n, step):
-        block = X[start:start + step]
-        yield start, (np.asarray(block, dtype=np.float64) if convert else block)
+    for lo in range(0, n, step):
+        yield slice(lo, min(n, lo + step))
+
+
+def row_blocks(X: np.ndarray, rows: int | None = None, *, convert: bool = True) -> Iterator[tuple[int, np.ndarray]]:
+    """Yield ``(start, X[start:start+rows])`` over :func:`row_slices`, as float64 when ``convert``."""
+    for s in row_slices(*X.shape, rows):
+        block = X[s]
+        yield s.start, (np.asarray(block, dtype=np.float64) if convert else block)
 
 
 def row_norms(block: np.ndarray) -> np.ndarray:
@@ -120,26 +129,6 @@ def max_abs(X: np.ndarray) -> float:
     return max((float(np.abs(b).max()) for _, b in row_blocks(X, convert=False)), default=0.0)
 
 
-def as_numeric(X: Any, what: str = "X") -> np.ndarray:
-    """``X`` as a 2-D numeric array (not copied, not yet float64), or an :class:`InputError`."""
-    try:
-        arr = np.asarray(X)
-    except (TypeError, ValueError) as e:  # ragged lists and the like
-        raise InputError(f"{what} is not a numeric matrix: {e}") from None
-    if arr.dtype.kind not in "fiub":
-        raise InputError(f"{what} must be numeric, not {arr.dtype}")
-    if arr.ndim != 2:
-        raise InputError(f"{what} must be a 2-D array (rows, dimensions), not shape {arr.shape}")
-    return arr
-
-
-def row_slices(n: int, d: int) -> Iterator[slice]:
-    """Slices of rows whose float64 copy stays near 32 MiB (:func:`block_rows`)."""
-    step = block_rows(d)
-    for lo in range(0, n, step):
-        yield slice(lo, min(n, lo + step))
-
-
 def block64(X: np.ndarray, rows: slice, what: str = "X") -> np.ndarray:
     """Rows of ``X`` as a float64 copy, checked for NaN and infinities."""
     b = np.array(X[rows], dtype=np.float64)
@@ -147,23 +136,6 @@ def block64(X: np.ndarray, rows: slice, what: str = "X") -> np.ndarray:
         bad = int(np.flatnonzero(~np.isfinite(b).all(axis=1))[0]) + (rows.start or 0)
         raise InputError(f"{what} has NaN or infinite values (row {bad})")
     return b
-
-
-def _shape_only(X: Any, name: str) -> np.ndarray:
-    """The checks of :func:`~repspace.core.arrays.as_matrix` except the scan for NaN / inf.
-
-    Used where the one streamed pass over the rows detects non-finite values
-    itself (a NaN reaches the column sums), so that a large memory-mapped
-    array is read once, not twice.
-    """
-    try:
-        arr = np.asarray(X)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"{name} is not a numeric array: {e}") from None
-    if arr.ndim != 2:
-        raise InputError(f"{name} must be a 2-d array (n items × d dimensions), got shape {arr.shape}")
-    as_matrix(arr[:0], name, min_rows=0)  # dtype and d ≥ 1, on no rows
-    return arr
 
 
 def check_pair(X: Any, Y: Any, *, min_rows: int = 1, scan: bool = True,
@@ -190,10 +162,7 @@ def check_pair(X: Any, Y: Any, *, min_rows: int = 1, scan: bool = True,
     ...
     repspace.core.errors.InputError: X has 3 rows and Y has 4: the two spaces must hold the same items, row for row
     """
-    if scan:
-        X, Y = as_matrix(X, "X"), as_matrix(Y, "Y")
-    else:
-        X, Y = _shape_only(X, "X"), _shape_only(Y, "Y")
+    X, Y = as_matrix(X, "X", min_rows=0, scan=scan), as_matrix(Y, "Y", min_rows=0, scan=scan)
     if X.shape[0] != Y.shape[0]:
         raise InputError(f"X has {X.shape[0]} rows and Y has {Y.shape[0]}: "
                          "the two spaces must hold the same items, row for row")

@@ -139,9 +139,10 @@ def test_reader_never_sees_half_a_batch(tmp_path):
     batch, dim, nbatches = 500, 16, 40
     with Store(path) as store:
         store.create_space("rw", dim=dim, metric="l2")
-    reader = Child("reader", path, "rw", batch, dim, batch * nbatches, 20)
+    pace = tmp_path / "seen"  # the writer waits for the reader after each batch: every state is met
+    reader = Child("reader", path, "rw", batch, dim, batch * nbatches, 20, pace)
     assert reader.next_line() == "ready"
-    writer = Child("writer", path, "rw", "w", 0, nbatches, batch, dim, 0.01)
+    writer = Child("writer", path, "rw", "w", 0, nbatches, batch, dim, 0.0, pace)
     assert writer.wait() == 0, writer.proc.stderr.read()
     assert writer.rest() == ["done"]
     rc = reader.wait()

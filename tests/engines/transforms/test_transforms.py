@@ -289,7 +289,7 @@ def test_degenerate_input_is_defined_or_an_error():
         PCA(n_components=5).fit(np.random.default_rng(0).normal(size=(4, 8)))
     with pytest.raises(InputError, match="NaN"):
         Center().fit([[1.0, np.nan], [2.0, 3.0]])
-    with pytest.raises(InputError, match="2-D"):
+    with pytest.raises(InputError, match="2-d array"):
         Center().fit([1.0, 2.0])
     with pytest.raises(InputError, match="fitted on 3 dimensions"):
         Center().fit(np.ones((2, 3))).transform(np.ones((2, 4)))

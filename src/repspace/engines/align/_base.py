@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from repspace.core.arrays import as_numeric, block64, check_pair, row_slices
+from repspace.core.arrays import as_matrix, block64, check_pair, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state, restore_state
 from repspace.core.moments import moments
@@ -72,7 +72,7 @@ class Map(BaseEstimator):
     def transform(self, X: Any) -> np.ndarray:
         """Map source rows into the target space: float32 ``(n, d_target)``."""
         self._check_fitted()
-        arr = as_numeric(X, "X")
+        arr = as_matrix(X, "X", min_rows=0, scan=False)
         if arr.shape[1] != self.n_features_in_:
             raise InputError(f"{type(self).__name__} was fitted on {self.n_features_in_} source dimensions; "
                              f"X has {arr.shape[1]}")

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, KFold
 
-from repspace.core.arrays import as_numeric, block64, row_slices
+from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.engines.align._base import Map, pair_moments
 
@@ -100,7 +100,7 @@ class Procrustes(Map):
     def inverse_transform(self, Y: Any) -> np.ndarray:
         """Map target rows back into the source space, ``(y − mean_y_) W_ᵀ + mean_x_``; float32."""
         self._check_fitted()
-        arr = as_numeric(Y, "Y")
+        arr = as_matrix(Y, "Y", min_rows=0, scan=False)
         if arr.shape[1] != self.W_.shape[1]:
             raise InputError(f"Procrustes maps into {self.W_.shape[1]} dimensions; Y has {arr.shape[1]}")
         out = np.empty((arr.shape[0], self.n_features_in_), np.float32)

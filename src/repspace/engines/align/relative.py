@@ -14,7 +14,7 @@ from typing import Any, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from repspace.core.arrays import as_numeric, block64, row_slices, unit_rows
+from repspace.core.arrays import as_matrix, block64, row_slices, unit_rows
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state, restore_state
 from repspace.engines.align._base import check_pairs
@@ -47,7 +47,7 @@ def relative_representation(X: Any, anchors: Any) -> np.ndarray:
     >>> relative_representation([[1.0, 0.0], [0.0, 0.0]], [[2.0, 0.0], [1.0, 1.0]]).astype(float).round(4).tolist()
     [[1.0, 0.7071], [0.0, 0.0]]
     """
-    arr, anc = as_numeric(X, "X"), as_numeric(anchors, "anchors")
+    arr, anc = as_matrix(X, "X", min_rows=0, scan=False), as_matrix(anchors, "anchors", min_rows=0, scan=False)
     if anc.shape[0] < 1:
         raise InputError("relative_representation needs at least one anchor")
     if arr.shape[1] != anc.shape[1]:
@@ -124,7 +124,7 @@ class Relative(BaseEstimator):
     def _apply(self, A: Any, anchors: np.ndarray | None, what: str) -> np.ndarray:
         if anchors is None:
             raise NotFittedError("Relative is not fitted; call fit(anchors_X, anchors_Y) first")
-        arr = as_numeric(A, what)
+        arr = as_matrix(A, what, min_rows=0, scan=False)
         if arr.shape[1] != anchors.shape[1]:
             side = "source" if what == "X" else "target"
             raise InputError(f"Relative was fitted on {anchors.shape[1]} {side} dimensions; "

@@ -61,7 +61,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from repspace.core.arrays import as_numeric, block64, row_slices, unit_rows
+from repspace.core.arrays import as_matrix, block64, row_slices, unit_rows
 from repspace.core.errors import InputError
 from repspace.engines.align._base import Map
 from repspace.engines.align.maps import Procrustes, padded_rotation
@@ -99,7 +99,7 @@ def similarity_profiles(A: Any) -> np.ndarray:
     >>> bool(np.allclose(similarity_profiles(A), similarity_profiles(A @ Q), atol=1e-5))
     True
     """
-    A = _normalise(as_numeric(A, "A").astype(np.float64)).astype(np.float64)
+    A = _normalise(as_matrix(A, "A", min_rows=0, scan=False).astype(np.float64)).astype(np.float64)
     u, s, _ = np.linalg.svd(A, full_matrices=False)
     root = (u * s) @ u.T
     root.sort(axis=1)
@@ -342,7 +342,7 @@ class Unsupervised(Map):
     def fit(self, X: Any, Y: Any) -> Self:
         """Learn the map from two unpaired sets of rows; returns ``self``."""
         self._check_params()
-        X, Y = as_numeric(X, "X"), as_numeric(Y, "Y")
+        X, Y = as_matrix(X, "X", min_rows=0, scan=False), as_matrix(Y, "Y", min_rows=0, scan=False)
         for name, arr in (("X", X), ("Y", Y)):
             if arr.shape[0] < 10:
                 raise InputError(f"Unsupervised needs at least 10 rows of {name}, got {arr.shape[0]}")

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from repspace.core.arrays import as_numeric, block64, row_slices
+from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state, restore_state
 
@@ -115,7 +115,7 @@ class Transform(TransformerMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any = None) -> Self:
         """Learn the transform from the rows of ``X``; returns ``self``."""
-        arr = as_numeric(X)
+        arr = as_matrix(X, min_rows=0, scan=False)
         if arr.shape[0] < self._min_rows:
             raise InputError(f"{type(self).__name__} needs at least {self._min_rows} row(s) to fit, "
                              f"got {arr.shape[0]}")
@@ -135,7 +135,7 @@ class Transform(TransformerMixin, BaseEstimator):
 
     def _check_input(self, X: Any, d: int | None = None) -> np.ndarray:
         self._check_fitted()
-        arr = as_numeric(X)
+        arr = as_matrix(X, min_rows=0, scan=False)
         want = self.n_features_in_ if d is None else d
         if arr.shape[1] != want:
             raise InputError(f"{type(self).__name__} was fitted on {want} dimensions; X has {arr.shape[1]}")
