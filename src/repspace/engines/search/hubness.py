@@ -62,6 +62,7 @@ __all__ = [
     "csls",
     "local_scaling",
     "mutual_proximity",
+    "parse_method",
     "query_statistics",
     "reduce_hubness",
     "rescore",
@@ -323,7 +324,7 @@ def reduce_hubness(
     >>> rows.tolist(), [round(float(s), 3) for s in scores[0]]
     ([[0, 1]], [0.061, 0.004])
     """
-    method = _parse_method(method)
+    method = parse_method(method)
     metric = Metric.parse(metric)
     k, kappa = positive_int(k, "k"), positive_int(kappa, "kappa")
     if method == "local-scaling" and metric is Metric.IP:
@@ -402,7 +403,7 @@ def rescore(raw: Any, method: str, metric: Metric | str, query_stats: NeighbourS
     >>> o.tolist()
     [[1, 0]]
     """
-    method = _parse_method(method)
+    method = parse_method(method)
     metric = Metric.parse(metric)
     if method == "local-scaling" and metric is Metric.IP:
         raise InputError("local scaling needs a non-negative distance; use metric 'cosine' or 'l2', not 'ip'")
@@ -534,7 +535,14 @@ def _prepare(a: Any, what: str, metric: Metric, d: int | None = None) -> np.ndar
     return np.ascontiguousarray(arr)
 
 
-def _parse_method(method: Any) -> str:
+def parse_method(method: Any) -> str:
+    """The canonical name of a hubness reduction (``mp`` and ``ls`` accepted), or an :class:`InputError`.
+
+    Examples
+    --------
+    >>> parse_method("MP"), parse_method("csls")
+    ('mutual-proximity', 'csls')
+    """
     key = str(method).strip().lower()
     key = _METHOD_ALIASES.get(key, key)
     if key not in METHODS:

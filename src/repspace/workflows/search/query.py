@@ -15,7 +15,7 @@ from repspace.core.space import Metric
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
-    _parse_method,
+    parse_method,
     rescore,
     statistics_from_neighbours,
 )
@@ -455,7 +455,7 @@ def search_hubness(space: Space, query: np.ndarray, k: int, method: str, *, kapp
     """
     from repspace.core.hits import SearchPlan
 
-    method = _parse_method(method)
+    method = parse_method(method)
     if isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1:
         raise InputError(f"kappa must be a positive integer, not {kappa!r}")
     if method == "local-scaling" and space.metric is Metric.IP:
