@@ -15,6 +15,7 @@ from sklearn.model_selection import GridSearchCV, KFold
 
 from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
+from repspace.core.linalg import svd
 from repspace.engines.align._base import Map, pair_moments
 
 __all__ = ["DEFAULT_ALPHAS", "Procrustes", "RidgeMap"]
@@ -29,22 +30,15 @@ def padded_rotation(cross: np.ndarray) -> np.ndarray:
     ``cross`` is ``XᵀY`` (``d_x × d_y``); the top-left ``d_x × d_y`` block of the
     ``d × d`` rotation (``d = max(d_x, d_y)``) is returned, float64.
 
-    LAPACK's divide-and-conquer SVD (``gesdd``, NumPy's) can fail to converge
-    on a finite, rank-deficient ``cross`` under some BLAS kernels (OpenBLAS's
-    SkylakeX kernels on 100 Cranfield documents in 256 × 384 dimensions, rank
-    91; the Haswell kernels converge); the QR-iteration ``gesvd`` (SciPy) is
-    then used.
+    The SVD is :func:`repspace.core.linalg.svd`, which falls back to LAPACK's
+    ``gesvd`` where ``gesdd`` does not converge (seen on 100 Cranfield
+    documents in 256 × 384 dimensions, rank 91, under OpenBLAS's SkylakeX kernels).
     """
-    import scipy.linalg
-
     dx, dy = cross.shape
     d = max(dx, dy)
     padded = np.zeros((d, d))
     padded[:dx, :dy] = cross
-    try:
-        u, _, vt = np.linalg.svd(padded)
-    except np.linalg.LinAlgError:
-        u, _, vt = scipy.linalg.svd(padded, lapack_driver="gesvd")
+    u, _, vt = svd(padded)
     return np.ascontiguousarray((u @ vt)[:dx, :dy])
 
 

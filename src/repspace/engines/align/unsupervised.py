@@ -63,6 +63,7 @@ import numpy as np
 
 from repspace.core.arrays import as_matrix, block64, row_slices, unit_rows
 from repspace.core.errors import InputError
+from repspace.core.linalg import svd
 from repspace.engines.align._base import Map
 from repspace.engines.align.maps import Procrustes, padded_rotation
 from repspace.engines.align.scores import _mean_top_k
@@ -100,7 +101,7 @@ def similarity_profiles(A: Any) -> np.ndarray:
     True
     """
     A = _normalise(as_matrix(A, "A", min_rows=0, scan=False).astype(np.float64)).astype(np.float64)
-    u, s, _ = np.linalg.svd(A, full_matrices=False)
+    u, s, _ = svd(A, full_matrices=False)
     root = (u * s) @ u.T
     root.sort(axis=1)
     return _normalise(root)

@@ -13,10 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
+from repspace.core.linalg import svd
 from repspace.core.moments import Moments, moments, require_variance
 from repspace.engines.compare._inputs import check_precision
 
@@ -28,7 +27,7 @@ def _from(m: Moments) -> float:
     if m.trace_x == 0.0 or m.trace_y == 0.0:
         name = "X" if m.trace_x == 0.0 else "Y"
         raise InputError(f"{name} has no variance (every row is the same): the Procrustes distance is undefined")
-    nuclear = float(np.linalg.svd(m.cyx, compute_uv=False).sum())
+    nuclear = float(svd(m.cyx, compute_uv=False).sum())
     similarity = min(1.0, max(0.0, nuclear / (math.sqrt(m.trace_x) * math.sqrt(m.trace_y))))
     return float(math.sqrt(max(0.0, 2.0 - 2.0 * similarity)))
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
+from repspace.core.linalg import svd
 from repspace.core.moments import Moments, moments, require_variance
 
 __all__ = ["SVCCAResult", "svcca"]
@@ -89,7 +90,7 @@ def _from(m: Moments, variance: float = DEFAULT_VARIANCE) -> SVCCAResult:
         raise InputError(f"{'X' if m.trace_x == 0.0 else 'Y'} has no variance (every row is the same): "
                          "SVCCA is undefined")
     wx, wy = _whitening(m.cxx, m.n, variance), _whitening(m.cyy, m.n, variance)
-    rho = np.clip(np.linalg.svd(wy.T @ m.cyx @ wx, compute_uv=False), 0.0, 1.0)
+    rho = np.clip(svd(wy.T @ m.cyx @ wx, compute_uv=False), 0.0, 1.0)
     return SVCCAResult(float(rho.mean()), rho, wx.shape[1], wy.shape[1], float(variance))
 
 

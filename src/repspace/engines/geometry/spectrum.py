@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, max_abs, row_blocks
+from repspace.core.linalg import svd
 
 __all__ = [
     "SpectrumResult",
@@ -70,7 +71,7 @@ def _scaled_eigenvalues(X: np.ndarray, *, centre: bool) -> tuple[np.ndarray, flo
         A = np.asarray(X, dtype=np.float64) / s
         if centre:
             A = A - A.mean(axis=0)
-        sv = np.linalg.svd(A, compute_uv=False)
+        sv = svd(A, compute_uv=False)
         top = float(sv[0]) if sv.size else 0.0
         sv[sv <= top * max(n, d) * _EPS] = 0.0
         return np.sort(sv * sv / n)[::-1][:k], s

@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state, restore_state
+from repspace.core.linalg import svd
 
 __all__ = ["NotFittedError", "Transform", "state_digest"]
 
@@ -58,7 +59,7 @@ def principal_axes(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     largest entries are equal, and which of them rounds larger depends on the
     BLAS kernel (the sign then flipped between AVX2 and AVX-512 machines).
     """
-    u, s, _ = np.linalg.svd(cov)  # as Su et al. (2021) do; s descending
+    u, s, _ = svd(cov)  # as Su et al. (2021) do; s descending
     axes = u.T.copy()
     magnitude = np.abs(axes)
     tied = magnitude >= magnitude.max(axis=1, keepdims=True) * (1.0 - SIGN_TIE_TOL)
