@@ -43,9 +43,10 @@ k-NN against the issue's budget and platonic-rep's n x n formulation.
    no goal. Quick: n = 2,000.
 
 Method: contenders alternate in one process (repspace, anchor, repspace, ...),
-the best time of each is kept: CKA and its floor best of 2 each; the n x n CKA
-once against repspace twice; mutual k-NN with HNSW once at full size (twice in
-quick mode); exact mutual k-NN twice against the anchor once. Threads are the
+the best time of each is kept, every contender run equally often: CKA and its
+floor best of 2 each; the n x n CKA and repspace best of 2 each; exact mutual
+k-NN and its anchor best of 2 each; mutual k-NN with HNSW (no timed anchor, a
+time budget) once at full size, twice in quick mode. Threads are the
 machine's defaults for everyone. When a speed goal misses, a cProfile of one
 repspace run at a smaller size is stored (CKA on 100,000 rows, HNSW mutual
 k-NN on 20,000).
@@ -209,12 +210,10 @@ def cka_rows(X: np.ndarray, Y: np.ndarray, p: dict[str, Any]) -> tuple[list[dict
     m = min(p["gram_n"], n)
     Xm, Ym = np.ascontiguousarray(X[:m]), np.ascontiguousarray(Y[:m])
     c.log(f"compare: cka_linear vs the n x n formulation at {m:,}")
-    t, ours = c.timed(lambda: cka_linear(Xm, Ym))
-    ours_s = [t]
-    anchor_s, theirs = c.timed(lambda: cka_nxn(Xm, Ym))
-    for _ in range(p["gram_repeats"] - 1):
-        t, ours = c.timed(lambda: cka_linear(Xm, Ym))
-        ours_s.append(t)
+    gram_times, gram_values = c.alternate_values({"ours": lambda: cka_linear(Xm, Ym),
+                                                  "anchor": lambda: cka_nxn(Xm, Ym)}, p["gram_repeats"])
+    ours_s, ours, theirs = gram_times["ours"], gram_values["ours"], gram_values["anchor"]
+    anchor_s = c.best(gram_times["anchor"])
     ours64 = cka_linear(Xm, Ym, precision="float64")
     diff = abs(ours - theirs)
     best = c.best(ours_s)
@@ -228,7 +227,7 @@ def cka_rows(X: np.ndarray, Y: np.ndarray, p: dict[str, Any]) -> tuple[list[dict
               repspace_float64=float(ours64), anchor_cka=float(theirs),
               note=f"{ours:.10f} vs {theirs:.10f} (precision='float64': {ours64:.10f})"),
     ]
-    details[f"nxn_{m}"] = {"repspace_s": ours_s, "anchor_s": anchor_s, "repspace": float(ours),
+    details[f"nxn_{m}"] = {"repspace_s": ours_s, "anchor_s": gram_times["anchor"], "repspace": float(ours),
                            "repspace_float64": float(ours64), "anchor": float(theirs)}
     return rows, details
 
@@ -268,12 +267,10 @@ def mknn_exact_rows(X: np.ndarray, Y: np.ndarray, repeats: int) -> tuple[list[di
     n, d = X.shape
     label = f"{n:,} x {d}"
     c.log(f"compare: mutual_knn(exact=True) vs the n x n formulation on {label}")
-    t, res = c.timed(lambda: mutual_knn(X, Y, k=K, exact=True))
-    ours_s = [t]
-    anchor_s, theirs = c.timed(lambda: mutual_knn_nxn(X, Y, K))
-    for _ in range(repeats - 1):
-        t, res = c.timed(lambda: mutual_knn(X, Y, k=K, exact=True))
-        ours_s.append(t)
+    times, values = c.alternate_values({"ours": lambda: mutual_knn(X, Y, k=K, exact=True),
+                                        "anchor": lambda: mutual_knn_nxn(X, Y, K)}, repeats)
+    ours_s, res, theirs = times["ours"], values["ours"], values["anchor"]
+    anchor_s = c.best(times["anchor"])
     ours = float(res.value)
     diff = abs(ours - theirs)
     best = c.best(ours_s)
@@ -285,7 +282,7 @@ def mknn_exact_rows(X: np.ndarray, Y: np.ndarray, repeats: int) -> tuple[list[di
               "absolute", anchor, None, diff, GOAL_EQUAL_KNN, repspace_value=ours, anchor_mutual_knn=theirs,
               note=f"{ours:.6f} vs {theirs:.6f} ({diff * n * K:.0f} of {n * K:,} neighbour slots)"),
     ]
-    return rows, {"repspace_s": ours_s, "anchor_s": anchor_s, "repspace": ours, "anchor": theirs}
+    return rows, {"repspace_s": ours_s, "anchor_s": times["anchor"], "repspace": ours, "anchor": theirs}
 
 
 # ------------------------------------------------------------------------- run

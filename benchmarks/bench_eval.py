@@ -99,7 +99,7 @@ def run(quick: bool = False) -> Path:
         ("retrieval", f"Cranfield ({len(docs):,} documents, {len(queries):,} queries), minilm",
          lambda: evaluate_run("retrieval", beir_path, encoder="minilm"),
          lambda: (minilm.encode(docs), minilm.encode(queries)), "encode(corpus) + encode(queries)"),
-        ("layers", f"STS-B test, hf-layers:minilm --layer all (7 results, one pass)",
+        ("layers", "STS-B test, hf-layers:minilm --layer all (7 results, one pass)",
          lambda: evaluate_run("sts", sts_path, encoder="hf-layers:minilm", layer="all"),
          lambda: layered.encode_layers(sentences), "encode_layers(distinct sentences)"),
     ]

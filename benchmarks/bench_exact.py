@@ -1,20 +1,19 @@
-"""Exact search: ``knn(space, Q, 10, method="exact")`` against the machine's own sgemm rate.
+"""Exact search: ``knn(space, Q, 10, method="exact")`` against FAISS ``IndexFlatIP`` in the same run.
 
 Batch throughput: m = 1,000 random queries against the n = 1,000,000 x 384
 cosine space of the ingest benchmark. The figure is GFLOP/s = 2 m n d / t
-(t: best of 3). Anchors, timed in the same run and alternating with repspace:
+(t: best of 3). The anchor is FAISS ``IndexFlatIP.search`` on the same
+normalised vectors (exact k-NN with its own blocked BLAS and heaps), what a
+user would call instead and what ``exact_search`` itself hands batches of 20
+or more queries to; the two alternate, three runs each.
 
-* sgemm: numpy float32 ``Q @ X_block.T`` over the same (normalised) base in the
-  same block shapes as ``exact_search`` uses, nothing else (best of 3); the
-  ratio is repspace's share of the machine's sgemm rate;
-* FAISS ``IndexFlatIP.search`` on the same normalised vectors (exact k-NN with
-  its own blocked BLAS and heaps), as a practical reference.
-
-Single-query latency: knn with one query (median of 20) against the minimum
-one query needs: numpy ``X @ q`` + ``argpartition`` on the normalised base, and
-FAISS ``IndexFlatIP`` with one query. The space is loaded and normalised once
-before timing (that first call is reported separately). When a ratio misses,
-a cProfile of one batch search is stored in the result file.
+Single-query latency: knn with one query against FAISS ``IndexFlatIP`` with one
+query (the anchor) and numpy ``X @ q`` + ``argpartition`` on the normalised base
+(a reference: the least one query needs). For every query the three run in
+turn, so each gets the same number of runs under the same noise; the figure is
+the median over the queries. The space is loaded and normalised once before
+timing (that first call is reported separately). When a ratio misses, a cProfile
+of one batch search is stored in the result file.
 """
 
 from __future__ import annotations
@@ -31,26 +30,15 @@ import numpy as np
 
 NAME = "exact"
 K = 10
-GOAL_SHARE = (">=", 0.5)
+#: repspace's batch rate as a share of FAISS's (batches go through FAISS, plus id handling and ties).
+GOAL_BATCH = (">=", 0.8)
+#: FAISS's single-query latency over repspace's (per-call overhead: store, freshness, hits).
 GOAL_LATENCY = (">=", 0.5)
 
 
 def sizes(quick: bool) -> dict[str, Any]:
     return {"n": 50_000 if quick else 1_000_000, "dim": 384, "m": 200 if quick else 1_000, "k": K,
             "single_queries": 5 if quick else 20}
-
-
-def sgemm_anchor(q: np.ndarray, base: np.ndarray) -> Callable[[], None]:
-    """The BLAS products exact_search does, in its block shapes, and nothing else."""
-    from repspace.core.exact import BLOCK_ENTRIES
-
-    block = max(K, min(len(base), BLOCK_ENTRIES // max(1, len(q))))
-
-    def go() -> None:
-        for start in range(0, len(base), block):
-            q @ base[start : start + block].T
-
-    return go
 
 
 def numpy_single(base: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
@@ -62,13 +50,6 @@ def numpy_single(base: np.ndarray, q: np.ndarray) -> Callable[[], np.ndarray]:
     return go
 
 
-def median_ms(fn_for: Callable[[int], Callable[[], Any]], count: int) -> float:
-    """Median milliseconds of ``fn_for(i)()`` over ``i < count`` (one collection first, none between)."""
-    gc.collect()
-    with c.no_gc():
-        return 1e3 * statistics.median(c.timed(fn_for(i), collect=False)[0] for i in range(count))
-
-
 def batch_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any) -> tuple[list[dict[str, Any]], dict]:
     from repspace.workflows.search import knn
 
@@ -78,16 +59,13 @@ def batch_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any) -> tuple[
     qn = c.normalized(q)
     times = c.alternate({
         "repspace": lambda: knn(space, q, K, method="exact"),
-        "sgemm": sgemm_anchor(qn, base),
         "faiss": lambda: flat.search(qn, K),
     }, 3)
-    r, g, f = (c.best(times[k]) for k in ("repspace", "sgemm", "faiss"))
+    r, f = c.best(times["repspace"]), c.best(times["faiss"])
     shape = f"{m:,} queries x {n:,} x {d}"
     rows = [
-        c.row(f"batch {shape}: GFLOP/s (share of sgemm)", flops / r / 1e9, "GFLOP/s", "numpy sgemm, same blocks",
-              flops / g / 1e9, g / r, GOAL_SHARE, seconds=r, anchor_seconds=g),
-        c.row(f"batch {shape}: GFLOP/s vs FAISS IndexFlatIP", flops / r / 1e9, "GFLOP/s", "faiss IndexFlatIP",
-              flops / f / 1e9, f / r, seconds=r, anchor_seconds=f),
+        c.row(f"batch {shape}: GFLOP/s", flops / r / 1e9, "GFLOP/s", "faiss IndexFlatIP",
+              flops / f / 1e9, f / r, GOAL_BATCH, seconds=r, anchor_seconds=f),
     ]
     return rows, {"times_s": times}
 
@@ -96,18 +74,23 @@ def latency_rows(space: Any, q: np.ndarray, base: np.ndarray, flat: Any, count: 
     from repspace.workflows.search import knn
 
     qn = c.normalized(q)
-    ours = median_ms(lambda i: lambda: knn(space, q[i : i + 1], K, method="exact"), count)
-    npy = median_ms(lambda i: numpy_single(base, qn[i]), count)
-    fai = median_ms(lambda i: lambda: flat.search(qn[i : i + 1], K), count)
-    ours2 = median_ms(lambda i: lambda: knn(space, q[i : i + 1], K, method="exact"), count)  # bracket the anchors
-    ours = min(ours, ours2)
+    ms: dict[str, list[float]] = {"repspace": [], "faiss": [], "numpy": []}
+    gc.collect()
+    with c.no_gc():
+        for i in range(count):
+            for name, fn in (("repspace", lambda: knn(space, q[i : i + 1], K, method="exact")),
+                             ("faiss", lambda: flat.search(qn[i : i + 1], K)),
+                             ("numpy", numpy_single(base, qn[i]))):
+                ms[name].append(1e3 * c.timed(fn, collect=False)[0])
+    ours, fai, npy = (statistics.median(ms[k]) for k in ("repspace", "faiss", "numpy"))
     n, d = base.shape
     rows = [
-        c.row(f"single query over {n:,} x {d}: latency", ours, "ms", "numpy X@q + argpartition", npy, npy / ours,
+        c.row(f"single query over {n:,} x {d}: latency", ours, "ms", "faiss IndexFlatIP", fai, fai / ours,
               GOAL_LATENCY),
-        c.row(f"single query over {n:,} x {d}: latency vs FAISS", ours, "ms", "faiss IndexFlatIP", fai, fai / ours),
+        c.row(f"single query over {n:,} x {d}: latency vs numpy", ours, "ms", "numpy X@q + argpartition", npy,
+              npy / ours),
     ]
-    return rows, {"median_ms": {"repspace": ours, "numpy": npy, "faiss": fai}}
+    return rows, {"median_ms": {"repspace": ours, "faiss": fai, "numpy": npy}, "runs_ms": ms}
 
 
 def check_same(space: Any, q: np.ndarray, flat: Any) -> float:

@@ -21,7 +21,7 @@ ORDER = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnos
 TITLES = {
     "ingest": "Ingest (`space.add`) vs the database floor and `np.save` + `fsync`",
     "load": "Load (`space.vectors()`) vs `np.load`",
-    "exact": "Exact search (`knn(method=\"exact\")`) vs sgemm",
+    "exact": "Exact search (`knn(method=\"exact\")`) vs FAISS `IndexFlatIP`",
     "hnsw": "HNSW (`knn(method=\"hnsw\")`) vs FAISS `IndexHNSWFlat`",
     "search": "Search specs (`knn(index=...)`, filtered `knn(where=...)`) vs FAISS HNSW, hnswlib, usearch",
     "encode": "Encode (`get_encoder(\"minilm\")`) vs sentence-transformers",

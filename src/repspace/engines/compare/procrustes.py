@@ -63,6 +63,7 @@ def procrustes(X: Any, Y: Any, *, precision: str = "auto") -> float:
 
     Examples
     --------
+    >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((100, 4))
     >>> Q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
