@@ -164,6 +164,7 @@ __all__ = [
     "Expr",
     "parse",
     "compile_sql",
+    "field_sql",
     "evaluate",
     "Filter",
 ]
@@ -1061,6 +1062,31 @@ class _Compiler:
             f"), {missing})",
         )
 
+    def typed(self, field: Field) -> tuple[_Frag, _Frag]:
+        """Two scalar SQL expressions: the field's JSON type T and its value V (both NULL when absent).
+
+        They are the ``T`` and ``V`` every atom's condition is written on, so a reader of
+        these two columns sees exactly what the compiled conditions see.
+        """
+        column = field.column
+        if column is not None:
+            name = self.cols[column]
+            return (f"typeof({name})", []), (f"({name} COLLATE BINARY)", [])
+        if all(_path_safe(k) for k in field.path):
+            path = "$" + "".join(f'."{k}"' for k in field.path)
+            return (f"json_type({self.meta}, ?)", [path]), (f"json_extract({self.meta}, ?)", [path])
+        sources = [f"json_each({self.meta}) AS _rsf1"]
+        for n in range(2, len(field.path) + 1):
+            p = f"_rsf{n - 1}"
+            sources.append(f"json_each(CASE WHEN {p}.type = 'object' THEN {p}.value END) AS _rsf{n}")
+        where = " AND ".join(f"_rsf{n}.key = ?" for n in range(1, len(field.path) + 1))
+        last = f"_rsf{len(field.path)}"
+        type_sql, value_sql = (
+            _cat(f"(SELECT {last}.{part} FROM {', '.join(sources)} WHERE ", (where, list(field.path)), ")")
+            for part in ("type", "value")
+        )
+        return type_sql, value_sql
+
     def compile(self, expr: Expr) -> _Frag:
         if isinstance(expr, Compare):
             if expr.op == "!=":
@@ -1180,6 +1206,27 @@ def compile_sql(
     """
     _check_expr(expr)
     return _Compiler(meta_col, id_col, text_col).compile(expr)
+
+
+def field_sql(
+    field: Field, *, meta_col: str = "meta", id_col: str = "item_id", text_col: str = "text"
+) -> tuple[tuple[str, list[Any]], tuple[str, list[Any]]]:
+    """The SQL of a field's JSON type and value, as :func:`compile_sql` reads them.
+
+    Returns ``((type_sql, params), (value_sql, params))``: scalar expressions that
+    are NULL when the field is absent. Reading a field's column once with them
+    and evaluating filters on the column in bulk
+    (:mod:`repspace.core.filter_columns`) gives what the compiled SQL gives.
+
+    Examples
+    --------
+    >>> field_sql(parse("year > 1").field)
+    (('json_type(meta, ?)', ['$."year"']), ('json_extract(meta, ?)', ['$."year"']))
+    >>> field_sql(parse("_text is null").field)[0]
+    ('typeof(text)', [])
+    """
+    _check_field(field)
+    return _Compiler(meta_col, id_col, text_col).typed(field)
 
 
 # --------------------------------------------------------------------------- evaluation

@@ -600,7 +600,24 @@ class Space:
         return out
 
     def filter_rows(self, where: str | Filter) -> np.ndarray:
-        """Rows of the live items matching a filter expression (see :mod:`repspace.core.filters`)."""
+        """Rows of the live items matching a filter expression (see :mod:`repspace.core.filters`), ascending.
+
+        The selection is kept for the space's generation, and the fields it reads
+        as columns, so a repeated filter costs a lookup and a new one over known
+        fields a few vectorised comparisons (:mod:`repspace.core.store._selections`);
+        the result equals the SQL compiler's (:meth:`filter_rows_sql`). The array
+        is read-only: copy it to change it.
+        """
+        from repspace.core.filters import Filter
+        from repspace.core.store._selections import select_rows
+
+        flt = where if isinstance(where, Filter) else Filter.parse(where)
+        with self.store.db.read() as c:
+            sid, generation, *_ = self._state(c)
+            return select_rows(c, sid, self._info.uid, generation, flt)
+
+    def filter_rows_sql(self, where: str | Filter) -> np.ndarray:
+        """:meth:`filter_rows` evaluated by SQLite on every call: the reference, never cached."""
         from repspace.core.filters import Filter
 
         flt = where if isinstance(where, Filter) else Filter.parse(where)
