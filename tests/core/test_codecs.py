@@ -5,7 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repspace.core.codecs import PRECISIONS, CodecSpec, code_bytes, parse_codec, sign_bits, signs, split_items
+from repspace.core.codecs import (
+    PRECISIONS,
+    CodecSpec,
+    code_bytes,
+    parse_codec,
+    sign_bits,
+    signs,
+    split_items,
+)
 from repspace.core.errors import InputError
 from repspace.engines.eval.compression import Codec
 from repspace.engines.search.specs import parse_spec
