@@ -7,6 +7,7 @@ import pytest
 
 from repspace.core import filters
 from repspace.workflows.search import knn
+from repspace.workflows.search import query
 
 LANGS = ["en", "de", "fr", "ja"]
 
@@ -84,8 +85,12 @@ def test_exact_filtered_knn_equals_brute_force(filtered_space, rng, brute, expr,
 
 
 @pytest.mark.parametrize("expr,pred", CASES[:5], ids=[c[0] for c in CASES[:5]])
-def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred):
+def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred, monkeypatch):
     sp, model = filtered_space
+    # Every filter of this small space is selective enough for exact search over the matches;
+    # switched off here, so that the graph's masked search itself is what is tested.
+    monkeypatch.setattr(query, "EXACT_MAX_MATCHES", 0)
+    monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
     q = rng.standard_normal((20, sp.dim)).astype(np.float32)
     res = knn(sp, q, 10, where=expr, method="hnsw")
     exact = knn(sp, q, 10, where=expr, method="exact")
@@ -96,6 +101,19 @@ def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred):
         assert pred(it.id, it.text, it.metadata), (expr, it)
     recall = np.mean([len(set(a[a >= 0]) & set(b)) / len(b) for a, b in zip(res.rows, exact.rows)])
     assert recall >= 0.9
+
+
+@pytest.mark.parametrize("how", [{"method": "hnsw"}, {"index": "hnsw16"}, {"index": "int8>rescore4"},
+                                 {"index": "pca4,hnsw16>rerank"}])
+def test_a_selective_filter_keeps_recall_one_whatever_index_is_named(filtered_space, rng, how):
+    """The planner's promise holds when the caller names an index: a selective filter is searched exactly."""
+    sp, _ = filtered_space
+    q = rng.standard_normal((8, sp.dim)).astype(np.float32)
+    want = knn(sp, q, 10, where="lang = 'de' and year >= 2015", method="exact")
+    got = knn(sp, q, 10, where="lang = 'de' and year >= 2015", **how)
+    assert got.plan.method == "exact" and "exact over the matches" in got.plan.reason
+    assert np.array_equal(got.rows, want.rows) and np.allclose(got.scores, want.scores)
+    assert knn(sp, q, 10, **how).plan.method != "exact"  # without the filter the named index is used
 
 
 def test_where_and_search_by_id(filtered_space):
