@@ -553,12 +553,14 @@ class Space:
         """The live items at the given rows (dead rows are left out)."""
         rows = [int(r) for r in rows]
         out: dict[int, Item] = {}
+        if len(rows) <= 256:  # a search's hits: a plain IN list (a third faster than json_each for 10 rows)
+            sql, params = f"row IN ({', '.join('?' * len(rows))})", rows
+        else:
+            sql, params = "row IN (SELECT value FROM json_each(?))", [json.dumps(rows)]
         with self.store.db.read() as c:
             sid, *_ = self._state(c)
             for row, item_id, text, meta in c.execute(
-                "SELECT row, item_id, text, meta FROM items WHERE space_id = ? AND row IN"
-                " (SELECT value FROM json_each(?))",
-                (sid, json.dumps(rows)),
+                f"SELECT row, item_id, text, meta FROM items WHERE space_id = ? AND {sql}", (sid, *params)
             ):
                 out[row] = Item(id=item_id, text=text, metadata=json.loads(meta), row=row)
         return out

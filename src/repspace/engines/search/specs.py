@@ -44,6 +44,7 @@ repspace.core.errors.InputError: HNSW M must be between 2 and 256, not 1 (in 'hn
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -302,6 +303,12 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
         return text
     if not isinstance(text, str):
         raise InputError(f"an index spec is a string such as 'hnsw32' or 'int8>rescore4', not {type(text).__name__}")
+    return _parse_text(text)
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_text(text: str) -> IndexSpec:
+    """:func:`parse_spec` of a string, remembered: a search names its index on every call (specs are frozen)."""
     raw = text
     s = re.sub(r"\s+", "", text).lower()
     if not s:
