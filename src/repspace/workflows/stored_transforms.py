@@ -16,15 +16,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.engines.encoders.base import Encoder, Tick
-from repspace.engines.transforms import (
-    Transform,
-    format_transforms,
-    transforms_from_bytes,
-    transforms_provenance,
-)
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
+    from repspace.engines.transforms import Transform
+
+# The transforms engine (and scikit-learn behind it) is imported only for a space that has a
+# chain: a text query on a plain space must not pay a second of imports for it.
 
 #: The name of the state entry holding a derived space's fitted chain.
 STATE_NAME = "transforms"
@@ -41,7 +39,11 @@ def apply_chain(chain: Sequence[Transform], X: np.ndarray) -> np.ndarray:
 def stored_transforms(space: Space) -> list[Transform]:
     """The fitted chain stored with a space, or ``[]`` when it has none."""
     data = space.state(STATE_NAME)
-    return [] if data is None else transforms_from_bytes(data)
+    if data is None:
+        return []
+    from repspace.engines.transforms import transforms_from_bytes
+
+    return transforms_from_bytes(data)
 
 
 class TransformedEncoder(Encoder):
@@ -94,6 +96,8 @@ class TransformedEncoder(Encoder):
         return self.base.asymmetric
 
     def provenance(self) -> dict[str, Any]:
+        from repspace.engines.transforms import format_transforms, transforms_provenance
+
         return {**self.base.provenance(), "transforms": transforms_provenance(self.chain),
                 "transforms_spec": format_transforms(self.chain)}
 

@@ -27,6 +27,12 @@ def shared_model(key: Hashable, loader: Callable[[], T]) -> T:
         return _MODELS[key]
 
 
+def loaded_model(key: Hashable) -> Any | None:
+    """The model :func:`shared_model` holds for ``key``, or None when none was loaded (nothing is loaded here)."""
+    with _MODELS_LOCK:
+        return _MODELS.get(key)
+
+
 def clear_models() -> None:
     """Forget every loaded model (encoders load them again when used)."""
     with _MODELS_LOCK:

@@ -14,6 +14,14 @@ with ``prompt_name="query"`` (as sentence-transformers' own ``encode_query``
 does) while :meth:`~SentenceTransformerEncoder.encode` keeps the document
 side unchanged. Otherwise queries are embedded exactly as documents.
 
+A few texts in a process that has not loaded sentence-transformers (a query
+from the CLI or a service) are embedded by :mod:`repspace.engines.encoders._numpy_bert`
+when the folder is a plain BERT model it reproduces (the bundled MiniLM is):
+the same vectors within 1e-5, without importing torch, transformers or
+sentence-transformers (a cold text query: about 5 s of imports less). More
+than :data:`QUICK_MAX_TEXTS` texts, or any text once sentence-transformers is
+loaded, go through ``SentenceTransformer.encode``.
+
 Examples
 --------
 >>> from repspace.engines.encoders import get_encoder
@@ -35,11 +43,20 @@ from repspace.engines.encoders._fingerprint import (
     model_fingerprint,
     package_version,
 )
-from repspace.engines.encoders._models import quiet_hf_loading, shared_model
+from repspace.engines.encoders._models import (
+    loaded_model,
+    quiet_hf_loading,
+    shared_model,
+)
+from repspace.engines.encoders._numpy_bert import NumpyBert
+from repspace.engines.encoders._numpy_bert import load as load_numpy_bert
 from repspace.engines.encoders._options import opt_int, opt_str
 from repspace.engines.encoders.base import Encoder, Tick
 
-__all__ = ["SentenceTransformerEncoder"]
+__all__ = ["QUICK_MAX_TEXTS", "SentenceTransformerEncoder"]
+
+#: At most this many texts per call take the numpy path (while sentence-transformers is not loaded).
+QUICK_MAX_TEXTS = 16
 
 
 class SentenceTransformerEncoder(Encoder):
@@ -100,7 +117,18 @@ class SentenceTransformerEncoder(Encoder):
     @property
     def model(self) -> Any:
         """The loaded ``SentenceTransformer`` (shared by encoders of the same folder and max_length)."""
-        return shared_model(("sentence-transformers", str(self.folder), self.max_length), self._load)
+        return shared_model(self._key, self._load)
+
+    @property
+    def _key(self) -> tuple[str, str, int | None]:
+        return ("sentence-transformers", str(self.folder), self.max_length)
+
+    def _quick(self, n: int = 1) -> NumpyBert | None:
+        """The numpy model for ``n`` texts, or None: too many texts, sentence-transformers already
+        loaded (one process then keeps one path), or a folder the numpy path does not reproduce."""
+        if n > QUICK_MAX_TEXTS or loaded_model(self._key) is not None:
+            return None
+        return load_numpy_bert(self.folder, self.max_length)
 
     def _load(self) -> Any:
         with encoding_errors(self.spec, "loading the model"):
@@ -116,6 +144,9 @@ class SentenceTransformerEncoder(Encoder):
     @property
     def dim(self) -> int:
         """The dimension of the vectors."""
+        quick = self._quick()
+        if quick is not None:
+            return quick.dim
         model = self.model
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = getter()
@@ -126,11 +157,21 @@ class SentenceTransformerEncoder(Encoder):
     @property
     def normalizes(self) -> bool:
         """Whether the model ends in a ``Normalize`` module (unit-length vectors)."""
+        quick = self._quick()
+        if quick is not None:
+            return quick.normalize
         return any(type(module).__name__ == "Normalize" for module in self.model)
 
     # -- encoding --------------------------------------------------------------
 
     def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
+        quick = self._quick(len(texts))
+        if quick is not None:
+            with encoding_errors(self.spec):
+                out = quick.encode(texts, prompt=self.prompt, batch_size=batch_size)
+            if progress is not None:
+                progress(len(texts))
+            return out
         model = self.model
         return encode_in_chunks(
             texts, self.chunk_size, self.spec,
@@ -140,6 +181,8 @@ class SentenceTransformerEncoder(Encoder):
         )
 
     def _encode_queries(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
+        if self._quick(len(texts)) is not None:  # its folders have no prompts: queries as documents
+            return self._encode(texts, batch_size=batch_size, progress=progress)
         model = self.model
         if self._query_prompt_name(model) is None:
             return self._encode(texts, batch_size=batch_size, progress=progress)
@@ -160,6 +203,8 @@ class SentenceTransformerEncoder(Encoder):
         >>> get_encoder("minilm").asymmetric  # MiniLM has no query prompt
         False
         """
+        if self._quick() is not None:  # the numpy path takes only folders without prompts
+            return False
         model = self.model
         name = self._query_prompt_name(model)
         return name is not None and model.prompts[name] != self._effective_prompt(model)
@@ -194,9 +239,22 @@ class SentenceTransformerEncoder(Encoder):
         >>> p["pooling"], p["normalize"], p["layer"], p["max_length"]
         ('mean', True, None, 256)
         """
-        model = self.model
         if self._fingerprint is None:
             self._fingerprint = model_fingerprint(self.folder)
+        quick = self._quick()
+        if quick is not None:  # what sentence-transformers would say, read from the same folder files
+            return {
+                "encoder": self.spec,
+                "encoder_version": package_version("sentence-transformers"),
+                "model": str(self.folder),
+                "model_fingerprint": self._fingerprint,
+                "layer": None,
+                "pooling": quick.pooling,
+                "normalize": quick.normalize,
+                "prompt": self.prompt,
+                "max_length": quick.max_length,
+            }
+        model = self.model
         return {
             "encoder": self.spec,
             "encoder_version": package_version("sentence-transformers"),
