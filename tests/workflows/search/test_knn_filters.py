@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from repspace.core import filters
-from repspace.workflows.search import knn
-from repspace.workflows.search import query
+from repspace.workflows.search import knn, query
 
 LANGS = ["en", "de", "fr", "ja"]
 
