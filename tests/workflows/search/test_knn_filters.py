@@ -88,7 +88,7 @@ def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred, mon
     sp, model = filtered_space
     # Every filter of this small space is selective enough for exact search over the matches;
     # switched off here, so that the graph's masked search itself is what is tested.
-    monkeypatch.setattr(query, "EXACT_MAX_MATCHES", 0)
+    monkeypatch.setattr(query, "EXACT_MAX_WORK", 0)
     monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
     q = rng.standard_normal((20, sp.dim)).astype(np.float32)
     res = knn(sp, q, 10, where=expr, method="hnsw")
@@ -140,18 +140,24 @@ def test_bad_filter_is_filter_error(filtered_space):
     assert len(sp) == len(filtered_space[1])
 
 
-def test_exact_filtered_snapshot_path(filtered_space, rng, brute, monkeypatch):
-    """Broad filters are searched over the snapshot (np.isin) rather than row reads: same answers."""
+def test_exact_filtered_snapshot_and_vector_file_paths_agree(filtered_space, rng, brute, monkeypatch):
+    """A small space gathers the matches from its snapshot, a large one from its vector file
+    (kept for a repeated filter): the same answers, and a write is seen at once."""
     import repspace.workflows.search.query as search_mod
 
     sp, model = filtered_space
     expr = "not draft"
     q = rng.standard_normal((4, sp.dim)).astype(np.float32)
-    via_rows = knn(sp, q, 9, where=expr, method="exact")
-    monkeypatch.setattr(search_mod, "EXACT_MAX_MATCHES", 0)  # now n_cand > max(0, total // 5)
     via_snapshot = knn(sp, q, 9, where=expr, method="exact")
-    assert np.array_equal(via_rows.rows, via_snapshot.rows)
-    np.testing.assert_allclose(via_rows.scores, via_snapshot.scores, rtol=1e-6, atol=1e-6)
+    monkeypatch.setattr(search_mod, "EXACT_MAX_ITEMS", 100)  # the space now counts as large
+    via_file = knn(sp, q, 9, where=expr, method="exact")
+    again = knn(sp, q, 9, where=expr, method="exact")  # the gathered copy of the selection
+    assert any(key[0] == sp.uid for key in search_mod._GATHERED)
+    for res in (via_file, again):
+        assert np.array_equal(via_snapshot.rows, res.rows)
+        np.testing.assert_allclose(via_snapshot.scores, res.scores, rtol=1e-6, atol=1e-6)
+    sp.add(["new"], (q[0] / np.linalg.norm(q[0]))[None], metadata=[{"draft": False}])
+    assert sp.get(["new"])[0].row == knn(sp, q[:1], 1, where=expr, method="exact").rows[0, 0]
 
 
 def test_auto_plan_choices(filtered_space, rng, monkeypatch):
@@ -164,7 +170,7 @@ def test_auto_plan_choices(filtered_space, rng, monkeypatch):
     assert plan.method == "hnsw" and plan.index_action in ("built", "loaded")
     _, plan = sp.search(q, k=5, where="_id in ('i3', 'i4')", explain=True)
     assert plan.method == "exact" and plan.candidates == 2
-    monkeypatch.setattr(search_mod, "EXACT_MAX_MATCHES", 10)
+    monkeypatch.setattr(search_mod, "EXACT_MAX_WORK", 10 * sp.dim)
     hits, plan = sp.search(q, k=5, where="not draft", explain=True)
     assert plan.method == "hnsw" and plan.candidates == sum(not m["draft"] for _, m, _ in model.values())
     assert plan.ef >= 64 and all(not model[h.id][1]["draft"] for h in hits)
