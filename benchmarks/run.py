@@ -27,8 +27,8 @@ import common as c
 import report
 
 #: In this order: ingest leaves the stores that load, exact and hnsw reuse; search caches the MiniLM
-#: vectors (benchmarks/.cache) that diagnose reads (it embeds them itself when it runs alone).
-BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose", "compare"]
+#: vectors (benchmarks/.cache) that diagnose and onequery read (they embed them themselves when run alone).
+BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose", "compare", "onequery"]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
