@@ -86,3 +86,34 @@ def test_a_selection_cannot_be_changed_by_its_caller(store):
     with pytest.raises(ValueError):
         rows[0] = 7
     assert space.filter_rows(parse("x = 1").__str__()).tolist() == [0, 1]
+
+
+def test_threads_evicting_each_other_still_get_the_reference(store, monkeypatch):
+    """Tiny caches and four threads: every entry is evicted under the others' feet; results stay exact."""
+    import threading
+
+    monkeypatch.setattr(_selections, "MAX_COLUMN_BYTES", 1)
+    monkeypatch.setattr(_selections, "MAX_SELECTIONS", 1)
+    _selections.clear()
+    space = store.create_space("t", dim=2, metric="l2")
+    n = 3000
+    space.add([f"i{i}" for i in range(n)], np.ones((n, 2), np.float32),
+              metadata=[{"a": i % 7, "b": i % 11, "c": str(i % 5)} for i in range(n)])
+    filters = ["a < 3", "b >= 5", "c = '2'", "a = 1 and b < 4", "not c in ('1', '3')", "a > 2 or b = 0"]
+    want = {f: space.filter_rows_sql(f).tolist() for f in filters}
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for i in range(60):
+                f = filters[(i + offset) % len(filters)]
+                assert space.filter_rows(f).tolist() == want[f], f
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []

@@ -60,21 +60,25 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter) -> np.
             return hit
         _forget_older(uid, generation)
         paths = fields_of(flt.expr)
-        missing = [p for p in paths if (uid, generation, p) not in _COLUMNS]
-    read = _read_columns(c, sid, missing) if missing or (uid, generation) not in _ROWS else None
+        # Local references: another thread may evict entries while this one reads.
+        columns = {p: _COLUMNS[(uid, generation, p)] for p in paths if (uid, generation, p) in _COLUMNS}
+        rows = _ROWS.get((uid, generation))
+    missing = [p for p in paths if p not in columns]
+    if missing or rows is None:
+        rows, new = _read_columns(c, sid, sorted(paths if rows is None else missing))
+        columns.update(new)
     with _LOCK:
-        if read is not None:
-            rows, new = read
+        if missing or (uid, generation) not in _ROWS:
             _ROWS[(uid, generation)] = rows
-            for path, col in new.items():
-                _remember_column((uid, generation, path), col)
+            for path in missing:
+                _remember_column((uid, generation, path), columns[path])
             STATS["read"] += 1
         else:
             STATS["columns"] += 1
-        columns = {p: _COLUMNS[(uid, generation, p)] for p in paths}
         for p in paths:
-            _COLUMNS.move_to_end((uid, generation, p))
-        selected = _ROWS[(uid, generation)][evaluate_columns(flt.expr, columns)]
+            if (uid, generation, p) in _COLUMNS:
+                _COLUMNS.move_to_end((uid, generation, p))
+        selected = rows[evaluate_columns(flt.expr, columns)]
         selected.flags.writeable = False
         _SELECTIONS[key] = selected
         while len(_SELECTIONS) > MAX_SELECTIONS:
