@@ -145,8 +145,10 @@ def build(name: str, x: np.ndarray) -> dict[str, Any]:
     return built
 
 
-def contenders(b: dict[str, Any], q: np.ndarray, t: int | None) -> dict[str, Callable[[int], list[int]]]:
-    """Each contender as ``fn(i) -> row numbers of its hits`` for query i under ``sel < t`` (None: no filter)."""
+def contenders(b: dict[str, Any], q: np.ndarray, t: int | None
+               ) -> tuple[dict[str, Callable[[int], list[int]]], np.ndarray | None]:
+    """Each contender as ``fn(i) -> row numbers of its hits`` for query i under ``sel < t`` (None: no
+    filter), and the bitmap FAISS's selector points into (the caller keeps it alive while searching)."""
     import faiss
 
     from repspace.workflows.search import knn
@@ -186,8 +188,7 @@ def contenders(b: dict[str, Any], q: np.ndarray, t: int | None) -> dict[str, Cal
         "lancedb": lance,
         "chroma": chroma,
     }
-    fns["_keep"] = bitmap  # type: ignore[assignment]  # kept alive while FAISS uses it
-    return fns
+    return fns, bitmap
 
 
 def run_dataset(name: str, x: np.ndarray, q: np.ndarray, p: dict[str, Any]) -> tuple[list[dict], dict]:
@@ -207,8 +208,7 @@ def run_dataset(name: str, x: np.ndarray, q: np.ndarray, p: dict[str, Any]) -> t
         t = None if s == 1.0 else int(round(s * 1000))
         keep = None if t is None else b["sel"] < t
         want = truth(b["xn"], qn, keep)
-        fns = contenders(b, q, t)
-        keep_alive = fns.pop("_keep")
+        fns, keep_alive = contenders(b, q, t)
         for fn in fns.values():  # warm up: indexes loaded, filters read, caches filled
             fn(0)
         qps: dict[str, float] = {}

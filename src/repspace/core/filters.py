@@ -1038,29 +1038,10 @@ class _Compiler:
 
     def atom(self, field: Field, cond: Callable[[_Frag, _Frag], _Frag], missing: int) -> _Frag:
         """``cond(T, V)`` for the field's JSON type T and value V, ``missing`` when it is absent."""
-        column = field.column
-        if column is not None:
-            name = self.cols[column]
-            return _cat("COALESCE(", cond((f"typeof({name})", []), (f"({name} COLLATE BINARY)", [])), f", {missing})")
-        if all(_path_safe(k) for k in field.path):
-            path = "$" + "".join(f'."{k}"' for k in field.path)
-            t = (f"json_type({self.meta}, ?)", [path])
-            v = (f"json_extract({self.meta}, ?)", [path])
+        t, v, walk = self._lookup(field)
+        if walk is None:
             return _cat("COALESCE(", cond(t, v), f", {missing})")
-        # json_each walk: one joined json_each per key, each matched by a parameter.
-        sources = [f"json_each({self.meta}) AS _rsf1"]
-        for n in range(2, len(field.path) + 1):
-            p = f"_rsf{n - 1}"
-            sources.append(f"json_each(CASE WHEN {p}.type = 'object' THEN {p}.value END) AS _rsf{n}")
-        where = " AND ".join(f"_rsf{n}.key = ?" for n in range(1, len(field.path) + 1))
-        last = f"_rsf{len(field.path)}"
-        return _cat(
-            "COALESCE((SELECT ",
-            cond((f"{last}.type", []), (f"{last}.value", [])),
-            f" FROM {', '.join(sources)} WHERE ",
-            (where, list(field.path)),
-            f"), {missing})",
-        )
+        return _cat("COALESCE((SELECT ", cond(t, v), walk, f"), {missing})")
 
     def typed(self, field: Field) -> tuple[_Frag, _Frag]:
         """Two scalar SQL expressions: the field's JSON type T and its value V (both NULL when absent).
@@ -1068,24 +1049,30 @@ class _Compiler:
         They are the ``T`` and ``V`` every atom's condition is written on, so a reader of
         these two columns sees exactly what the compiled conditions see.
         """
+        t, v, walk = self._lookup(field)
+        if walk is None:
+            return t, v
+        return _cat("(SELECT ", t, walk, ")"), _cat("(SELECT ", v, walk, ")")
+
+    def _lookup(self, field: Field) -> tuple[_Frag, _Frag, _Frag | None]:
+        """The field's T and V, and for keys a JSON path cannot address the ``FROM ... WHERE``
+        of the json_each walk they are read in (None when T and V stand on their own)."""
         column = field.column
         if column is not None:
             name = self.cols[column]
-            return (f"typeof({name})", []), (f"({name} COLLATE BINARY)", [])
+            return (f"typeof({name})", []), (f"({name} COLLATE BINARY)", []), None
         if all(_path_safe(k) for k in field.path):
             path = "$" + "".join(f'."{k}"' for k in field.path)
-            return (f"json_type({self.meta}, ?)", [path]), (f"json_extract({self.meta}, ?)", [path])
+            return (f"json_type({self.meta}, ?)", [path]), (f"json_extract({self.meta}, ?)", [path]), None
+        # json_each walk: one joined json_each per key, each matched by a parameter.
         sources = [f"json_each({self.meta}) AS _rsf1"]
         for n in range(2, len(field.path) + 1):
             p = f"_rsf{n - 1}"
             sources.append(f"json_each(CASE WHEN {p}.type = 'object' THEN {p}.value END) AS _rsf{n}")
         where = " AND ".join(f"_rsf{n}.key = ?" for n in range(1, len(field.path) + 1))
         last = f"_rsf{len(field.path)}"
-        type_sql, value_sql = (
-            _cat(f"(SELECT {last}.{part} FROM {', '.join(sources)} WHERE ", (where, list(field.path)), ")")
-            for part in ("type", "value")
-        )
-        return type_sql, value_sql
+        walk = _cat(f" FROM {', '.join(sources)} WHERE ", (where, list(field.path)))
+        return (f"{last}.type", []), (f"{last}.value", []), walk
 
     def compile(self, expr: Expr) -> _Frag:
         if isinstance(expr, Compare):

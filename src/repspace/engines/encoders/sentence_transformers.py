@@ -243,28 +243,21 @@ class SentenceTransformerEncoder(Encoder):
             self._fingerprint = model_fingerprint(self.folder)
         quick = self._quick()
         if quick is not None:  # what sentence-transformers would say, read from the same folder files
-            return {
-                "encoder": self.spec,
-                "encoder_version": package_version("sentence-transformers"),
-                "model": str(self.folder),
-                "model_fingerprint": self._fingerprint,
-                "layer": None,
-                "pooling": quick.pooling,
-                "normalize": quick.normalize,
-                "prompt": self.prompt,
-                "max_length": quick.max_length,
-            }
-        model = self.model
+            pooling, prompt, max_length = quick.pooling, self.prompt, quick.max_length
+        else:
+            model = self.model
+            pooling, prompt = self._pooling(model), self._effective_prompt(model)
+            max_length = None if model.max_seq_length is None else int(model.max_seq_length)
         return {
             "encoder": self.spec,
             "encoder_version": package_version("sentence-transformers"),
             "model": str(self.folder),
             "model_fingerprint": self._fingerprint,
             "layer": None,
-            "pooling": self._pooling(model),
+            "pooling": pooling,
             "normalize": self.normalizes,
-            "prompt": self._effective_prompt(model),
-            "max_length": None if model.max_seq_length is None else int(model.max_seq_length),
+            "prompt": prompt,
+            "max_length": max_length,
         }
 
     @staticmethod

@@ -320,13 +320,12 @@ def _parse_text(text: str) -> IndexSpec:
     refine = _parse_refine(parts[1], raw) if len(parts) == 2 else None
     if not first:
         raise InputError(f"index spec {raw!r} has no first stage; accepted forms: {ACCEPTED_FORMS}")
-    try:
-        tokens = split_items(first)
-    except InputError:
-        bad = next(i for i in first.split(",") if not re.fullmatch(r"[a-z]+\d*", i))
-        raise InputError(f"unknown stage {bad!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}") from None
     items = []
-    for name, digits in tokens:
+    for item in first.split(","):
+        try:
+            ((name, digits),) = split_items(item)
+        except InputError:
+            raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}") from None
         if parse_precision(name) == "float16":  # the codec word: fp16 (float16 accepted)
             name = "fp16"
         if name not in _STAGES:
