@@ -41,7 +41,7 @@ _COLUMNS: OrderedDict[tuple[str, int, tuple[str, ...]], Column] = OrderedDict()
 _COLUMN_BYTES: dict[tuple[str, int, tuple[str, ...]], int] = {}
 #: (uid, generation, canonical filter text) -> selected rows (read-only), least recently used first.
 _SELECTIONS: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
-#: Statistics for tests and ``explain``: how selections were answered.
+#: How selections were answered (a lookup, columns already read, a read): tests check the caches with it.
 STATS = {"cached": 0, "columns": 0, "read": 0}
 
 
