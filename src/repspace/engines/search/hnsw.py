@@ -46,6 +46,17 @@ def prepare(vectors: np.ndarray, metric: Metric) -> np.ndarray:
     return np.ascontiguousarray(vectors, dtype=np.float32)
 
 
+def pack_mask(allowed: np.ndarray) -> np.ndarray:
+    """A boolean row mask as the bitmap FAISS's ``IDSelectorBitmap`` reads (bit ``r`` = row ``r``).
+
+    Examples
+    --------
+    >>> pack_mask(np.array([True, False, True])).tolist()
+    [5]
+    """
+    return np.packbits(np.asarray(allowed, dtype=bool), bitorder="little")
+
+
 class HNSWIndex:
     """A FAISS ``IndexHNSWFlat`` wrapped in an ``IndexIDMap2`` whose labels are rows.
 
@@ -83,7 +94,9 @@ class HNSWIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """FAISS scores and row labels (-1 where fewer than k were found).
 
-        ``allowed`` is a boolean mask over rows; rows outside it are never returned.
+        ``allowed`` is a boolean mask over rows, or the same mask packed by
+        :func:`pack_mask` (a ``uint8`` array: a caller searching one mask many
+        times packs it once); rows outside it are never returned.
         """
         q = np.array(queries, dtype=np.float32, order="C", ndmin=2)  # a copy: normalised in place below
         if self.metric is Metric.COSINE:
@@ -95,7 +108,7 @@ class HNSWIndex:
                 params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
             return self.index.search(q, k, params=params)
         params = faiss.SearchParametersHNSW(efSearch=ef)
-        bitmap = np.packbits(np.asarray(allowed, dtype=bool), bitorder="little")
+        bitmap = allowed if allowed.dtype == np.uint8 else pack_mask(allowed)
         params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
         d, i = self.index.search(q, k, params=params)
         del bitmap  # kept alive until FAISS is done with it

@@ -44,12 +44,13 @@ def ensure_hnsw(
     *,
     progress: Progress | None = None,
     info: SpaceInfo | None = None,
+    recheck: bool = True,
 ) -> Loaded[HNSWIndex]:
     """Load the space's HNSW index, bringing it up to date first (built, extended or rebuilt).
 
     ``progress("index", done, total)`` is called while rows are added; ``info`` is the
     space's description when the caller has just read it. See
-    :func:`repspace.workflows.search.persist.ensure_index` for the rules.
+    :func:`repspace.workflows.search.persist.ensure_index` for the rules (and ``recheck``).
     """
     params = params or HNSWParams()
     path, stamp_path = index_paths(space, params)
@@ -57,5 +58,5 @@ def ensure_hnsw(
         space, path, stamp_path, {"m": params.m, "ef_construction": params.ef_construction},
         create=lambda i: HNSWIndex(i.dim, i.metric, params),
         load=lambda p, i: HNSWIndex.load(p, i.dim, i.metric, params),
-        progress=progress, info=info,
+        progress=progress, info=info, recheck=recheck,
     )

@@ -27,7 +27,7 @@ from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, index_paths
-from repspace.workflows.search.persist import Loaded, ensure_index
+from repspace.workflows.search.persist import Loaded, ensure_index, forget
 from repspace.workflows.search.vectorfile import ensure_vector_file, vector_file_paths
 
 if TYPE_CHECKING:
@@ -46,8 +46,11 @@ def funnel_paths(space: Space, spec: IndexSpec) -> tuple[Path, Path]:
 
 
 def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Progress | None = None,
-                  info: SpaceInfo | None = None) -> Loaded[FunnelIndex]:
-    """Load a space's funnel index for ``spec``, building, extending or rebuilding it first."""
+                  info: SpaceInfo | None = None, recheck: bool = True) -> Loaded[FunnelIndex]:
+    """Load a space's funnel index for ``spec``, building, extending or rebuilding it first.
+
+    ``recheck``: see :func:`repspace.workflows.search.persist.ensure_index`.
+    """
     spec = parse_spec(spec)
     if spec.kind == "exact" or (spec.kind == "hnsw" and spec.codes is None):
         raise InputError(f"{spec} is not a funnel index; use knn(index=...) or ensure_hnsw")
@@ -58,7 +61,7 @@ def ensure_funnel(space: Space, spec: IndexSpec | str, *, progress: Progress | N
         space, path, stamp_path, {"spec": spec.slug},
         create=lambda i: FunnelIndex(spec, i.dim, i.metric),
         load=lambda p, i: FunnelIndex.load(p, spec, i.dim, i.metric),
-        progress=progress, info=info,
+        progress=progress, info=info, recheck=recheck,
     )
 
 
@@ -209,6 +212,7 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
     if listed is None:  # no readable stamp: only the file is known
         listed = IndexReport(label, "dropped", 0, 0, 0, path.stat().st_size if path.is_file() else None)
     _remove(stamp_path, path)
+    forget(path)
     return replace(listed, action="dropped")
 
 

@@ -106,6 +106,8 @@ class Loaded(Generic[IndexT]):
 _MEMORY: dict[tuple[str, str], tuple[int, Loaded[Any]]] = {}
 #: (index file mtime, stamp file mtime) when this process last wrote or checked them.
 _FILES: dict[str, tuple[int, int]] = {}
+#: Per index file: the space description a reuse was last checked against, and what it returned.
+_CHECKED: dict[str, tuple[SpaceInfo, Loaded[Any]]] = {}
 
 
 def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
@@ -186,6 +188,7 @@ def ensure_index(
     load: Callable[[Path, SpaceInfo], IndexT],
     progress: Progress | None = None,
     info: SpaceInfo | None = None,
+    recheck: bool = True,
 ) -> Loaded[IndexT]:
     """Load a space's derived index, bringing it up to date first (built, extended or rebuilt).
 
@@ -207,8 +210,21 @@ def ensure_index(
         ``progress("index", done, total)`` while rows are added.
     info : SpaceInfo, optional
         The space's description when the caller has just read it.
+    recheck : bool
+        Look at the files even when this process reused the index for this very
+        description (``info`` the same object, so the space has not changed since).
+        The one-query path passes False: the index in memory covers exactly the
+        rows of that description, whatever another process did to the files, and
+        two ``stat`` calls are a tenth of its overhead. The files are looked at
+        again as soon as the space changes, or after :func:`forget`.
     """
     info = info or space.info()
+    if not recheck:
+        checked = _CHECKED.get(str(path))
+        if checked is not None and checked[0] is info:
+            held = _MEMORY.get((str(path), info.uid))
+            if held is not None and held[1] is checked[1]:
+                return checked[1]
     fresh = _fresh_in_memory(path, stamp_path, info, ident)
     if fresh is not None:  # the common case: nothing changed since this process last used it
         return fresh
@@ -312,4 +328,14 @@ def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[
     if held.action != "loaded":  # what a reuse reports; stored so that the next reuse allocates nothing
         held = Loaded(held.index, stamp, held.needs_mask, "loaded")
         _MEMORY[(key, info.uid)] = (cached[0], held)
+    _CHECKED[key] = (info, held)
     return held
+
+
+def forget(path: Path) -> None:
+    """Drop what this process holds of an index file (called when the file is deleted)."""
+    key = str(path)
+    _CHECKED.pop(key, None)
+    _FILES.pop(key, None)
+    for held in [k for k in _MEMORY if k[0] == key]:
+        _MEMORY.pop(held, None)

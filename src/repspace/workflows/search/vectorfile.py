@@ -206,8 +206,10 @@ class VectorFile:
 
 
 def ensure_vector_file(space: Space, *, progress: Progress | None = None,
-                       info: SpaceInfo | None = None) -> Loaded[VectorFile]:
+                       info: SpaceInfo | None = None, recheck: bool = True) -> Loaded[VectorFile]:
     """A space's vector file, built, extended or rebuilt first when it is not current.
+
+    ``recheck``: see :func:`repspace.workflows.search.persist.ensure_index`.
 
     Examples
     --------
@@ -229,7 +231,7 @@ def ensure_vector_file(space: Space, *, progress: Progress | None = None,
         space, path, stamp_path, {**IDENT, "normalized": normalized},
         create=lambda i: VectorFile(_fresh(path), i.dim, space.dtype, normalized),
         load=lambda p, i: VectorFile.load(p, i.dim, space.dtype, normalized),
-        progress=progress, info=info,
+        progress=progress, info=info, recheck=recheck,
     )
 
 
