@@ -30,6 +30,12 @@ is against exact search over the filter's matches. Goals
 ``repspace knn`` >= 0.9x; filtered search >= 0.5x the unfiltered rate; faster than
 LanceDB and Chroma at every selectivity (rows say the recall of both sides).
 
+Filters over 1,000,000 items (random 4-d vectors; ``sel``, ``lang``, ``year`` metadata): a
+new filter in a fresh process (nothing in memory: the columns are read from the
+files beside the store; goal <= 50 ms), a new filter on fields the process has
+read, and the first filter after a write (the fields read from SQL), against
+the SQL compiler evaluating the same filter (the reference).
+
 The cold path: ``repspace search stdlib-docs "parse a date"`` in a new process
 on the quick demo's store, against ``python -c "import sentence_transformers"``
 and ``repspace search stdlib-docs --id ...``; alternating, best of 3.
@@ -64,6 +70,7 @@ MIN_QUERIES = 30
 
 def sizes(quick: bool) -> dict[str, Any]:
     return {"glove_n": 20_000 if quick else 399_700, "minilm_n": 10_000 if quick else 100_000,
+            "filter_n": 60_000 if quick else 1_000_000,
             "queries": 50 if quick else 300, "rounds": 2, "cold_runs": 2 if quick else 3}
 
 
@@ -292,6 +299,56 @@ def cold_rows(p: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return rows, {"cold_s": times}
 
 
+def filter_rows(p: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A new filter over a million items: in this process, in a fresh one (columns beside the store), after a write."""
+    from repspace import Store
+    from repspace.core.store import _selections
+
+    n = p["filter_n"]
+    folder = c.work_dir(NAME, "filters")
+    shutil.rmtree(folder)
+    folder = c.work_dir(NAME, "filters")
+    c.log(f"onequery filters: {n:,} items with metadata sel, lang, year")
+    store = Store(folder / "f.db")
+    space = store.create_space("f", dim=4, metric="l2")
+    x = np.random.default_rng(0).standard_normal((n, 4)).astype(np.float32)
+    for lo in range(0, n, 200_000):
+        ids = range(lo, min(n, lo + 200_000))
+        space.add([f"i{i}" for i in ids], x[lo : lo + len(ids)],
+                  metadata=[{"sel": i % 1000, "lang": ("en", "de", "fr")[i % 3], "year": 2000 + i % 25} for i in ids])
+    filters = [f"sel < {t} and lang = 'de'" for t in (1, 10, 100, 500)] + ["year >= 2020 or sel = 7"]
+
+    def timed(fn: Callable[[], Any]) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    times: dict[str, list[float]] = {"sql": [], "first read": [], "fresh process": [], "known fields": []}
+    for r in range(3):  # a write (a new vector and metadata, so not skipped as unchanged): the files are stale
+        space.add(["w"], np.full((1, 4), r + 1, np.float32), metadata=[{"sel": r}])
+        _selections.clear()
+        times["first read"].append(timed(lambda: space.filter_rows(filters[0])))  # SQL scan, files written
+        _selections.clear()  # what a fresh process holds: nothing but the files
+        times["fresh process"].append(timed(lambda: space.filter_rows(filters[1])))
+        times["known fields"].append(float(np.median([timed(lambda f=f: space.filter_rows(f)) for f in filters[2:]])))
+        times["sql"].append(timed(lambda: space.filter_rows_sql(filters[1])))
+    best = {k: min(v) for k, v in times.items()}
+    tag = f"a new filter over {n:,} items"
+    rows = [
+        c.row(f"{tag}, first filter of a fresh process (columns read from the files beside the store)",
+              best["fresh process"] * 1e3, "ms", "the issue's budget", 50.0, best["fresh process"] * 1e3 / 50.0,
+              ("<=", 1.0), note="ratio = time / 50 ms (lower is better)"),
+        c.row(f"{tag} on fields this process has read", best["known fields"] * 1e3, "ms",
+              "the SQL compiler, per call", best["sql"] * 1e3, best["sql"] / best["known fields"]),
+        c.row(f"{tag}, first filter after a write (the fields read from SQL, files rewritten)",
+              best["first read"] * 1e3, "ms", "the SQL compiler, per call", best["sql"] * 1e3,
+              best["sql"] / best["first read"]),
+    ]
+    store.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    return rows, {"filter_s": times}
+
+
 def run(quick: bool = False) -> Path:
     c.begin(NAME, quick)
     p = sizes(quick)
@@ -301,9 +358,10 @@ def run(quick: bool = False) -> Path:
         rows, det = run_dataset(name, x, q, p)
         results += rows
         details[name] = det
-    rows, det = cold_rows(p)
-    results += rows
-    details.update(det)
+    for part in (filter_rows, cold_rows):
+        rows, det = part(p)
+        results += rows
+        details.update(det)
     return c.write_result(NAME, {**p, "k": K, "selectivities": list(SELECTIVITIES), "threads": 1,
                                  "metric": "cosine", "filter": "sel < t, sel = i % 1000"}, results,
                           details=details)

@@ -11,7 +11,10 @@ when its generation does, so here:
   compiler's conditions are written on), and a filter over cached columns, new
   or not, is a few vectorised comparisons.
 
-Both caches live in this process, bounded (:data:`MAX_COLUMN_BYTES`,
+Columns of large spaces are also written beside the store
+(:mod:`repspace.core.store._column_files`), so that another process (a CLI
+call, a server worker) reads a field in milliseconds instead of scanning.
+The caches of this process are bounded (:data:`MAX_COLUMN_BYTES`,
 :data:`MAX_SELECTIONS`), least recently used first out. A write gives the space a
 new generation, so nothing stale is ever served; entries of old generations are
 dropped as soon as a newer one is read.
@@ -21,12 +24,26 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from repspace.core.filter_columns import Column, evaluate_columns, fields_of
+from repspace.core.filter_columns import (
+    MISSING,
+    TYPE_CODES,
+    Column,
+    evaluate_columns,
+    fields_of,
+)
 from repspace.core.filters import Field, Filter, field_sql
+from repspace.core.store._column_files import (
+    PERSIST_MIN_ITEMS,
+    column_file,
+    load_column,
+    save_column,
+)
 
 #: Bytes of columns kept in memory (all spaces of the process together).
 MAX_COLUMN_BYTES = 512 * 1024 * 1024
@@ -42,14 +59,18 @@ _COLUMN_BYTES: dict[tuple[str, int, tuple[str, ...]], int] = {}
 #: (uid, generation, canonical filter text) -> selected rows (read-only), least recently used first.
 _SELECTIONS: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
 #: How selections were answered (a lookup, columns already read, a read): tests check the caches with it.
-STATS = {"cached": 0, "columns": 0, "read": 0}
+STATS = {"cached": 0, "columns": 0, "read": 0, "files": 0}
 
 
-def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter) -> np.ndarray:
+def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
+                next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None) -> np.ndarray:
     """Rows of the live items matching ``flt``, ascending, inside the read transaction ``c``.
 
-    ``generation`` must be the one read in ``c`` (the caller's ``_state``), so
-    that the columns read here and the selection kept belong to it.
+    ``generation`` (and ``next_row``, ``dead_rows``) must be the ones read in ``c``
+    (the caller's ``_state``), so that the columns read here and the selection
+    kept belong to them. With ``index_dir``, columns of large spaces are also
+    kept in files beside the store (:mod:`repspace.core.store._column_files`)
+    and read from there by any process while the space is unchanged.
     """
     key = (uid, generation, str(flt.expr))
     with _LOCK:
@@ -64,13 +85,34 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter) -> np.
         columns = {p: _COLUMNS[(uid, generation, p)] for p in paths if (uid, generation, p) in _COLUMNS}
         rows = _ROWS.get((uid, generation))
     missing = [p for p in paths if p not in columns]
+    state = (uid, generation, next_row, dead_rows)
+    known = rows
+    if index_dir is not None and missing:  # kept beside the store by this or another process?
+        for path in list(missing):
+            kept = load_column(column_file(index_dir, uid, path), state, path)
+            if kept is not None and (rows is None or np.array_equal(kept[0], rows)):
+                rows, columns[path] = kept[0], kept[1]
+                missing.remove(path)
+                STATS["files"] += 1
     if missing or rows is None:
-        rows, new = _read_columns(c, sid, sorted(paths if rows is None else missing))
+        to_read = sorted(paths if rows is None else missing)
+        sql_rows, new = _read_columns(c, sid, to_read)
+        if rows is not None and not np.array_equal(sql_rows, rows):  # never expected: read every field again
+            to_read = sorted(paths)
+            sql_rows, new = _read_columns(c, sid, to_read)
+        rows = sql_rows
         columns.update(new)
+        if index_dir is not None and len(rows) >= PERSIST_MIN_ITEMS:
+            for path in to_read:
+                try:
+                    save_column(column_file(index_dir, uid, path), state, path, rows, new[path])
+                except OSError:  # a read-only or full disk: the files are only a cache
+                    break
     with _LOCK:
-        if missing or (uid, generation) not in _ROWS:
+        added = [p for p in paths if (uid, generation, p) not in _COLUMNS]
+        if added or known is None:
             _ROWS[(uid, generation)] = rows
-            for path in missing:
+            for path in added:
                 _remember_column((uid, generation, path), columns[path])
             STATS["read"] += 1
         else:
@@ -87,18 +129,30 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter) -> np.
 
 
 def _read_columns(c: Any, sid: int, paths: list[tuple[str, ...]]) -> tuple[np.ndarray, dict[tuple[str, ...], Column]]:
-    """One scan of the space's items: live rows and the type/value columns of ``paths``."""
+    """One scan of the space's items: live rows and the type/value columns of ``paths``.
+
+    The JSON type comes back as its code (a ``CASE`` in SQL) and each column is
+    taken out of the records by ``map(itemgetter)``: at a million items that is
+    0.4 s less per field than type names looked up in Python and ``zip(*records)``.
+    """
     exprs, params = [], []
     for path in paths:
         (t, tp), (v, vp) = field_sql(Field(path))
-        exprs += [t, v]
+        exprs += [f"CASE {t} {_TYPE_CASES} ELSE {MISSING} END", v]
         params += [*tp, *vp]
     select = ", ".join(["row", *exprs])
     records = c.execute(f"SELECT {select} FROM items WHERE space_id = ? ORDER BY row", (*params, sid)).fetchall()
-    fields = list(zip(*records)) if records else [()] * (1 + 2 * len(paths))
-    rows = np.array(fields[0], dtype=np.int64)
-    columns = {path: Column.from_arrays(fields[1 + 2 * i], fields[2 + 2 * i]) for i, path in enumerate(paths)}
+    n = len(records)
+    rows = np.fromiter(map(itemgetter(0), records), dtype=np.int64, count=n)
+    columns = {}
+    for i, path in enumerate(paths):
+        kind = np.fromiter(map(itemgetter(1 + 2 * i), records), dtype=np.uint8, count=n)
+        columns[path] = Column.from_arrays(kind, list(map(itemgetter(2 + 2 * i), records)))
     return rows, columns
+
+
+#: ``WHEN 'integer' THEN 4 ...``: SQLite's type names as :mod:`~repspace.core.filter_columns` codes.
+_TYPE_CASES = " ".join(f"WHEN '{name}' THEN {code}" for name, code in TYPE_CODES.items())
 
 
 def _remember_column(key: tuple[str, int, tuple[str, ...]], col: Column) -> None:

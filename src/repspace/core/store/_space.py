@@ -631,7 +631,8 @@ class Space:
         The selection is kept for the space's generation, and the fields it reads
         as columns, so a repeated filter costs a lookup and a new one over known
         fields a few vectorised comparisons (:mod:`repspace.core.store._selections`);
-        the result equals the SQL compiler's (:meth:`filter_rows_sql`). The array
+        columns of spaces of 50,000 items or more are kept beside the store too, for
+        other processes; the result equals the SQL compiler's (:meth:`filter_rows_sql`). The array
         is read-only: copy it to change it.
         """
         from repspace.core.filters import Filter
@@ -639,8 +640,9 @@ class Space:
 
         flt = where if isinstance(where, Filter) else Filter.parse(where)
         with self.store.db.read() as c:
-            sid, generation, *_ = self._state(c)
-            return select_rows(c, sid, self._info.uid, generation, flt)
+            sid, generation, next_row, dead_rows = self._state(c)
+            return select_rows(c, sid, self._info.uid, generation, flt, next_row=next_row, dead_rows=dead_rows,
+                               index_dir=self.store.index_dir)
 
     def filter_rows_sql(self, where: str | Filter) -> np.ndarray:
         """:meth:`filter_rows` evaluated by SQLite on every call: the reference, never cached."""
