@@ -88,7 +88,7 @@ def test_hnsw_filtered_returns_only_matches(filtered_space, rng, expr, pred, mon
     sp, model = filtered_space
     # Every filter of this small space is selective enough for exact search over the matches;
     # switched off here, so that the graph's masked search itself is what is tested.
-    monkeypatch.setattr(query, "EXACT_US_PER_MAC", 1.0)  # exact priced out
+    monkeypatch.setattr(query, "EXACT_US_PER_MAC", float("inf"))  # exact priced out
     monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
     q = rng.standard_normal((20, sp.dim)).astype(np.float32)
     res = knn(sp, q, 10, where=expr, method="hnsw")
@@ -170,7 +170,7 @@ def test_auto_plan_choices(filtered_space, rng, monkeypatch):
     assert plan.method == "hnsw" and plan.index_action in ("built", "loaded")
     _, plan = sp.search(q, k=5, where="_id in ('i3', 'i4')", explain=True)
     assert plan.method == "exact" and plan.candidates == 2
-    monkeypatch.setattr(search_mod, "EXACT_US_PER_MAC", 1.0)  # a broad filter now costs more exactly
+    monkeypatch.setattr(search_mod, "EXACT_US_PER_MAC", float("inf"))  # a broad filter now costs more exactly
     hits, plan = sp.search(q, k=5, where="not draft", explain=True)
     assert plan.method == "hnsw" and plan.candidates == sum(not m["draft"] for _, m, _ in model.values())
     assert plan.ef >= 64 and all(not model[h.id][1]["draft"] for h in hits)
@@ -194,7 +194,7 @@ def test_a_masked_graph_keeps_the_unfiltered_recall(store, glove_vectors, monkey
     q = np.asarray(glove_vectors[n : n + 200], dtype=np.float32)
     sp = store.create_space("g", dim=50, metric="cosine")
     sp.add([f"w{i}" for i in range(n)], x, metadata=[{"sel": i % 100} for i in range(n)])
-    monkeypatch.setattr(query, "EXACT_US_PER_MAC", 1.0)
+    monkeypatch.setattr(query, "EXACT_US_PER_MAC", float("inf"))
     monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
     recalls = {}
     for keep in (5, 20, 50, 100):
