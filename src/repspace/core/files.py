@@ -73,6 +73,8 @@ def read_jsonl(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]]:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise InputError(f"{path}:{number}: invalid JSON ({e.msg} at column {e.colno})") from None
+                except RecursionError:  # Python's decoder gives up near 1,000 levels of nesting
+                    raise InputError(f"{path}:{number}: JSON nested too deeply to read") from None
                 if not isinstance(obj, dict):
                     raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
                 rows.append((number, obj))

@@ -17,13 +17,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from repspace.core.errors import StoreError
+from repspace.core.errors import NotFoundError, StoreError
 from repspace.core.store._schema import MIGRATIONS, SCHEMA_VERSION
 
 #: How long a writer waits for another writer's lock before giving up (seconds).
 BUSY_TIMEOUT_S = 60.0
 #: Page size for new stores: large pages make the multi-MiB vector blocks cheap to read.
 PAGE_SIZE = 16384
+#: ``PRAGMA application_id`` of a store ("RPSP"): how a repspace store is told from other SQLite files.
+APPLICATION_ID = 0x52505350
 
 T = TypeVar("T")
 
@@ -34,7 +36,13 @@ class Database:
     Parameters
     ----------
     path : str or Path
-        The SQLite file; created (with its folder) when missing.
+        The SQLite file; created (with its folder) when missing and ``create``.
+    create : bool
+        With False, a missing file is an error and nothing is created (the
+        commands that only read never leave an empty store behind).
+
+    An existing SQLite file that is not a repspace store is refused before
+    anything in it is changed (its journal mode included).
 
     Examples
     --------
@@ -46,14 +54,16 @@ class Database:
     >>> db.close()
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        if self.path.is_dir():
+            raise StoreError(f"store path {self.path} is a folder, not a file")
+        if not create and not self.path.exists():
+            raise NotFoundError(f"no store at {self.path} (commands that write, such as ingest, create one)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise StoreError(f"cannot create the store's folder {self.path.parent}: {e.strerror}") from None
-        if self.path.is_dir():
-            raise StoreError(f"store path {self.path} is a folder, not a file")
         self._lock = threading.RLock()
         #: Write transactions this connection committed (see :meth:`version`).
         self.commits = 0
@@ -71,6 +81,9 @@ class Database:
         new = c.execute("PRAGMA page_count").fetchone()[0] == 0
         if new:
             c.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            c.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        else:
+            self._check_ours()
         mode = _retry_busy(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone()[0])
         if mode.lower() != "wal":
             raise StoreError(f"store {self.path} cannot use WAL mode (got {mode!r})")
@@ -80,6 +93,25 @@ class Database:
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA mmap_size = 4294967296")
         c.execute("PRAGMA cache_size = -65536")
+
+    def _check_ours(self) -> None:
+        """Refuse an SQLite file that is not a repspace store, before anything in it is changed.
+
+        A store carries :data:`APPLICATION_ID`; stores made before it are known by
+        their schema version and tables. An SQLite file with no tables at all is
+        taken as empty and becomes a store.
+        """
+        c = self.conn
+        app = c.execute("PRAGMA application_id").fetchone()[0]
+        if app == APPLICATION_ID:
+            return
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = sorted(r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+        if app == 0 and ((not tables and version == 0) or (version >= 1 and {"spaces", "items", "blocks"} <= set(tables))):
+            return
+        listed = ", ".join(tables[:5]) + (", ..." if len(tables) > 5 else "")
+        what = f"{len(tables)} tables: {listed}" if tables else f"application id {app}, user version {version}"
+        raise StoreError(f"{self.path} is an SQLite database but not a repspace store ({what}); it was left unchanged")
 
     def _migrate(self) -> None:
         version = self.conn.execute("PRAGMA user_version").fetchone()[0]
@@ -101,9 +133,15 @@ class Database:
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction: committed when the block ends, rolled back on any error."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                raise self._unwritable(e) from None
             try:
                 yield self.conn
+            except sqlite3.OperationalError as e:
+                self.conn.execute("ROLLBACK")
+                raise self._unwritable(e) from None
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
@@ -111,6 +149,15 @@ class Database:
                 self.conn.execute("COMMIT")
             finally:
                 self.commits += 1  # counted even if COMMIT failed: callers then re-read
+
+    def _unwritable(self, e: sqlite3.OperationalError) -> Exception:
+        """A store the system will not let us write, as one line; any other SQLite error as it is."""
+        message = str(e)
+        if "readonly" in message or "read-only" in message:
+            return StoreError(f"cannot write store {self.path}: the file or its folder is read-only")
+        if "disk is full" in message or "disk I/O" in message:
+            return StoreError(f"cannot write store {self.path}: {message}")
+        return e
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:

@@ -43,6 +43,10 @@ class Store:
     ----------
     path : str or Path, optional
         The store file; defaults to :func:`default_store_path`.
+    create : bool
+        Create the file when it is missing (default); with False a missing store
+        is a :class:`~repspace.core.errors.NotFoundError`. A SQLite file that is
+        not a store is always refused, unchanged.
 
     Examples
     --------
@@ -58,9 +62,9 @@ class Store:
     #: The class of the spaces it hands out; ``repspace.Store`` hands out ones that can search.
     space_class: type[Space] = Space
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
-        self.db = Database(self.path)
+        self.db = Database(self.path, create=create)
         self._index_dir = self.path.with_name(self.path.name + ".indexes")
         self._spaces: dict[str, Space] = {}
 

@@ -19,6 +19,12 @@ from repspace.core.errors import InputError
 
 MAX_ID_LENGTH = 1024
 
+#: How deeply an item's metadata may nest objects and arrays, counting the
+#: metadata object itself as level 1 (``{"a": {"b": [1]}}`` is 3 levels deep).
+#: Far below what breaks Parquet readers (pyarrow refuses schemas nested more
+#: than 100 levels, and a list takes two) or Python's recursion.
+MAX_METADATA_DEPTH = 32
+
 
 def text_hash(text: str) -> str:
     """The content hash of a text: the first 128 bits of its SHA-256, in hex.
@@ -74,6 +80,21 @@ def _valid_str_ids(ids: Sequence[Any]) -> list[str] | None:
     return out
 
 
+def lossy_in_float32(arr: np.ndarray) -> np.ndarray:
+    """Which integers change when cast to float32 (every one up to 2**24 is exact; beyond, some are).
+
+    Examples
+    --------
+    >>> lossy_in_float32(np.array([3, 2**24, 2**24 + 1, 2**40], dtype=np.int64)).tolist()
+    [False, False, True, False]
+    """
+    f64 = arr.astype(np.float32).astype(np.float64)  # the float32 value, exactly
+    fits = np.abs(f64) < 2.0**63
+    back = np.zeros(arr.shape, dtype=np.int64)
+    back[fits] = f64[fits].astype(np.int64)
+    return ~fits | (back != arr.astype(np.int64))
+
+
 def check_vectors(vectors: Any, ids: list[str], dim: int, dtype: str) -> np.ndarray:
     """Return the batch as C-contiguous float32 (n, dim); refuse NaN, inf and wrong shapes."""
     try:
@@ -90,14 +111,25 @@ def check_vectors(vectors: Any, ids: list[str], dim: int, dtype: str) -> np.ndar
         raise InputError(f"vectors have dimension {arr.shape[1]}; this space has dimension {dim}")
     if not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise InputError(f"vectors have dtype {arr.dtype}; expected numbers")
-    arr = np.ascontiguousarray(arr, dtype=np.float32)
+    if np.issubdtype(arr.dtype, np.integer) and arr.size:
+        lossy = lossy_in_float32(arr).any(axis=1)  # 2**40 + 1 became 1099511627776.0 silently
+        if lossy.any():
+            i = int(np.argmax(lossy))
+            raise InputError(f"vector of id {ids[i]!r} (position {i}) has integers float32 cannot hold exactly "
+                             f"({arr.dtype} input, beyond 2**24): convert them to floats first")
+    source = arr
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below, with the id
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
     limit = np.finfo(np.float16).max if dtype == "float16" else np.inf
     bad = ~np.isfinite(arr).all(axis=1)
     if limit != np.inf:
         bad |= (np.abs(arr) > limit).any(axis=1)
     if bad.any():
         i = int(np.argmax(bad))
-        what = "NaN or inf" if not np.isfinite(arr[i]).all() else f"values beyond {dtype} range"
+        if not np.isfinite(source[i]).all():
+            what = "NaN or inf"
+        else:
+            what = f"values beyond {dtype} range (largest magnitude {np.abs(source[i]).max():.3g})"
         raise InputError(f"vector of id {ids[i]!r} (position {i}) has {what}")
     return arr
 
@@ -122,7 +154,23 @@ def check_texts(texts: Sequence[Any] | None, ids: list[str]) -> list[str | None]
 
 
 def check_metas(metas: Sequence[Any] | None, ids: list[str]) -> list[str]:
-    """Metadata are JSON objects (dicts with string keys); returns their JSON text."""
+    """Metadata are JSON objects (dicts with string keys) nested at most :data:`MAX_METADATA_DEPTH` levels.
+
+    Returns their JSON text (keys sorted).
+
+    Examples
+    --------
+    >>> check_metas([{"b": 1, "a": [2]}], ["x"])
+    ['{"a": [2], "b": 1}']
+    >>> deep: dict = {}
+    >>> for _ in range(40):
+    ...     deep = {"k": deep}
+    >>> try:
+    ...     check_metas([{"ok": 1}, deep], ["x", "y"])
+    ... except InputError as e:
+    ...     print(e)
+    metadata of id 'y' is nested too deeply: at most 32 levels of objects and arrays are accepted
+    """
     if metas is None:
         return ["{}"] * len(ids)
     metas = list(metas)
@@ -136,11 +184,54 @@ def check_metas(metas: Sequence[Any] | None, ids: list[str]) -> list[str]:
         if not isinstance(m, Mapping):
             raise InputError(f"metadata of id {ids[i]!r} is {type(m).__name__}, not an object")
         try:
-            out.append(json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=json_default))
+            text = json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=json_default)
+        except RecursionError:
+            raise InputError(_too_deep(ids[i])) from None
         except (TypeError, ValueError) as e:
             raise InputError(f"metadata of id {ids[i]!r} is not valid JSON: {e}") from None
-        _check_utf8(out[-1], f"metadata of id {ids[i]!r}")
+        # A text with at most MAX_METADATA_DEPTH brackets cannot nest deeper (the usual case, counted in C).
+        if text.count("{") + text.count("[") > MAX_METADATA_DEPTH and metadata_depth(m) > MAX_METADATA_DEPTH:
+            raise InputError(_too_deep(ids[i]))
+        _check_utf8(text, f"metadata of id {ids[i]!r}")
+        out.append(text)
     return out
+
+
+def metadata_depth(value: Any, stop: int = MAX_METADATA_DEPTH) -> int:
+    """How many levels of objects and arrays ``value`` nests (a scalar is 0).
+
+    Counting stops a level past ``stop``: the result is exact up to ``stop``
+    and ``stop + 1`` for anything deeper. Iterative, so any depth is safe.
+
+    Examples
+    --------
+    >>> metadata_depth({"a": {"b": [1, 2]}}), metadata_depth("x"), metadata_depth({})
+    (3, 0, 1)
+    """
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        node, level = todo.pop()
+        if isinstance(node, np.ndarray):
+            deepest = max(deepest, level + node.ndim)  # json_default writes it as nested lists
+            continue
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        level += 1
+        deepest = max(deepest, level)
+        if deepest > stop:
+            return stop + 1
+        todo.extend((child, level) for child in children)
+    return deepest
+
+
+def _too_deep(item_id: str) -> str:
+    return (f"metadata of id {item_id!r} is nested too deeply: at most {MAX_METADATA_DEPTH} levels of objects "
+            "and arrays are accepted")
 
 
 def json_default(value: Any) -> Any:

@@ -7,7 +7,6 @@ on stderr and a non-zero exit code.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 __all__ = ["main", "app"]
@@ -29,19 +28,56 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else 1
     except Exception as e:  # usage errors arrive here in non-standalone mode
-        import click
-        from typer._click import (
-            exceptions as typer_click,  # typer >= 0.29 raises its own copies of click's
-        )
-
-        if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
-            e.show(file=sys.stderr)
-            return e.exit_code
-        if isinstance(e, (click.exceptions.Abort, typer_click.Abort)):
-            err.print("aborted", highlight=False)
-            return 1
-        raise
+        return _last_resort(e)
     return 0
+
+
+def _last_resort(e: Exception) -> int:
+    """One line on stderr for what the library did not turn into a :class:`RepspaceError`.
+
+    Usage errors (a bad option value, a missing argument) print click's message on one
+    line; an abort (a prompt answered no) prints ``aborted``; running out of memory, a
+    file the system refuses, or too deeply nested input say so. Anything else is a bug:
+    one line names it, and ``REPSPACE_TRACEBACK=1`` shows the traceback.
+    """
+    import os
+
+    import click
+    import typer
+    from typer._click import (
+        exceptions as typer_click,  # typer >= 0.29 raises its own copies of click's
+    )
+
+    from repspace.interfaces.cli._common import err
+
+    def line(text: str) -> None:
+        err.print(text, highlight=False, markup=False)
+
+    if isinstance(e, (click.exceptions.UsageError, typer_click.UsageError)):
+        ctx = getattr(e, "ctx", None)
+        where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        line(f"error: {e.format_message()}{where}")
+        return e.exit_code
+    if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
+        line(f"error: {e.format_message()}")
+        return e.exit_code
+    if isinstance(e, (click.exceptions.Abort, typer.Abort)):
+        line("aborted")
+        return 1
+    if os.environ.get("REPSPACE_TRACEBACK"):
+        raise e
+    if isinstance(e, MemoryError):
+        line("error: out of memory (try a smaller batch, fewer items, or a machine with more memory)")
+        return 1
+    if isinstance(e, RecursionError):
+        line("error: the input is nested too deeply to read")
+        return 1
+    if isinstance(e, OSError):
+        name = f" {e.filename}" if getattr(e, "filename", None) else ""
+        line(f"error: {e.strerror or e}{':' if name else ''}{name}")
+        return 1
+    line(f"error: unexpected {type(e).__name__}: {e} (a bug: please report it; REPSPACE_TRACEBACK=1 shows where)")
+    return 1
 
 
 def __getattr__(name: str):  # lazy: importing repspace.interfaces.cli does not build the app

@@ -41,10 +41,12 @@ class Settings:
 settings = Settings()
 
 
-def open_store() -> Any:
+def open_store(*, create: bool = True) -> Any:
+    """The store of ``--store``; commands that only read pass ``create=False`` (a mistyped path is
+    then an error, not a new empty store)."""
     from repspace.workflows.store import Store
 
-    return Store(settings.store)
+    return Store(settings.store, create=create)
 
 
 def print_json(data: Any) -> None:

@@ -43,7 +43,7 @@ def align_cmd(
     """
     from repspace.workflows.align import align_spaces
 
-    r = align_spaces(open_store(), source, target, method=method, pairs=pairs, test=test, seed=seed,
+    r = align_spaces(open_store(create=False), source, target, method=method, pairs=pairs, test=test, seed=seed,
                      out=out_space, init=init)
     if json:
         print_json(r.to_dict())

@@ -45,7 +45,7 @@ def search_cmd(
     """
     from repspace.workflows.bench import DEFAULT_SPECS, bench_search
 
-    sp = open_store().space(space)
+    sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
         result = bench_search(sp, spec or DEFAULT_SPECS, queries=queries, k=k, where=where, progress=bar)
     if json:

@@ -70,7 +70,7 @@ def compare_cmd(
         return
     if a is None or b is None:
         raise InputError("give two spaces to compare, or --encoder hf-layers:<folder> with --texts FILE")
-    store = open_store()
+    store = open_store(create=False)
     names = None if measures is None else [m.strip() for m in measures.split(",") if m.strip()]
     r = compare_spaces(store.space(a), store.space(b), measures=names, k=k, changed=changed, save=save, exact=exact)
     if json:

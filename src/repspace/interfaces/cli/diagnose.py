@@ -73,7 +73,7 @@ def diagnose_cmd(
         raise InputError("give a space to diagnose, or --encoder hf-layers:<folder> with --texts FILE")
     from repspace.workflows.diagnose import diagnose_space
 
-    sp = open_store().space(space)
+    sp = open_store(create=False).space(space)
     report = diagnose_space(sp, k=k, exact=exact, save=save)
     if html is not None:
         from repspace.interfaces.reports import write_diagnosis_html

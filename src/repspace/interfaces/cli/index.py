@@ -57,7 +57,7 @@ def build_cmd(
     """
     from repspace.workflows.search.indexes import build_index
 
-    sp = open_store().space(space)
+    sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
         report = build_index(sp, spec, progress=bar)
     if json:
@@ -76,7 +76,7 @@ def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Jso
     """
     from repspace.workflows.search.indexes import list_indexes
 
-    reports = list_indexes(open_store().space(space))
+    reports = list_indexes(open_store(create=False).space(space))
     if json:
         print_json([r.to_dict() for r in reports])
         return
@@ -104,7 +104,7 @@ def drop_cmd(
     """
     from repspace.workflows.search.indexes import drop_index
 
-    report = drop_index(open_store().space(space), spec)
+    report = drop_index(open_store(create=False).space(space), spec)
     if json:
         print_json(report.to_dict())
         return

@@ -22,15 +22,19 @@ from repspace.interfaces.cli._common import (
 
 
 def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | None:
+    """The query vector as given (its dtype kept: the search refuses lossy casts and extra rows)."""
     if vector is not None:
         try:
-            return np.asarray(jsonlib.loads(vector), dtype=np.float32)
-        except (ValueError, TypeError):
-            raise InputError("--vector must be a JSON list of numbers, e.g. '[0.1, 0.2]'") from None
+            arr = np.asarray(jsonlib.loads(vector))
+        except (ValueError, TypeError, RecursionError):
+            arr = None
+        if arr is None or not (np.issubdtype(arr.dtype, np.number) and not np.issubdtype(arr.dtype, np.complexfloating)):
+            raise InputError("--vector must be a JSON list of numbers, e.g. '[0.1, 0.2]'")
+        return arr
     if vector_file is not None:
         try:
-            return np.load(vector_file, allow_pickle=False).astype(np.float32)
-        except (OSError, ValueError) as e:
+            return np.load(vector_file, allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:
             raise InputError(f"{vector_file}: cannot read a vector: {str(e).splitlines()[0]}") from None
     return None
 
@@ -89,7 +93,7 @@ def search_cmd(
         raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
     vec = _load_vector(vector, vector_file)
-    sp = open_store().space(space)
+    sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
         hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
                                index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,

@@ -22,7 +22,7 @@ def spaces_cmd(json: JSON = False) -> None:
 
     Example: repspace spaces --json
     """
-    infos = open_store().spaces()
+    infos = open_store(create=False).spaces()
     if json:
         print_json([i.to_dict() for i in infos])
         return
@@ -39,7 +39,7 @@ def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JS
 
     Example: repspace info glove --json
     """
-    info = open_store().space(space).info()
+    info = open_store(create=False).space(space).info()
     if json:
         print_json(info.to_dict())
         return
@@ -55,20 +55,27 @@ def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JS
 @app.command("export")
 def export_cmd(
     space: Annotated[str, typer.Argument(help="Space name.")],
-    path: Annotated[Path, typer.Argument(help="Output file (.parquet).")],
+    path: Annotated[Path, typer.Argument(help="Output file (.parquet); a missing folder is created.")],
+    flatten: Annotated[bool, typer.Option(
+        "--flatten/--no-flatten",
+        help="Also write each top-level metadata key as a typed column (keys of mixed types as JSON text).")] = True,
     json: JSON = False,
 ) -> None:
-    """Write a space (ids, texts, vectors, metadata) to Parquet.
+    """Write a space (ids, texts, vectors, metadata) to Parquet for pandas, polars, LanceDB or Atlas.
 
-    Example: repspace export docs docs.parquet
+    The vector field's metadata names the metric (LanceDB: search with the
+    distance_type it gives). The whole metadata is always in the JSON column
+    `metadata`.
+
+    Examples: repspace export docs docs.parquet ; repspace export docs out/docs.parquet --no-flatten
     """
     from repspace.workflows.export import export_parquet
 
-    result = export_parquet(open_store().space(space), path)
+    result = export_parquet(open_store(create=False).space(space), path, flatten=flatten)
     if json:
         print_json(result)
     else:
-        note(f"wrote {result['rows']} rows to {result['path']}")
+        note(f"wrote {result['rows']} rows to {result['path']} (metric {result['metric']})")
 
 
 @app.command("delete")
@@ -83,7 +90,7 @@ def delete_cmd(
 
     Examples: repspace delete docs id1 id2 ; repspace delete docs --yes
     """
-    store = open_store()
+    store = open_store(create=False)
     sp = store.space(space)
     if ids:
         n = sp.delete(ids, missing_ok=missing_ok)

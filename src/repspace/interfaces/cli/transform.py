@@ -36,7 +36,7 @@ def transform_cmd(
     """
     from repspace.workflows.transform import derive_space
 
-    store = open_store()
+    store = open_store(create=False)
     with progress_bar(json) as bar:
         space = derive_space(store, source, new, spec, metric=metric, fit_sample=fit_sample, seed=seed,
                              progress=bar)

@@ -223,7 +223,7 @@ def _vector_column(source: str, values: list[Any], col: str) -> np.ndarray:
         if isinstance(v, str):  # CSV: a JSON array in a cell
             try:
                 v = json.loads(v)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 raise InputError(f"{source}: row {i + 1}: {col!r} is not a JSON list of numbers") from None
         if v is _MISSING or v is None or not isinstance(v, (list, tuple)):
             raise InputError(f"{source}: row {i + 1}: {col!r} is not a list of numbers")

@@ -14,6 +14,7 @@ from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
+from repspace.core.store.validate import lossy_in_float32
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
@@ -84,7 +85,8 @@ def knn(
     where : filter expression, optional (see :mod:`repspace.core.filters`)
     method : ``auto`` (exact up to 50,000 items or for selective filters, HNSW
         beyond), ``exact`` or ``hnsw``.
-    ef : HNSW search beam (default 64, raised as a filter gets more selective).
+    ef : HNSW search beam (default 64, raised as a filter gets more selective; at most
+        4096, and at least ``k``). ``k`` beyond the number of items returns every item.
     hnsw : HNSW construction parameters (default M=32, efConstruction=100).
     index : an index spec (``exact``, ``hnsw32``, ``int8>rescore4``,
         ``binary>rescore8``, ``pca64>rerank``, ``prefix64,hnsw32>rerank``,
@@ -106,6 +108,7 @@ def knn(
     """
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
+    _check_ef(ef)
     _check_method(method, index, hnsw)
     spec = None
     if index is not None:
@@ -128,9 +131,10 @@ def knn(
         m = q.shape[0]
         return KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
                          SearchPlan("exact", n_cand, total, reason="nothing to search"))
-    ef_used = max(ef or DEFAULT_EF, k)
+    k = min(k, n_cand)  # never more results than items: a huge k costs nothing beyond the whole space
+    ef_used = max(min(ef or DEFAULT_EF, MAX_EF), k)
     if candidates is not None:
-        ef_used = _widened(ef_used, n_cand, total)
+        ef_used = max(_widened(ef_used, n_cand, total), k)
     selective = candidates is not None and (n_cand / total <= EXACT_MAX_SELECTIVITY
                                             or _exact_is_cheaper(n_cand, space.dim, ef_used))
     if method == "auto":
@@ -164,6 +168,11 @@ def knn(
                                    space.metric)
     return KnnResult(rows, scores,
                      SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+def _check_ef(ef: Any) -> None:
+    if ef is not None and (not isinstance(ef, (int, np.integer)) or isinstance(ef, bool) or ef < 1):
+        raise InputError(f"ef must be a positive integer, not {ef!r}")
 
 
 def _widened(ef: int, matches: int, total: int) -> int:
@@ -292,15 +301,21 @@ def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np
 
 def _check_queries(queries: Any, dim: int) -> np.ndarray:
     try:
-        q = np.asarray(queries, dtype=np.float32)
+        raw = np.asarray(queries)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow becomes inf, refused below
+            q = np.asarray(raw, dtype=np.float32)
     except (TypeError, ValueError):
         raise InputError("query vectors are not numeric") from None
+    if raw.dtype != np.float32 and np.issubdtype(raw.dtype, np.integer) and lossy_in_float32(raw).any():
+        raise InputError("query vector has integers float32 cannot hold exactly (beyond 2**24): "
+                         "convert them to floats first")
     if q.ndim == 1:
         q = q[None, :]
     if q.ndim != 2 or q.shape[1] != dim:
         raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
     if not np.isfinite(q).all():
-        raise InputError("query vector has NaN or inf")
+        raise InputError("query vector has NaN or inf" if not np.isfinite(raw.astype(np.float64)).all()
+                         else "query vector has values beyond float32 range")
     return np.ascontiguousarray(q)
 
 
@@ -457,6 +472,25 @@ def search_space(
     _check_method(method, index, hnsw)  # before a text query is embedded
     if not hybrid and (fusion is not None or lexical_weight is not None):
         raise InputError("fusion and lexical_weight apply to hybrid search only (hybrid=True, --hybrid)")
+    _check_ef(ef)
+    if fusion is not None and fusion not in ("rrf", "sum"):  # before a text query is embedded
+        raise InputError(f"fusion must be rrf or sum, not {fusion!r}")
+    if lexical_weight is not None and (not isinstance(lexical_weight, (int, float)) or isinstance(lexical_weight, bool)
+                                       or not np.isfinite(lexical_weight) or lexical_weight < 0):
+        raise InputError(f"the lexical weight must be a non-negative number, not {lexical_weight!r}")
+    # Every option is checked before a text query is embedded (loading an encoder can take seconds).
+    if (hybrid or bm25) and not isinstance(query, str):
+        raise InputError("hybrid and BM25 search need a query text")
+    if hybrid and bm25:
+        raise InputError("choose hybrid or bm25, not both")
+    if mmr is not None and (hybrid or bm25):
+        raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
+    if hubness is not None and (hybrid or bm25 or mmr is not None):
+        raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
+    if hubness is not None:
+        parse_method(hubness)
+    if mmr is not None and (isinstance(mmr, bool) or not isinstance(mmr, (int, float)) or not 0 <= mmr <= 1):
+        raise InputError(f"the MMR lambda must be a number in [0, 1], not {mmr!r}")
     exclude = None
     if id is not None:
         if query is not None:
@@ -480,14 +514,9 @@ def search_space(
         raise InputError("give a query text, a vector or an id")
     else:
         vec, k_ask = np.asarray(query), k
-    if (hybrid or bm25) and not isinstance(query, str):
-        raise InputError("hybrid and BM25 search need a query text")
-    if hybrid and bm25:
-        raise InputError("choose hybrid or bm25, not both")
-    if mmr is not None and (hybrid or bm25):
-        raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
-    if hubness is not None and (hybrid or bm25 or mmr is not None):
-        raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
+        if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
+            raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
+                             "(knn searches a batch)")
     if bm25 or hybrid:
         rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
                                                 method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion or "rrf",
@@ -532,6 +561,7 @@ def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, 
         allowed = np.zeros(info.next_row, dtype=bool)
         allowed[matches] = True
     lex = ensure_lexical(space)
+    k = min(k, max(n_cand, 1))  # never more results than items (k = 10**9 allocated 10**9 rows)
     pool = k if vec is None else max(k, HYBRID_POOL)
     l_scores, l_rows = lex.search([text], pool, allowed=allowed)
     if vec is None:
