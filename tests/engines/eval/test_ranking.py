@@ -200,3 +200,19 @@ def test_negative_judgements_give_no_gain_like_trec_eval():
     run = {"q": {"b": 3.0, "a": 2.0, "x": 1.0}}
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10"}).evaluate(run)["q"]["ndcg_cut_10"]
     assert ndcg_at_k(["b", "a", "x"], qrels["q"], 10) == pytest.approx(ref, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_means_equal_the_per_query_functions_to_the_last_bit(seed):
+    """ranking_scores makes one pass per query; each mean is still the mean of the per-measure functions exactly."""
+    qrels, _, run = _random_case(seed)
+    qrels["Qneg"] = {"D0001": 2, "D0002": -1, "D0003": 0}
+    run["Qneg"] = ["D0002", "D0003", "D0009", "D0001"]
+    ks = (1, 3, 5, 10, 20, 100, 1000)
+    ours = ranking_scores(run, qrels, ks=ks)
+    fns = {"ndcg": ndcg_at_k, "recall": recall_at_k, "precision": precision_at_k, "map": average_precision_at_k,
+           "mrr": reciprocal_rank_at_k}
+    for m, fn in fns.items():
+        for k in ks:
+            per_query = [fn(run.get(q, []), qrels[q], k) for q in qrels]
+            assert ours[f"{m}_at_{k}"] == sum(per_query) / len(per_query), (m, k)

@@ -280,8 +280,11 @@ def test_cranfield_static_matches_pytrec_eval(cranfield, static_vectors):
 def test_cranfield_hnsw_equals_exact_with_large_ef(cranfield, static_vectors):
     q, d = static_vectors
     exact = retrieval_from_vectors(q, d, cranfield)
-    approx = retrieval_from_vectors(q, d, cranfield, index="hnsw32,ef2000")
+    approx = retrieval_from_vectors(q, d, cranfield, index="hnsw32,ef2000", k=1000)
     assert approx == exact
+    # An index searches 100 deep unless told: the cut-offs stop at 100, and those agree with exact search.
+    shallow = retrieval_from_vectors(q, d, cranfield, index="hnsw32,ef2000")
+    assert "ndcg_at_1000" not in shallow and shallow == {k: v for k, v in exact.items() if not k.endswith("_1000")}
     small = retrieval_from_vectors(q, d, cranfield, index="hnsw8,ef10", k=10)
     assert all(np.isfinite(v) and 0 <= v <= 1 for v in small.values())
     with pytest.raises(InputError, match="unknown index 'hnsw-32'"):
@@ -330,3 +333,40 @@ def test_cranfield_bm25_and_hybrid(cranfield):
     assert hybrid.main_score == pytest.approx(np.mean([per[q]["ndcg_cut_10"] for q in cranfield.qrels]), abs=1e-9)
     with pytest.raises(InputError):
         retrieval(enc, cranfield, lexical="splade")
+
+
+# ---------------------------------------------------------------------------- MTEB's scores
+
+
+def test_cranfield_scores_are_mtebs_retrieval_scores(cranfield, static_vectors):
+    """Every score at every MTEB cut-off equals what mteb 2.26.24's retrieval evaluation computes on the same run."""
+    pytest.importorskip("mteb")
+    from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
+
+    from repspace.engines.eval.retrieval import CUTOFFS, DEPTH
+
+    q, d = static_vectors
+    ours = retrieval_from_vectors(q, d, cranfield)
+    assert set(ours) == set(SCORE_KEYS) and len(SCORE_KEYS) == 35 and DEPTH == max(CUTOFFS) == 1000
+    # the same ranking (top 1000 by cosine) with rank-based scores, so no tie is left to break
+    _, idx = exact_search(q, d, DEPTH, metric="cosine")
+    run = {qid: {cranfield.corpus_ids[j]: float(DEPTH - rank) for rank, j in enumerate(row)}
+           for qid, row in zip(cranfield.query_ids, idx)}
+    ev = calculate_retrieval_scores(run, cranfield.qrels, list(CUTOFFS))
+    theirs = make_score_dict(ndcg=ev.ndcg, _map=ev.map, recall=ev.recall, precision=ev.precision, mrr=ev.mrr,
+                             naucs=ev.naucs, naucs_mrr=ev.naucs_mrr, hit_rate=ev.hit_rate, task_scores={})
+    for key in SCORE_KEYS:
+        # mteb rounds nDCG, MAP, recall and precision to 5 decimals; MRR is not rounded
+        tol = 1e-12 if key.startswith("mrr") else 5.1e-6
+        assert ours[key] == pytest.approx(theirs[key], abs=tol), key
+    assert ours["recall_at_1000"] > ours["recall_at_100"]  # the deep cut-offs see more than 100 documents
+
+
+def test_an_exact_ranking_1000_deep_keeps_the_scores_of_a_ranking_100_deep(cranfield, static_vectors):
+    q, d = static_vectors
+    deep, shallow = retrieval_from_vectors(q, d, cranfield), retrieval_from_vectors(q, d, cranfield, k=100)
+    assert shallow == {k: v for k, v in deep.items() if not k.endswith("_1000")}
+    bm25_deep = retrieval(None, cranfield, lexical="bm25")
+    bm25_shallow = retrieval(None, cranfield, lexical="bm25", k=100)
+    assert bm25_deep.info["depth"] == 1000 and bm25_shallow.info["depth"] == 100
+    assert bm25_shallow.scores == {k: v for k, v in bm25_deep.scores.items() if not k.endswith("_1000")}

@@ -1,8 +1,12 @@
-"""``repspace eval`` end to end: real files, real encoders, JSON in MTEB's shape, recorded results, errors."""
+"""``repspace eval`` end to end: real files, real encoders, JSON in MTEB's shape, recorded results, errors.
+
+What is written for MTEB is read back with mteb 2.26.24 itself (a test dependency).
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +39,83 @@ def test_sts_json_is_a_list_of_mteb_task_results(capsys, sts_file):
     assert entry["main_score"] == entry["spearman"] and 0.2 < entry["spearman"] < 1.0
     assert result["evaluation_time"] > 0
     assert result["repspace"]["encoder"] == "static" and result["repspace"]["n_pairs"] == 120
+
+
+def test_json_elements_load_with_mtebs_from_dict(capsys, sts_file):
+    mteb_results = pytest.importorskip("mteb.results")
+    code, out, err = run(capsys, "eval", "sts", str(sts_file), "--encoder", "static", "--json")
+    assert code == 0, err
+    (result,) = json.loads(out)
+    theirs = mteb_results.TaskResult.from_dict(result)
+    assert theirs.get_score() == result["scores"]["test"][0]["spearman"] == theirs.main_score
+    assert theirs.task_name == "sts:stsb-small-test" and theirs.dataset_revision == result["dataset_revision"]
+    assert len(result["dataset_revision"]) == 64 and result["scores"]["test"][0]["languages"] == ["eng-Latn"]
+
+
+@pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:DeprecationWarning")
+def test_output_dir_is_an_mteb_results_folder_that_mteb_loads(capsys, sts_file, tmp_path, shared_data):
+    pytest.importorskip("mteb")
+    from mteb.cache import ResultCache
+    from mteb.results import TaskResult as MtebTaskResult
+
+    out_dir = tmp_path / "mteb"
+    code, out, err = run(capsys, "eval", "sts", str(sts_file), "--encoder", "static", "--json", "--output-dir",
+                         str(out_dir))
+    assert code == 0, err
+    assert "wrote 1 MTEB result file under" in err
+    (ours,) = json.loads(out)
+    (task_file,) = out_dir.glob("results/repspace__static/*/sts_stsb-small-test.json")
+    assert (task_file.parent / "model_meta.json").is_file()
+    loaded = MtebTaskResult.from_disk(task_file)
+    assert math.isfinite(loaded.get_score()) and loaded.get_score() == ours["scores"]["test"][0]["spearman"]
+    assert loaded.scores["test"][0]["cosine_spearman"] == loaded.get_score()
+    assert loaded.scores["test"][0]["repspace"]["encoder"] == "static"  # provenance kept where mteb keeps it
+    # retrieval: nDCG@10 is the main score, every MTEB cut-off is there
+    code, out, err = run(capsys, "eval", "retrieval", str(shared_data / "cranfield-beir"), "--encoder", "static",
+                         "--json", "--output-dir", str(out_dir))
+    assert code == 0, err
+    (ours,) = json.loads(out)
+    (task_file,) = out_dir.glob("results/repspace__static/*/retrieval_cranfield-beir.json")
+    loaded = MtebTaskResult.from_disk(task_file)
+    (entry,) = loaded.scores["test"]
+    assert loaded.get_score() == ours["scores"]["test"][0]["ndcg_at_10"] == entry["ndcg_at_10"] > 0.1
+    for measure in ("ndcg", "map", "recall", "precision", "mrr"):
+        assert all(math.isfinite(entry[f"{measure}_at_{k}"]) for k in (1, 3, 5, 10, 20, 100, 1000))
+    # the whole folder, as mteb's cache reads it
+    (model,) = ResultCache(out_dir).load_results(include_remote=False)
+    assert model.model_name == "repspace/static"
+    assert sorted(t.task_name for t in model.task_results) == ["retrieval_cranfield-beir", "sts_stsb-small-test"]
+
+
+@pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:DeprecationWarning")
+def test_mteb_task_names_a_registered_task(capsys, sts_file, tmp_path):
+    pytest.importorskip("mteb")
+    from mteb.cache import ResultCache
+
+    code, out, err = run(capsys, "eval", "sts", str(sts_file), "--encoder", "static", "--mteb-task", "STSBenchmark",
+                         "--output-dir", str(tmp_path), "--json")
+    assert code == 0, err
+    (ours,) = json.loads(out)
+    assert ours["task_name"] == "sts:stsb-small-test" and ours["repspace"]["mteb_task"] == "STSBenchmark"
+    results = ResultCache(tmp_path).load_results(include_remote=False, tasks=["STSBenchmark"])
+    (model,) = results
+    (task,) = model.task_results
+    assert task.task_name == "STSBenchmark" and task.get_score() == ours["scores"]["test"][0]["cosine_spearman"]
+    assert results.get_aggregated_scores()["repspace/static"]["Mean(Task)"] == pytest.approx(task.get_score())
+
+
+@pytest.mark.slow  # MiniLM on the 1379 pairs of STS-B test
+@pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:DeprecationWarning")
+def test_minilm_on_stsb_reads_in_mteb_as_its_published_stsbenchmark_score(capsys, tmp_path, shared_data):
+    pytest.importorskip("mteb")
+    from mteb.results import TaskResult as MtebTaskResult
+
+    code, _, err = run(capsys, "eval", "sts", str(shared_data / "stsb" / "stsb-en-test.csv"), "--encoder", "minilm",
+                       "--mteb-task", "STSBenchmark", "--output-dir", str(tmp_path))
+    assert code == 0, err
+    (task_file,) = tmp_path.glob("results/repspace__minilm/*/STSBenchmark.json")
+    # MTEB's results repository, sentence-transformers__all-MiniLM-L6-v2/8b3219a.../STSBenchmark.json: 0.8203247283
+    assert MtebTaskResult.from_disk(task_file).get_score() == pytest.approx(0.8203247283076371, abs=1e-4)
 
 
 def test_sweep_prints_the_tradeoff_and_writes_the_plot(capsys, sts_file, tmp_path):
@@ -71,6 +152,11 @@ def test_save_then_list_results_on_a_stored_space(capsys, tmp_path, shared_data)
     (["eval", "sts", "{sts}", "--encoder", "nope:zzz"], "nope"),
     (["eval", "clustering", "--encoder", "static"], "labelled FILE"),
     (["eval", "results", "nospace"], "no space"),
+    (["eval", "sts", "{sts}", "--encoder", "static", "--language", "en"], "language 'en' is not an ISO 639-3"),
+    (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "NoSuchTask"], "mteb has no task"),
+    (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "SciFact"], "Retrieval task, not STS"),
+    (["eval", "wordsim", "{sts}", "--encoder", "static", "--mteb-task", "STSBenchmark"], "sts and retrieval"),
+    (["eval", "sts", "{sts}", "--encoder", "static", "--output-dir", "{sts}"], "is a file, not a folder"),
 ])
 def test_bad_input_is_one_error_line_and_a_nonzero_exit(capsys, tmp_path, sts_file, args, message):
     args = [a.replace("{sts}", str(sts_file)) for a in args]

@@ -1,9 +1,9 @@
 """Evaluation tasks: how good is a space, and what each choice costs in quality.
 
 Every task is a pure function of an ``encode`` callable (or arrays) and its
-data, returning a :class:`TaskResult` shaped like MTEB's. The store, layers
-and caching live in :mod:`repspace.workflows.evaluate`; a researcher with a model and a
-notebook calls these directly.
+data, returning a :class:`TaskResult` in MTEB's shape (:mod:`repspace.engines.eval.mteb_format`
+writes MTEB's results files). The store, layers and caching live in
+:mod:`repspace.workflows.evaluate`; a researcher with a model and a notebook calls these directly.
 
 Examples
 --------
@@ -37,6 +37,7 @@ from repspace.engines.eval.labels import (
     clustering,
     load_labelled,
 )
+from repspace.engines.eval.mteb_format import MTEB_VERSION, data_revision, parse_languages
 from repspace.engines.eval.pairclass import (
     PairLabels,
     load_pairs,
@@ -62,7 +63,8 @@ from repspace.engines.eval.words import (
 )
 
 __all__ = [
-    "TaskResult", "EncodeFn", "TextCache", "as_encode", "as_query_encode",
+    "TaskResult", "MTEB_VERSION", "data_revision", "parse_languages",
+    "EncodeFn", "TextCache", "as_encode", "as_query_encode",
     "StsPairs", "load_sts", "sts", "sts_scores",
     "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from repspace.core.errors import InputError
+from repspace.engines.eval.mteb_format import (
+    DEFAULT_LANGUAGES,
+    MTEB_VERSION,
+    NO_REVISION,
+    parse_languages,
+    safe_name,
+)
 
 #: The subset name MTEB uses for single-subset tasks.
 DEFAULT_SUBSET = "default"
@@ -26,20 +33,32 @@ class TaskResult:
     main_metric : str
         The key of :attr:`scores` that is the task's headline number.
     scores : dict of str to float
-        Every metric, keys as in ``METRICS.md`` (``spearman``, ``ndcg_at_10``...).
+        Every metric, keys as in ``METRICS.md`` (``spearman``, ``ndcg_at_10``...)
+        and MTEB's names beside them where they differ (``cosine_spearman``).
     evaluation_time : float
         Wall seconds the task took, encoding included.
     info : dict
         What was evaluated and how: encoder or space, layer, compression,
         counts such as ``oov_pairs``. Written under ``repspace`` in :meth:`to_dict`.
+    dataset_revision : str, optional
+        A content hash of the data
+        (:func:`repspace.engines.eval.mteb_format.data_revision`); ``unknown`` when not given.
+    languages : tuple of str
+        The data's languages as MTEB writes them (``eng-Latn``); default English.
+    mteb_task : str, optional
+        The registered MTEB task the data is (``STSBenchmark``): the task name
+        of :meth:`to_mteb`.
+    mteb_main_metric : str, optional
+        That task's main score, a key of :attr:`scores` (default :attr:`main_metric`).
 
     Examples
     --------
     >>> r = TaskResult("sts", "test", "spearman", {"spearman": 0.8, "pearson": 0.79}, 1.5)
     >>> r.main_score
     0.8
-    >>> r.to_dict()["scores"]["test"][0]["main_score"]
-    0.8
+    >>> d = r.to_dict()
+    >>> d["scores"]["test"][0]["main_score"], d["scores"]["test"][0]["languages"], d["mteb_version"]
+    (0.8, ['eng-Latn'], '2.26.24')
     """
 
     task_name: str
@@ -48,6 +67,10 @@ class TaskResult:
     scores: dict[str, float]
     evaluation_time: float
     info: dict[str, Any] = field(default_factory=dict)
+    dataset_revision: str | None = None
+    languages: tuple[str, ...] = DEFAULT_LANGUAGES
+    mteb_task: str | None = None
+    mteb_main_metric: str | None = None
 
     def __post_init__(self) -> None:
         if self.main_metric not in self.scores:
@@ -55,34 +78,116 @@ class TaskResult:
         for key, value in self.scores.items():
             if not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise ValueError(f"score {key} of {self.task_name} is not a finite number: {value!r}")
+        object.__setattr__(self, "languages", parse_languages(self.languages))
+        if self.mteb_main_metric is not None and self.mteb_main_metric not in self.scores:
+            raise InputError(f"MTEB's main score {self.mteb_main_metric!r} is not among the scores of "
+                             f"{self.task_name} ({', '.join(sorted(self.scores))})")
+        if self.mteb_task is not None and safe_name(self.mteb_task) != self.mteb_task:
+            raise InputError(f"MTEB task name {self.mteb_task!r} must be letters, digits, '.', '_' and '-' only")
 
     @property
     def main_score(self) -> float:
         """The value of :attr:`main_metric`."""
         return float(self.scores[self.main_metric])
 
+    @property
+    def mteb_task_name(self) -> str:
+        """The task name of :meth:`to_mteb`: :attr:`mteb_task`, else :attr:`task_name` made file-safe.
+
+        Examples
+        --------
+        >>> TaskResult("sts:stsb-en-test", "test", "spearman", {"spearman": 0.8}, 1.0).mteb_task_name
+        'sts_stsb-en-test'
+        """
+        return self.mteb_task or safe_name(self.task_name)
+
     def to_dict(self) -> dict[str, Any]:
-        """MTEB's TaskResult layout, plus a ``repspace`` block describing the subject.
+        """The ``--json`` shape: MTEB's TaskResult fields, plus a ``repspace`` block describing the subject.
+
+        mteb's ``TaskResult.from_dict`` accepts it (``task_name`` stays
+        repspace's, e.g. ``sts:stsb-en-test``; mteb drops the top-level
+        ``repspace`` block). :meth:`to_mteb` is the form of a results file.
 
         Returns
         -------
         dict
-            ``{"task_name", "scores": {split: [{"main_score", "hf_subset",
-            "languages", **scores}]}, "evaluation_time", "repspace": info}``.
+            ``{"task_name", "dataset_revision", "mteb_version", "scores": {split:
+            [{"main_score", "hf_subset", "languages", **scores}]},
+            "evaluation_time", "repspace": info}``.
         """
-        entry: dict[str, Any] = {"main_score": self.main_score, "hf_subset": DEFAULT_SUBSET, "languages": []}
+        entry: dict[str, Any] = {"main_score": self.main_score, "hf_subset": DEFAULT_SUBSET,
+                                 "languages": list(self.languages)}
         entry.update({k: float(v) for k, v in self.scores.items()})
         return {
             "task_name": self.task_name,
+            "dataset_revision": self.dataset_revision or NO_REVISION,
+            "mteb_version": MTEB_VERSION,
             "scores": {self.split: [entry]},
             "evaluation_time": self.evaluation_time,
-            "repspace": dict(self.info, main_metric=self.main_metric),
+            "repspace": self._block(),
         }
+
+    def to_mteb(self, *, date: float | None = None) -> dict[str, Any]:
+        """One MTEB results file (``<task>.json``), as mteb 2.x writes and reads it.
+
+        The task is named :attr:`mteb_task_name`; ``main_score`` is the value of
+        :attr:`mteb_main_metric` (else :attr:`main_metric`); the ``repspace``
+        block sits inside the score entry, where mteb's model keeps it.
+
+        Parameters
+        ----------
+        date : float, optional
+            When the evaluation ran (seconds since the epoch, as mteb writes it).
+
+        Examples
+        --------
+        >>> r = TaskResult("sts:toy", "test", "spearman", {"spearman": 0.8, "cosine_spearman": 0.8}, 1.0,
+        ...                mteb_task="STSBenchmark", mteb_main_metric="cosine_spearman")
+        >>> d = r.to_mteb()
+        >>> d["task_name"], d["scores"]["test"][0]["main_score"], d["scores"]["test"][0]["repspace"]["task"]
+        ('STSBenchmark', 0.8, 'sts:toy')
+        """
+        main = self.mteb_main_metric or self.main_metric
+        entry: dict[str, Any] = {"main_score": float(self.scores[main]), "hf_subset": DEFAULT_SUBSET,
+                                 "languages": list(self.languages), "mteb_version": MTEB_VERSION}
+        entry.update({k: float(v) for k, v in self.scores.items()})
+        entry["repspace"] = self._block()
+        return {
+            "dataset_revision": self.dataset_revision or NO_REVISION,
+            "task_name": self.mteb_task_name,
+            "mteb_version": MTEB_VERSION,
+            "scores": {self.split: [entry]},
+            "evaluation_time": self.evaluation_time,
+            "kg_co2_emissions": None,
+            "date": date,
+        }
+
+    def _block(self) -> dict[str, Any]:
+        block = dict(self.info, main_metric=self.main_metric, task=self.task_name)
+        if self.mteb_task is not None:
+            block["mteb_task"] = self.mteb_task
+        return block
 
     def with_info(self, **info: Any) -> TaskResult:
         """A copy whose :attr:`info` has these keys added or replaced."""
-        return TaskResult(self.task_name, self.split, self.main_metric, dict(self.scores),
-                          self.evaluation_time, {**self.info, **info})
+        return replace(self, scores=dict(self.scores), info={**self.info, **info})
+
+    def with_mteb(self, *, dataset_revision: str | None = None, languages: Any = None,
+                  mteb_task: str | None = None, mteb_main_metric: str | None = None) -> TaskResult:
+        """A copy carrying what MTEB's format needs beyond the scores (``None`` keeps a field as it is).
+
+        Examples
+        --------
+        >>> r = TaskResult("sts:toy", "test", "spearman", {"spearman": 0.8}, 1.0)
+        >>> r.with_mteb(dataset_revision="abc", languages="deu-Latn").to_dict()["scores"]["test"][0]["languages"]
+        ['deu-Latn']
+        """
+        changes: dict[str, Any] = {"dataset_revision": dataset_revision, "mteb_task": mteb_task,
+                                   "mteb_main_metric": mteb_main_metric}
+        changes = {k: v for k, v in changes.items() if v is not None}
+        if languages is not None:
+            changes["languages"] = parse_languages(languages)
+        return replace(self, **changes)
 
     def __repr__(self) -> str:
         subject = ", ".join(f"{k}={v}" for k, v in self.info.items() if k in ("encoder", "space", "layer", "codec"))

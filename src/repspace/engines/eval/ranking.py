@@ -183,15 +183,6 @@ def average_precision_at_k(ranking: Sequence[str], judgements: Mapping[str, floa
     return total / n_rel
 
 
-_PER_QUERY = {
-    "ndcg": ndcg_at_k,
-    "recall": recall_at_k,
-    "precision": precision_at_k,
-    "mrr": reciprocal_rank_at_k,
-    "map": average_precision_at_k,
-}
-
-
 def ranking_scores(
     run: Mapping[str, Sequence[str]],
     qrels: Mapping[str, Mapping[str, float]],
@@ -254,7 +245,37 @@ def ranking_scores(
     for qid in judged:
         ranking = list(run.get(qid, ()))
         _check_unique(ranking, qid)
-        for measure, fn in _PER_QUERY.items():
-            for k in ks:
-                sums[f"{measure}_at_{k}"] += fn(ranking, qrels[qid], k)
+        for key, value in _query_scores(ranking, qrels[qid], ks).items():
+            sums[key] += value
     return {key: total / len(judged) for key, total in sums.items()}
+
+
+def _query_scores(ranking: Sequence[str], judgements: Mapping[str, float], ks: Sequence[int]) -> dict[str, float]:
+    """Every measure of :data:`MEASURES` at every cutoff for one query, in one pass over its ranking.
+
+    The sums run in the order the per-measure functions run theirs (rank by
+    rank), so each value equals theirs to the last bit (tested).
+    """
+    depth = max(ks)
+    n_rel = _n_relevant(judgements)
+    positive = sorted((s for s in judgements.values() if s > 0), reverse=True)
+    # running values after each rank: DCG, relevant found, sum of precision at relevant ranks
+    dcg, found, ap_sum, first = [0.0], [0], [0.0], 0
+    for rank, doc in enumerate(ranking[:depth], start=1):
+        gain = judgements.get(doc, 0)
+        dcg.append(dcg[-1] + gain / math.log2(rank + 1) if gain > 0 else dcg[-1])
+        hit = gain >= RELEVANCE_LEVEL
+        found.append(found[-1] + hit)
+        ap_sum.append(ap_sum[-1] + found[-1] / rank if hit else ap_sum[-1])
+        if hit and not first:
+            first = rank
+    out: dict[str, float] = {}
+    for k in ks:
+        n = min(k, len(dcg) - 1)
+        ideal = _dcg(positive[:k])
+        out[f"ndcg_at_{k}"] = dcg[n] / ideal if ideal > 0 else 0.0
+        out[f"recall_at_{k}"] = found[n] / n_rel if n_rel else 0.0
+        out[f"precision_at_{k}"] = found[n] / k
+        out[f"mrr_at_{k}"] = 1.0 / first if first and first <= k else 0.0
+        out[f"map_at_{k}"] = ap_sum[n] / n_rel if n_rel else 0.0
+    return out

@@ -5,8 +5,16 @@ and ``qrels/<split>.tsv``). Queries and documents are embedded (queries with the
 encoder's query side, ``encode_queries``, when it has one: see
 :func:`retrieval`), documents are ranked by cosine similarity (exact search, or an HNSW graph when asked), and
 the run is scored with trec_eval's definitions (:mod:`repspace.engines.eval.ranking`):
-``ndcg_at_10`` is the main score, beside ``ndcg_at_100``, ``recall_at_10``,
-``recall_at_100``, ``precision_at_10``, ``mrr_at_10`` and ``map_at_100``.
+``ndcg_at_10`` is the main score, beside nDCG, MAP, recall, precision and MRR at
+MTEB's cut-offs (1, 3, 5, 10, 20, 100 and 1000), under MTEB's names
+(``map_at_100``, ``mrr_at_10``...).
+
+Each query retrieves :data:`DEPTH` documents (1000, as MTEB does) when the
+ranking is exact, so its first 100 are those a shorter search would return;
+an HNSW index and the hybrid fusion retrieve :data:`APPROX_DEPTH` (100), as a
+deeper search would change the ranking itself (HNSW's efSearch is at least the
+depth; fusion ranks the top ``depth`` of each list). A ranking of depth ``k``
+is scored at the cut-offs up to ``max(k, 10)``.
 """
 
 from __future__ import annotations
@@ -27,18 +35,59 @@ from repspace.engines.eval._encode import as_encode, as_query_encode
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.ranking import ranking_scores
 
-#: The scores :func:`retrieval` reports (keys of :func:`ranking_scores`).
-SCORE_KEYS = ("ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10",
-              "mrr_at_10", "map_at_100")
+#: MTEB's cut-offs (``AbsTaskRetrieval.k_values``); every measure is reported at each.
+CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
+#: The scores an exact ranking reports (keys of :func:`ranking_scores`, MTEB's names).
+SCORE_KEYS = tuple(f"{m}_at_{k}" for m in ("ndcg", "map", "recall", "precision", "mrr") for k in CUTOFFS)
 #: The headline score.
 MAIN_METRIC = "ndcg_at_10"
-#: The cutoffs the scores need.
-CUTOFFS = (10, 100)
+#: Documents retrieved per query by an exact ranking (MTEB's top 1000).
+DEPTH = max(CUTOFFS)
+#: Documents retrieved per query with an HNSW index, hybrid fusion or multi-vector search.
+APPROX_DEPTH = 100
 #: efSearch of an HNSW index when the spec does not give one: max(k, this).
 DEFAULT_EF = 128
 
 _HNSW_SPEC = re.compile(r"hnsw(\d+)(?:,ef(\d+))?")
 _ACCEPTED = "'exact', 'hnsw<M>' or 'hnsw<M>,ef<E>' (e.g. 'hnsw32', 'hnsw16,ef64')"
+
+
+def retrieval_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int) -> dict[str, float]:
+    """The scores of a run ``depth`` documents deep: each measure at the cut-offs up to ``max(depth, 10)``.
+
+    Examples
+    --------
+    >>> s = retrieval_scores({"q1": ["d2", "d1"]}, {"q1": {"d1": 1}}, depth=100)
+    >>> s["ndcg_at_10"] == s["ndcg_at_100"], s["mrr_at_1"], s["mrr_at_3"], "ndcg_at_1000" in s
+    (True, 0.0, 0.5, False)
+    """
+    ks = tuple(k for k in CUTOFFS if k <= max(depth, 10))
+    scores = ranking_scores(run, qrels, ks)
+    return {key: float(scores[key]) for key in SCORE_KEYS if key in scores}
+
+
+def default_depth(index: str | None = None, lexical: str | None = None) -> int:
+    """Documents retrieved per query when ``k`` is not given.
+
+    :data:`DEPTH` for an exact ranking (dense, BM25), :data:`APPROX_DEPTH` with an
+    HNSW index or hybrid fusion, whose ranking a deeper search would change (see the
+    module docstring).
+
+    Examples
+    --------
+    >>> default_depth(), default_depth("hnsw32"), default_depth(lexical="hybrid"), default_depth(lexical="bm25")
+    (1000, 100, 100, 1000)
+    """
+    approximate = index is not None and str(index).strip().lower() != "exact"
+    return APPROX_DEPTH if approximate or lexical == "hybrid" else DEPTH
+
+
+def _depth(k: int | None, index: str | None = None, lexical: str | None = None) -> int:
+    if k is None:
+        return default_depth(index, lexical)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InputError(f"k must be a positive integer, not {k!r}")
+    return k
 
 
 @dataclass(frozen=True)
@@ -311,7 +360,7 @@ def retrieval_from_vectors(
     data: BeirData,
     *,
     index: str | None = None,
-    k: int = 100,
+    k: int | None = None,
 ) -> dict[str, float]:
     """Rank the documents for each query by cosine similarity and score the run.
 
@@ -325,13 +374,15 @@ def retrieval_from_vectors(
         Ids and judgements.
     index : str, optional
         ``None``/``"exact"``, ``"hnsw<M>"`` or ``"hnsw<M>,ef<E>"`` (see :func:`parse_index`).
-    k : int
-        Documents retrieved per query; scores at a cutoff above ``k`` see only these.
+    k : int, optional
+        Documents retrieved per query (default :func:`default_depth`: 1000 exact,
+        100 with an HNSW index); scored at the cut-offs up to ``max(k, 10)``.
 
     Returns
     -------
     dict of str to float
-        The keys of :data:`SCORE_KEYS` (trec_eval definitions, see :mod:`repspace.engines.eval.ranking`).
+        The keys of :data:`SCORE_KEYS` up to that cut-off (trec_eval definitions,
+        see :mod:`repspace.engines.eval.ranking`).
 
     Examples
     --------
@@ -343,8 +394,7 @@ def retrieval_from_vectors(
     >>> s["ndcg_at_10"], s["recall_at_10"]
     (1.0, 1.0)
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
+    k = _depth(k, index)
     spec, m, ef = parse_index(index, k)
     q = np.asarray(query_vectors, dtype=np.float32)
     x = np.asarray(corpus_vectors, dtype=np.float32)
@@ -358,8 +408,7 @@ def retrieval_from_vectors(
     rows = _search(q, x, k, m, ef)
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
-    scores = ranking_scores(run, data.qrels, CUTOFFS)
-    return {key: float(scores[key]) for key in SCORE_KEYS}
+    return retrieval_scores(run, data.qrels, k)
 
 
 def retrieval(
@@ -368,7 +417,7 @@ def retrieval(
     *,
     codec: Any = None,
     index: str | None = None,
-    k: int = 100,
+    k: int | None = None,
     split: str | None = None,
     name: str | None = None,
     lexical: str | None = None,
@@ -394,8 +443,10 @@ def retrieval(
         ``None``/``"exact"`` (exact cosine search), ``"hnsw<M>"`` or
         ``"hnsw<M>,ef<E>"`` (an HNSW graph with M links, searched with
         efSearch E, default ``max(k, 128)``: approximate results).
-    k : int
-        Documents retrieved per query (100 covers every reported cutoff).
+    k : int, optional
+        Documents retrieved per query: default 1000 (MTEB's deepest cut-off),
+        100 with an HNSW index or ``hybrid`` (:func:`default_depth`); the
+        scores go up to the cut-off ``max(k, 10)``.
     split : str, optional
         The qrels split when ``data`` is a folder (default ``test``); for a
         BeirData it must be ``None`` or its own split.
@@ -415,8 +466,8 @@ def retrieval(
     Returns
     -------
     TaskResult
-        Main metric ``ndcg_at_10``; scores :data:`SCORE_KEYS`; info with
-        ``n_queries``, ``n_documents``, ``index``, ``dropped_qrels``,
+        Main metric ``ndcg_at_10``; scores :data:`SCORE_KEYS` up to that cut-off;
+        info with ``n_queries``, ``n_documents``, ``index``, ``depth``, ``dropped_qrels``,
         ``dropped_queries`` (and ``codec``, ``bytes_per_vector`` with a codec).
 
     Examples
@@ -439,8 +490,7 @@ def retrieval(
     True
     """
     t0 = time.perf_counter()
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
+    k = _depth(k, index, lexical)
     if isinstance(data, BeirData):
         if split is not None and split != data.split:
             raise InputError(f"split {split!r} asked for, but the data given holds split {data.split!r}")
@@ -451,8 +501,8 @@ def retrieval(
         raise InputError(f"lexical must be None, 'bm25' or 'hybrid', not {lexical!r}")
     if lexical == "bm25":
         rows = _bm25_rows(data, k)
-        scores = _scores_of(rows, data)
-        info = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "bm25",
+        scores = _scores_of(rows, data, k)
+        info = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "bm25", "depth": k,
                 "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
         return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
                           time.perf_counter() - t0, info)
@@ -464,6 +514,7 @@ def retrieval(
         "n_queries": data.n_queries,
         "n_documents": data.n_documents,
         "index": spec,
+        "depth": k,
         "dropped_qrels": data.dropped_qrels,
         "dropped_queries": data.dropped_queries,
     }
@@ -481,8 +532,9 @@ def retrieval(
         for d_rows, l_rows in zip(dense, lex):
             _, fused = rrf([np.asarray(d_rows), np.asarray(l_rows)], k, weights=[1.0, lexical_weight])
             rows.append(fused[fused >= 0])
-        scores = _scores_of(rows, data)
-        info.update(index=f"{spec}+bm25 (rrf, lexical weight {lexical_weight:g})")
+        scores = _scores_of(rows, data, k)
+        info.update(index=f"{spec}+bm25 (rrf, lexical weight {lexical_weight:g})", lexical="hybrid",
+                    lexical_weight=float(lexical_weight))
     else:
         scores = retrieval_from_vectors(queries, docs, data, index=index, k=k)
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
@@ -498,11 +550,10 @@ def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
     return [r[r >= 0] for r in rows]
 
 
-def _scores_of(rows: list[np.ndarray], data: BeirData) -> dict[str, float]:
+def _scores_of(rows: list[np.ndarray], data: BeirData, depth: int) -> dict[str, float]:
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
-    scores = ranking_scores(run, data.qrels, CUTOFFS)
-    return {key: float(scores[key]) for key in SCORE_KEYS}
+    return retrieval_scores(run, data.qrels, depth)
 
 
 def _transformed(codec: Any, x: np.ndarray) -> np.ndarray:
@@ -519,7 +570,7 @@ def multivector_retrieval(
     layer: int = -1,
     candidates: int = 100,
     config: Any = None,
-    k: int = 100,
+    k: int = APPROX_DEPTH,
     exact_check: bool = True,
     name: str | None = None,
 ) -> TaskResult:
@@ -577,8 +628,8 @@ def multivector_retrieval(
     kk = min(k, data.n_documents)
     _, rows = index.search(queries, kk, candidates=max(candidates, kk))
     found = [r[r >= 0] for r in rows]
-    scores = _scores_of(found, data)
-    info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents,
+    scores = _scores_of(found, data, k)
+    info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "depth": k,
                             "index": f"muvera(k_sim={config.k_sim},d_proj={config.d_proj},reps={config.reps})"
                                      f">chamfer{candidates}", "layer": layer}
     if exact_check:
@@ -587,6 +638,6 @@ def multivector_retrieval(
         top = min(10, kk)
         info["recall_vs_exact_chamfer"] = float(np.mean(
             [len(set(a[:top].tolist()) & set(b[:top].tolist())) / max(len(b[:top]), 1) for a, b in zip(found, exact)]))
-        info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data)["ndcg_at_10"]
+        info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data, k)["ndcg_at_10"]
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
                       time.perf_counter() - t0, info)

@@ -3,7 +3,8 @@
 The score is the Spearman correlation between the cosine of each pair's two
 vectors and the gold similarity, as sentence-transformers'
 ``EmbeddingSimilarityEvaluator`` computes it (``scipy.stats.spearmanr``), with
-Pearson beside it.
+Pearson beside it. MTEB's names and its distance-based correlations are
+reported too (``cosine_spearman`` is MTEB's main score of STS tasks).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def load_sts(path: str | Path) -> StsPairs:
 
 
 def sts_scores(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> dict[str, float]:
-    """Spearman and Pearson correlation of the pairs' cosine with the gold scores.
+    """Correlations of the pairs' similarity with the gold scores, under repspace's and MTEB's names.
 
     Parameters
     ----------
@@ -118,7 +119,12 @@ def sts_scores(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> dict[str, floa
     Returns
     -------
     dict
-        ``{"spearman", "pearson"}``.
+        ``spearman`` and ``pearson`` of the cosine (repspace's names), the same
+        values as ``cosine_spearman`` and ``cosine_pearson`` (MTEB's), and, as
+        MTEB's STS evaluator computes them, ``euclidean_spearman``,
+        ``euclidean_pearson``, ``manhattan_spearman`` and ``manhattan_pearson``
+        of the negated distances between the vectors as given. A distance
+        correlation that is undefined (every pair at the same distance) is left out.
 
     Raises
     ------
@@ -130,8 +136,9 @@ def sts_scores(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> dict[str, floa
     --------
     >>> a = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.0]])
     >>> b = np.array([[1.0, 0.1], [1.0, 1.0], [0.0, 1.0]])
-    >>> sts_scores(a, b, np.array([5.0, 3.0, 0.0]))["spearman"]
-    1.0
+    >>> s = sts_scores(a, b, np.array([5.0, 3.0, 0.0]))
+    >>> s["spearman"], s["cosine_spearman"], s["euclidean_spearman"]
+    (1.0, 1.0, 1.0)
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -145,10 +152,16 @@ def sts_scores(a: np.ndarray, b: np.ndarray, gold: np.ndarray) -> dict[str, floa
         raise InputError("all gold scores are equal: the correlation is undefined")
     if np.ptp(cos) == 0:
         raise InputError("every pair has the same cosine (constant or zero vectors?): the correlation is undefined")
-    return {
-        "spearman": float(stats.spearmanr(gold, cos).statistic),
-        "pearson": float(stats.pearsonr(gold, cos).statistic),
-    }
+    spearman = float(stats.spearmanr(gold, cos).statistic)
+    pearson = float(stats.pearsonr(gold, cos).statistic)
+    out = {"spearman": spearman, "pearson": pearson, "cosine_spearman": spearman, "cosine_pearson": pearson}
+    diff = a - b
+    for name, sim in (("euclidean", -np.sqrt(np.einsum("ij,ij->i", diff, diff))),
+                      ("manhattan", -np.abs(diff).sum(axis=1))):
+        if np.ptp(sim) > 0:
+            out[f"{name}_spearman"] = float(stats.spearmanr(gold, sim).statistic)
+            out[f"{name}_pearson"] = float(stats.pearsonr(gold, sim).statistic)
+    return out
 
 
 def paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -187,7 +200,8 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
     Returns
     -------
     TaskResult
-        Main metric ``spearman``; ``pearson`` beside it; ``n_pairs`` in info.
+        Main metric ``spearman``; the other keys of :func:`sts_scores` beside it
+        (``cosine_spearman`` equals ``spearman``); ``n_pairs`` in info.
 
     Examples
     --------

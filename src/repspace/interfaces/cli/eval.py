@@ -27,7 +27,8 @@ eval_app = typer.Typer(
         "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
         "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
         "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
-        "  repspace eval retrieval cranfield-beir --hubness csls"
+        "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
+        "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
     ),
     no_args_is_help=True,
     rich_markup_mode=None,
@@ -45,7 +46,17 @@ Precision = Annotated[Optional[str], typer.Option(help="Sweep precisions: float3
 Methods = Annotated[str, typer.Option(help="Sweep reductions: prefix (Matryoshka truncation), pca, or both.")]
 Plot = Annotated[Optional[Path], typer.Option(help="Sweep plot PNG (default <task>-tradeoff.png).")]
 Save = Annotated[bool, typer.Option("--save", help="Record the results in the store.")]
-Json = Annotated[bool, typer.Option("--json", help="Print a JSON list of MTEB-style TaskResults.")]
+Json = Annotated[bool, typer.Option(
+    "--json", help="Print a JSON list of TaskResults; mteb's TaskResult.from_dict reads each element.")]
+OutputDir = Annotated[Optional[Path], typer.Option(
+    "--output-dir", help="Also write the results in MTEB's results layout (as `mteb run --output-folder`): "
+                         "DIR/results/<model>/<revision>/<task>.json and model_meta.json.")]
+Language = Annotated[Optional[str], typer.Option(
+    "--language", help="The data's languages as MTEB writes them, e.g. eng-Latn or eng-Latn,deu-Latn "
+                       "(default eng-Latn, the language of the data sets repspace ships).")]
+MtebTask = Annotated[Optional[str], typer.Option(
+    "--mteb-task", help="Name the task as this registered MTEB task (sts, retrieval; checked against the "
+                        "installed mteb), e.g. STSBenchmark.")]
 TransformOpt = Annotated[Optional[str], typer.Option(
     "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
                         "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
@@ -60,7 +71,8 @@ def _layer(value: str | None) -> Any:
 
 def _go(task: str, source: Path | None, *, encoder: str | None, space: str | None, layer: str | None,
         pooling: str | None, prompt: str | None, batch_size: int, dims: str | None, precision: str | None,
-        methods: str, plot: Path | None, save: bool, json: bool, **options: Any) -> None:
+        methods: str, plot: Path | None, save: bool, json: bool, output_dir: Path | None = None,
+        language: str | None = None, mteb_task: str | None = None, **options: Any) -> None:
     from repspace.workflows.evaluate import run
 
     enc_options = {k: v for k, v in (("pooling", pooling), ("prompt", prompt)) if v is not None}
@@ -69,7 +81,8 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
         report = run(task, source, store=store, encoder=encoder, space=space, layer=_layer(layer),
                      encoder_options=enc_options or None, dims=dims, precision=precision,
                      methods=[m.strip() for m in methods.split(",") if m.strip()], plot=plot, save=save,
-                     batch_size=batch_size, progress=bar, **options)
+                     batch_size=batch_size, progress=bar, output_dir=output_dir, language=language,
+                     mteb_task=mteb_task, **options)
     if json:
         print_json(report.to_dict())
     elif report.tradeoff:
@@ -83,6 +96,9 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
     if report.saved:
         n = len(report.saved)
         note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+    if report.written:
+        n = len(report.written)
+        note(f"wrote {n} MTEB result file{'s' if n != 1 else ''} under {output_dir}")
 
 
 def _note_repairs(report: Any) -> None:
@@ -97,6 +113,12 @@ def _note_repairs(report: Any) -> None:
         note(f"hubness reduction {red['method']} (kappa {red['kappa']}, every document scored)")
 
 
+#: Rows shown for one result, where a task reports many more scores (all are in --json).
+_SHOWN = {
+    "retrieval": ["ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10", "mrr_at_10",
+                  "map_at_100"],
+    "sts": ["spearman", "pearson"],
+}
 #: Columns shown when several subjects share one table (all scores are in --json).
 _HEADLINE = {
     "retrieval": ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"],
@@ -110,9 +132,12 @@ def _print_results(report: Any) -> None:
     title = f"{first.task_name} ({first.split}): {first.info.get('subject', '')}"
     if len(report.results) == 1:
         table = Table("metric", "score", title=escape(title))
-        for key, value in first.scores.items():
-            table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{value:.4f}")
+        shown = _SHOWN.get(first.task_name.split(":")[0], list(first.scores))
+        for key in [k for k in first.scores if k in shown]:
+            table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{first.scores[key]:.4f}")
         out.print(table)
+        if len(shown) < len(first.scores):
+            note(f"{len(first.scores)} scores in --json and --output-dir")
     else:
         keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
         table = Table("subject", *keys, "seconds", title=escape(f"{first.task_name} ({first.split})"))
@@ -143,11 +168,14 @@ def sts_cmd(
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """Spearman (main) and Pearson correlation of cosine similarity with gold scores.
 
-    A --transform is fitted on the split's distinct sentences (both sides).
+    MTEB's names are reported beside them (cosine_spearman, cosine_pearson, and the
+    euclidean_ and manhattan_ correlations). A --transform is fitted on the split's
+    distinct sentences (both sides).
 
     Examples:
 
@@ -158,10 +186,12 @@ def sts_cmd(
       repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary
 
       repspace eval sts stsb-en-test.csv --transform center,whiten128
+
+      repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results
     """
     _go("sts", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        transform=transform)
+        transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
 
 
 @eval_app.command("retrieval")
@@ -181,9 +211,13 @@ def retrieval_cmd(
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
-    """nDCG@10 (main), recall@10/100, MRR@10 and MAP@100 (trec_eval definitions).
+    """nDCG@10 (main); nDCG, MAP, recall, precision and MRR at 1, 3, 5, 10, 20, 100 and 1000 (trec_eval definitions).
+
+    Exact rankings go 1000 deep, as MTEB's do; with --index or --hybrid the ranking goes
+    100 deep and the scores stop at 100.
 
     A --transform is fitted on the corpus documents, then applied to documents and queries.
 
@@ -200,6 +234,8 @@ def retrieval_cmd(
       repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --multivector --candidates 100
 
       repspace eval retrieval cranfield-beir --transform abtt3 --hubness csls
+
+      repspace eval retrieval cranfield-beir --output-dir results --json
     """
     from repspace.core.errors import InputError
 
@@ -208,7 +244,8 @@ def retrieval_cmd(
     _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
         split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
-        lexical_weight=lexical_weight, transform=transform, hubness=hubness, kappa=kappa,
+        lexical_weight=lexical_weight, transform=transform, hubness=hubness, kappa=kappa, output_dir=output_dir,
+        language=language, mteb_task=mteb_task,
         **({"multivector": True, "candidates": candidates} if multivector else {}))
 
 
@@ -218,7 +255,8 @@ def wordsim_cmd(
     restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """Spearman correlation of word-pair cosine with human similarity; OOV pairs dropped and counted.
 
@@ -235,7 +273,8 @@ def wordsim_cmd(
     """
     _go("wordsim", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab, transform=transform)
+        restrict_vocab=restrict_vocab, transform=transform, output_dir=output_dir, language=language,
+        mteb_task=mteb_task)
 
 
 @eval_app.command("analogy")
@@ -243,7 +282,8 @@ def analogy_cmd(
     file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
     restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, batch_size: BatchSize = 64, save: Save = False,
-    json: Json = False, transform: TransformOpt = None,
+    json: Json = False, transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """Analogy accuracy by 3CosAdd (main) and 3CosMul.
 
@@ -257,7 +297,8 @@ def analogy_cmd(
     """
     _go("analogy", file, encoder=encoder, space=space, layer=None, pooling=None, prompt=None,
         batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab, transform=transform)
+        restrict_vocab=restrict_vocab, transform=transform, output_dir=output_dir, language=language,
+        mteb_task=mteb_task)
 
 
 def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label_field: str | None, **kw: Any) -> None:
@@ -277,7 +318,8 @@ def clustering_cmd(
     label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
 
@@ -290,7 +332,8 @@ def clustering_cmd(
       repspace eval clustering --space docs --label-field module
     """
     _labelled("clustering", file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
-              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform)
+              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
+              output_dir=output_dir, language=language, mteb_task=mteb_task)
 
 
 @eval_app.command("classification")
@@ -301,7 +344,8 @@ def classification_cmd(
     label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
 
@@ -315,7 +359,7 @@ def classification_cmd(
     """
     _labelled("classification", file, text_col, label_col, label_field, encoder=encoder, space=space,
               layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json,
-              transform=transform)
+              transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
 
 
 @eval_app.command("pairclass")
@@ -324,7 +368,8 @@ def pairclass_cmd(
     encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
     prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
     methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None,
+    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+    mteb_task: MtebTask = None,
 ) -> None:
     """Average precision (main) of cosine for telling paired from unpaired sentences.
 
@@ -338,7 +383,7 @@ def pairclass_cmd(
     """
     _go("pairclass", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
         batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        transform=transform)
+        transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
 
 
 @eval_app.command("results")

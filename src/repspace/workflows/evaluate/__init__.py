@@ -4,9 +4,15 @@ The tasks themselves are pure functions in :mod:`repspace.engines.eval`; this la
 feeds them encoders (every layer from one pass) or stored spaces, and writes
 what they return to the store. It also evaluates *repaired* spaces: a transform
 (:mod:`repspace.engines.transforms`) fitted on the task's own vectors without labels, and
-query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluate._repair`).
+query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluate._repair`),
+and writes results in MTEB's results layout (:func:`write_mteb`).
 """
 
+from repspace.workflows.evaluate._mteb import (
+    MtebTask,
+    lookup_mteb_task,
+    write_mteb,
+)
 from repspace.workflows.evaluate._repair import (
     HUBNESS_METHODS,
     FittedTransform,
@@ -37,12 +43,14 @@ __all__ = [
     "TASKS",
     "EvalReport",
     "FittedTransform",
+    "MtebTask",
     "Subject",
     "encoder_subjects",
     "evaluate",
     "fit_transform",
     "hubness_retrieval",
     "load_data",
+    "lookup_mteb_task",
     "neighbour_hubness",
     "parse_hubness",
     "parse_transform",
@@ -51,4 +59,5 @@ __all__ = [
     "save_results",
     "space_labels",
     "space_subject",
+    "write_mteb",
 ]

@@ -54,8 +54,7 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.engines.eval import TaskResult, as_encode, as_query_encode
-from repspace.engines.eval.ranking import ranking_scores
-from repspace.engines.eval.retrieval import CUTOFFS, MAIN_METRIC, SCORE_KEYS, BeirData
+from repspace.engines.eval.retrieval import DEPTH, MAIN_METRIC, BeirData, retrieval_scores
 from repspace.engines.eval.words import WordVectors
 from repspace.engines.geometry import HubnessResult, KnnGraph, hubness
 from repspace.engines.search.hubness import (
@@ -351,7 +350,7 @@ def hubness_info(result: HubnessResult, of: str) -> dict[str, Any]:
 
 
 def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData, method: str, *,
-                      kappa: int = DEFAULT_KAPPA, codec: Any = None, k: int = 100,
+                      kappa: int = DEFAULT_KAPPA, codec: Any = None, k: int = DEPTH,
                       name: str | None = None, encode_queries: Any = None) -> TaskResult:
     """Retrieval ranked by a hubness-reduced similarity (every document scored for every query, exactly).
 
@@ -364,8 +363,9 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     Returns
     -------
     TaskResult
-        The scores of :func:`repspace.engines.eval.retrieval`; info ``index`` = ``exact``
-        and ``hubness_reduction`` = ``{"method", "kappa", "metric", "statistics"}``.
+        The scores of :func:`repspace.engines.eval.retrieval` (``k`` documents per
+        query, 1000 by default: every document is scored, so the ranking is exact);
+        info ``index`` = ``exact`` and ``hubness_reduction`` = ``{"method", "kappa", "metric", "statistics"}``.
 
     Examples
     --------
@@ -382,7 +382,7 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     if docs.shape[1] != queries.shape[1]:
         raise InputError(f"documents were encoded to {docs.shape[1]} dimensions but queries to {queries.shape[1]}")
     info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "exact",
-                            "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
+                            "depth": k, "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
     if codec is not None:
         codec.fit(docs)
         docs = np.asarray(codec.transform(docs), dtype=np.float32)
@@ -391,11 +391,11 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     _, rows = reduce_hubness(queries, docs, k, method, metric="cosine", kappa=kappa)
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
-    scores = ranking_scores(run, data.qrels, CUTOFFS)
+    scores = retrieval_scores(run, data.qrels, k)
     info["hubness_reduction"] = {"method": method, "kappa": kappa, "metric": "cosine",
                                  "statistics": "kappa nearest corpus documents"}
-    return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC,
-                      {key: float(scores[key]) for key in SCORE_KEYS}, time.perf_counter() - t0, info)
+    return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
+                      time.perf_counter() - t0, info)
 
 
 def distinct(texts: Iterable[str]) -> list[str]:

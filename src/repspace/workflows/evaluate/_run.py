@@ -14,6 +14,7 @@ from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
 from repspace.engines.eval.labels import classification, clustering, load_labelled
+from repspace.engines.eval.mteb_format import DEFAULT_LANGUAGES, data_revision, parse_languages
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
@@ -35,6 +36,7 @@ from repspace.workflows.evaluate._repair import (
     parse_transform,
     transform_output_dim,
 )
+from repspace.workflows.evaluate._mteb import lookup_mteb_task, write_mteb
 from repspace.workflows.evaluate._subjects import Subject
 
 #: Task names, in the order the CLI lists them.
@@ -357,15 +359,18 @@ class EvalReport:
         The trade-off PNG, for a sweep.
     saved : list of int
         Ids of the results recorded in the store (``save=True``).
+    written : list of Path
+        The MTEB result files written (``output_dir``), one per result.
     """
 
     results: list[TaskResult]
     tradeoff: list[dict[str, Any]] = field(default_factory=list)
     plot: Path | None = None
     saved: list[int] = field(default_factory=list)
+    written: list[Path] = field(default_factory=list)
 
     def to_dict(self) -> list[dict[str, Any]]:
-        """The ``--json`` output: one MTEB-shaped TaskResult per subject and setting."""
+        """The ``--json`` output: a TaskResult per subject and setting (mteb's ``TaskResult.from_dict`` reads each)."""
         return [r.to_dict() for r in self.results]
 
 
@@ -374,7 +379,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         dims: str | None = None, precision: str | None = None, methods: Sequence[str] = ("prefix", "pca"),
         plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
         split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
-        hubness: str | None = None, **options: Any) -> EvalReport:
+        hubness: str | None = None, output_dir: str | Path | None = None, language: str | Sequence[str] | None = None,
+        mteb_task: str | None = None, **options: Any) -> EvalReport:
     """The whole ``repspace eval TASK`` command: resolve, load, evaluate, sweep, plot, record.
 
     Parameters
@@ -404,6 +410,17 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     hubness : str, optional
         ``retrieval``: query-time hubness reduction (``csls``, ``mutual-proximity``,
         ``local-scaling``).
+    output_dir : path, optional
+        Also write the results in MTEB's results layout there
+        (:func:`repspace.workflows.evaluate.write_mteb`; ``mteb.ResultCache(output_dir)`` reads it).
+    language : str or list of str, optional
+        The data's languages as MTEB writes them (``eng-Latn``, ``eng-Latn,deu-Latn``);
+        default that of ``mteb_task``, else ``eng-Latn``.
+    mteb_task : str, optional
+        The registered MTEB task the data is (``STSBenchmark``; ``sts`` and
+        ``retrieval`` only, checked against mteb's registry, which must be
+        installed): the task name of the MTEB files, whose ``main_score`` is then
+        that task's main score.
     **options
         ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
     """
@@ -419,10 +436,18 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         raise InputError("give --encoder or --space, not both")
     if (space is not None or save) and store is None:
         raise InputError("a store is needed for --space and --save")
+    if output_dir is not None and Path(output_dir).exists() and not Path(output_dir).is_dir():
+        raise InputError(f"--output-dir {output_dir} is a file, not a folder")
+    named = lookup_mteb_task(mteb_task, task) if mteb_task is not None else None
+    languages = parse_languages(language) if language is not None else (
+        named.languages if named is not None and named.languages else DEFAULT_LANGUAGES)
     sweep = dims is not None or precision is not None
     if sweep and layer == "all":
         raise InputError("a compression sweep takes one layer; pick one with --layer N")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
+    if named is not None and data is not None:
+        named.check_split(data.split)
+    revision = data_revision(source) if source is not None else None
     if space is not None:
         if layer is not None or encoder_options:
             raise InputError("--layer and encoder options apply to --encoder, not to a stored space")
@@ -436,10 +461,16 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
                                           compression.parse_precisions(precision or "float32"),
                                           methods=methods, full_dim=transform_output_dim(spec, subjects[0].dim))
     results = evaluate(task, subjects, data, codecs=codecs, transform=spec, hubness=method, **options)
+    if revision is None and subjects[0].space is not None:  # labels read from the space's metadata
+        revision = f"{subjects[0].info['space_uid']}-{subjects[0].info['generation']}"
+    results = [r.with_mteb(dataset_revision=revision, languages=languages,
+                           mteb_task=None if named is None else named.name,
+                           mteb_main_metric=None if named is None else named.main_metric) for r in results]
     tradeoff, plot_path = [], None
     if sweep:
         tradeoff = compression.tradeoff_rows(results)
         plot_path = compression.plot_tradeoff(results, Path(plot or f"{task}-tradeoff.png"),
                                               title=f"{results[0].task_name}: {subjects[0].label}")
     saved = save_results(store, subjects, results) if save else []
-    return EvalReport(results, tradeoff, plot_path, saved)
+    written = write_mteb(output_dir, results, subjects) if output_dir is not None else []
+    return EvalReport(results, tradeoff, plot_path, saved, written)
