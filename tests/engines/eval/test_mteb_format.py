@@ -10,7 +10,12 @@ import shutil
 import pytest
 
 from repspace.core.errors import InputError
-from repspace.engines.eval import MTEB_VERSION, TaskResult, data_revision, parse_languages
+from repspace.engines.eval import (
+    MTEB_VERSION,
+    TaskResult,
+    data_revision,
+    parse_languages,
+)
 from repspace.engines.eval.mteb_format import (
     MODEL_META_KEYS,
     experiment_name,

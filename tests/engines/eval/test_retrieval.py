@@ -341,7 +341,10 @@ def test_cranfield_bm25_and_hybrid(cranfield):
 def test_cranfield_scores_are_mtebs_retrieval_scores(cranfield, static_vectors):
     """Every score at every MTEB cut-off equals what mteb 2.26.24's retrieval evaluation computes on the same run."""
     pytest.importorskip("mteb")
-    from mteb._evaluators.retrieval_metrics import calculate_retrieval_scores, make_score_dict
+    from mteb._evaluators.retrieval_metrics import (
+        calculate_retrieval_scores,
+        make_score_dict,
+    )
 
     from repspace.engines.eval.retrieval import CUTOFFS, DEPTH
 

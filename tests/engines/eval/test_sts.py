@@ -21,7 +21,11 @@ def stsb_static(shared_data):
 
 def test_sts_scores_are_mtebs_sts_scores(stsb_static):
     mteb = pytest.importorskip("mteb")
-    from sklearn.metrics.pairwise import paired_cosine_distances, paired_euclidean_distances, paired_manhattan_distances
+    from sklearn.metrics.pairwise import (
+        paired_cosine_distances,
+        paired_euclidean_distances,
+        paired_manhattan_distances,
+    )
 
     pairs, a, b = stsb_static
     a, b = a.astype(np.float64), b.astype(np.float64)

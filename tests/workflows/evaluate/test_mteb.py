@@ -12,7 +12,13 @@ import pytest
 from repspace import InputError
 from repspace.engines.eval import TaskResult, data_revision
 from repspace.engines.eval.sts import StsPairs
-from repspace.workflows.evaluate import encoder_subjects, evaluate, lookup_mteb_task, run, write_mteb
+from repspace.workflows.evaluate import (
+    encoder_subjects,
+    evaluate,
+    lookup_mteb_task,
+    run,
+    write_mteb,
+)
 from repspace.workflows.evaluate._mteb import experiment_kwargs, model_of
 
 mteb = pytest.importorskip("mteb", reason="mteb is a test dependency (pyproject.toml, extra 'test')")

@@ -37,7 +37,11 @@ from repspace.engines.eval.labels import (
     clustering,
     load_labelled,
 )
-from repspace.engines.eval.mteb_format import MTEB_VERSION, data_revision, parse_languages
+from repspace.engines.eval.mteb_format import (
+    MTEB_VERSION,
+    data_revision,
+    parse_languages,
+)
 from repspace.engines.eval.pairclass import (
     PairLabels,
     load_pairs,

@@ -54,7 +54,12 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.engines.eval import TaskResult, as_encode, as_query_encode
-from repspace.engines.eval.retrieval import DEPTH, MAIN_METRIC, BeirData, retrieval_scores
+from repspace.engines.eval.retrieval import (
+    DEPTH,
+    MAIN_METRIC,
+    BeirData,
+    retrieval_scores,
+)
 from repspace.engines.eval.words import WordVectors
 from repspace.engines.geometry import HubnessResult, KnnGraph, hubness
 from repspace.engines.search.hubness import (

@@ -14,7 +14,11 @@ from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
 from repspace.engines.eval.labels import classification, clustering, load_labelled
-from repspace.engines.eval.mteb_format import DEFAULT_LANGUAGES, data_revision, parse_languages
+from repspace.engines.eval.mteb_format import (
+    DEFAULT_LANGUAGES,
+    data_revision,
+    parse_languages,
+)
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
@@ -25,6 +29,7 @@ from repspace.engines.eval.words import (
     load_word_pairs,
     wordsim,
 )
+from repspace.workflows.evaluate._mteb import lookup_mteb_task, write_mteb
 from repspace.workflows.evaluate._repair import (
     DEFAULT_KAPPA,
     distinct,
@@ -36,7 +41,6 @@ from repspace.workflows.evaluate._repair import (
     parse_transform,
     transform_output_dim,
 )
-from repspace.workflows.evaluate._mteb import lookup_mteb_task, write_mteb
 from repspace.workflows.evaluate._subjects import Subject
 
 #: Task names, in the order the CLI lists them.
