@@ -151,7 +151,7 @@ def test_save_then_list_results_on_a_stored_space(capsys, tmp_path, shared_data)
     (["eval", "sts", "{sts}", "--encoder", "static", "--precision", "float8"], "float8"),
     (["eval", "sts", "{sts}", "--encoder", "nope:zzz"], "nope"),
     (["eval", "clustering", "--encoder", "static"], "labelled FILE"),
-    (["eval", "results", "nospace"], "no space"),
+    (["eval", "results", "nospace"], "no store"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--language", "en"], "language 'en' is not an ISO 639-3"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "NoSuchTask"], "mteb has no task"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "SciFact"], "Retrieval task, not STS"),

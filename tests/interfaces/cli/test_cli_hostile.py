@@ -234,3 +234,11 @@ def test_lossy_or_overflowing_vectors_are_refused_without_warnings(capsys, tmp_p
     one_error_line(code, out, err, "float32 cannot hold exactly")
     code, out, err = run(capsys, "--store", known, "search", "known", "--vector", json.dumps([1e39] + [0.0] * 7))
     one_error_line(code, out, err, "beyond float32 range")
+
+
+def test_listing_results_reads_only(capsys, known, tmp_path):
+    code, out, err = run(capsys, "--store", known, "eval", "results", "nospace")
+    one_error_line(code, out, err, "no space")
+    code, out, err = run(capsys, "--store", str(tmp_path / "none.db"), "eval", "results")
+    one_error_line(code, out, err, "no store at")
+    assert not (tmp_path / "none.db").exists()

@@ -400,7 +400,7 @@ def results_cmd(
 
       repspace eval results glove --task wordsim --json
     """
-    saved = open_store().results(space=space, task=task)
+    saved = open_store(create=False).results(space=space, task=task)
     if json:
         print_json([s.to_dict() for s in saved])
         return
