@@ -40,6 +40,9 @@ class Database:
     create : bool
         With False, a missing file is an error and nothing is created (the
         commands that only read never leave an empty store behind).
+    readonly : bool
+        Open the file read-only (SQLite's ``mode=ro``): every write is refused
+        with a :class:`StoreError`; nothing is created or migrated.
 
     An existing SQLite file that is not a repspace store is refused before
     anything in it is changed (its journal mode included).
@@ -54,27 +57,48 @@ class Database:
     >>> db.close()
     """
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         if self.path.is_dir():
             raise StoreError(f"store path {self.path} is a folder, not a file")
-        if not create and not self.path.exists():
+        if (readonly or not create) and not self.path.exists():
             raise NotFoundError(f"no store at {self.path} (commands that write, such as ingest, create one)")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StoreError(f"cannot create the store's folder {self.path.parent}: {e.strerror}") from None
+        if not readonly:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create the store's folder {self.path.parent}: {e.strerror}") from None
         self._lock = threading.RLock()
         #: Write transactions this connection committed (see :meth:`version`).
         self.commits = 0
         try:
-            self.conn = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            self._configure()
-            self._migrate()
+            if readonly:  # SQLite refuses every write on this connection (the HTTP service without --writable)
+                self.conn = sqlite3.connect(self.path.resolve().as_uri() + "?mode=ro", uri=True,
+                                            timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+                self._configure_readonly()
+            else:
+                self.conn = sqlite3.connect(
+                    self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                )
+                self._configure()
+                self._migrate()
         except sqlite3.DatabaseError as e:
             raise StoreError(f"cannot open store {self.path}: {e}") from None
+
+    def _configure_readonly(self) -> None:
+        """A read-only connection: the file is checked, never changed (no journal mode, no migration)."""
+        c = self.conn
+        if c.execute("PRAGMA page_count").fetchone()[0] == 0:
+            raise StoreError(f"{self.path} is empty: not a repspace store")
+        self._check_ours()
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            raise StoreError(f"store {self.path} has schema version {version} and this repspace reads "
+                             f"{SCHEMA_VERSION}: open it once for writing to migrate it")
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA mmap_size = 4294967296")
+        c.execute("PRAGMA cache_size = -65536")
 
     def _configure(self) -> None:
         c = self.conn

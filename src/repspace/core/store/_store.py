@@ -47,6 +47,9 @@ class Store:
         Create the file when it is missing (default); with False a missing store
         is a :class:`~repspace.core.errors.NotFoundError`. A SQLite file that is
         not a store is always refused, unchanged.
+    readonly : bool
+        Refuse every write (the HTTP service without ``--writable``); derived
+        files beside the store (indexes, filter columns) are still written.
 
     Examples
     --------
@@ -62,9 +65,9 @@ class Store:
     #: The class of the spaces it hands out; ``repspace.Store`` hands out ones that can search.
     space_class: type[Space] = Space
 
-    def __init__(self, path: str | Path | None = None, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path | None = None, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path).expanduser() if path is not None else default_store_path()
-        self.db = Database(self.path, create=create)
+        self.db = Database(self.path, create=create, readonly=readonly)
         self._index_dir = self.path.with_name(self.path.name + ".indexes")
         self._spaces: dict[str, Space] = {}
 

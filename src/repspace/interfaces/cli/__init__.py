@@ -100,6 +100,7 @@ def build_app() -> Any:
         index,
         ingest,
         search,
+        serve,
         spaces,
         transform,
         upgrade,

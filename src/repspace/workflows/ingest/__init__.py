@@ -10,6 +10,7 @@ Examples
 from repspace.workflows.ingest._ingest import (
            DEFAULT_ENCODER,
            IngestReport,
+           add_items,
            ingest_file,
            ingest_records,
 )
@@ -21,5 +22,5 @@ from repspace.workflows.ingest.readers import (
            read_texts,
 )
 
-__all__ = ["ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
+__all__ = ["add_items", "ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
            "FORMATS", "DEFAULT_ENCODER", "read_texts"]

@@ -15,7 +15,7 @@ Order of work, so that bad input never changes the store:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,3 +340,42 @@ def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:
 
 
 
+
+
+def add_items(store: Store, space: str, items: Sequence[Mapping[str, Any]]) -> IngestReport:
+    """Add items given as objects (``{"id", "text" | "vector", "metadata"}``) to an existing space, all or none.
+
+    The HTTP service's writes: every item carries a vector, or none does and their
+    texts are embedded with the space's own encoder (each distinct text once, stored
+    vectors reused), under the rules of :func:`ingest_records` (one transaction, upsert).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("t", dim=2)
+    >>> add_items(store, "t", [{"id": "a", "vector": [1, 0], "metadata": {"n": 1}}]).added
+    1
+    >>> add_items(store, "t", [{"id": "b", "vector": [1, 0]}, {"id": "c", "text": "no vector"}])
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: give every item a vector, or none (their texts are then embedded)
+    """
+    store.space(space)  # an existing space: NotFoundError otherwise (a write never creates one)
+    if not items:
+        raise InputError("no items to add")
+    ids = [it.get("id") for it in items]
+    vecs = [it.get("vector") for it in items]
+    texts = [it.get("text") for it in items]
+    metas = [it.get("metadata") or {} for it in items]
+    given = sum(v is not None for v in vecs)
+    if given not in (0, len(items)):
+        raise InputError("give every item a vector, or none (their texts are then embedded)")
+    vectors = None
+    if given:
+        if len({len(v) for v in vecs}) != 1:
+            raise InputError("the items' vectors have different lengths")
+        vectors = np.asarray(vecs)
+    has_text = any(t is not None for t in texts)
+    return ingest_records(store, space, Records("request", ids, texts if has_text else None, vectors, metas))

@@ -1,0 +1,47 @@
+"""``repspace serve``: the HTTP service over the store."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Optional
+
+import typer
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, settings
+
+
+@app.command("serve")
+def serve_cmd(
+    host: Annotated[str, typer.Option(help="Address to bind (loopback by default; any other needs a token).")
+                    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free port).")] = 8765,
+    token: Annotated[Optional[str], typer.Option(help="Require 'Authorization: Bearer TOKEN' on every request "
+                                                      "(default: $REPSPACE_TOKEN).")] = None,
+    writable: Annotated[bool, typer.Option("--writable", help="Accept writes (POST .../items; needs a token).")
+                        ] = False,
+    cors: Annotated[Optional[list[str]], typer.Option(help="A browser origin allowed to call the API "
+                                                           "(repeatable; none by default).")] = None,
+) -> None:
+    """Serve the store over HTTP: a JSON API under /api/v1 (schema at /api/v1/openapi.json).
+
+    The store is opened read-only unless --writable. Requests naming another Host than
+    the bound one are refused (DNS rebinding); with a token every request needs it.
+
+    Examples:
+
+      repspace serve                                   # http://127.0.0.1:8765/api/v1/spaces
+
+      REPSPACE_TOKEN=s3cret repspace serve --writable  # writes need the token
+
+      curl -s localhost:8765/api/v1/spaces/docs/search -d '{"text": "parse dates", "k": 5}' \\
+           -H 'content-type: application/json'
+    """
+    from repspace.core.store import default_store_path
+    from repspace.interfaces.server import serve
+
+    token = token or os.environ.get("REPSPACE_TOKEN") or None
+    store = settings.store or default_store_path()
+    note(f"serving {store} on http://{host}:{port}/api/v1 ({'writable' if writable else 'read-only'}"
+         f"{', token required' if token else ''}); Ctrl-C stops")
+    serve(store, host=host, port=port, token=token, writable=writable, cors=cors)

@@ -1,0 +1,57 @@
+"""The HTTP service (``repspace serve``): a JSON API over one store, safe by default.
+
+:func:`create_app` builds the ASGI app (FastAPI); :func:`serve` runs it with uvicorn.
+Routes are in :mod:`repspace.interfaces.server.app`, request and response bodies in
+:mod:`repspace.interfaces.server.schemas`, the host/token/size checks in
+:mod:`repspace.interfaces.server.security`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Any
+
+from repspace.core.errors import InputError
+
+__all__ = ["create_app", "serve", "is_loopback"]
+
+
+def create_app(*args: Any, **kwargs: Any) -> Any:
+    """See :func:`repspace.interfaces.server.app.create_app` (imported lazily: FastAPI loads on use)."""
+    from repspace.interfaces.server.app import create_app as make
+
+    return make(*args, **kwargs)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (``127.0.0.1``, ``::1``, ``localhost``).
+
+    Examples
+    --------
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0"), is_loopback("10.0.0.2")
+    (True, True, False, False)
+    """
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
+          writable: bool = False, cors: list[str] | None = None) -> None:
+    """Run the service until interrupted.
+
+    A non-loopback address needs a token (anyone on the network could read the store
+    otherwise); a writable service needs one whatever the address.
+    """
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise InputError(f"refusing to serve on {host} without a token: anyone on the network could read the "
+                         "store (give --token or $REPSPACE_TOKEN, or bind 127.0.0.1)")
+    hosts = None if is_loopback(host) else ["*"]  # on a network address the token guards every request
+    app = create_app(store_path, token=token, writable=writable, cors=cors, hosts=hosts)
+    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)

@@ -1,0 +1,142 @@
+"""The HTTP service: a FastAPI app over one store, JSON under ``/api/v1``.
+
+Each route parses its request, calls one library function and returns its result, as the
+CLI's commands do (the rules of search, filters and writes are the library's). What is
+the service's own is its safety (:mod:`repspace.interfaces.server.security`) and the
+mapping of errors to statuses: bad input is a 4xx with one line (``{"error": ...}``),
+never a 500, and never changes the store.
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from starlette.testclient import TestClient
+>>> from repspace import Store
+>>> path = os.path.join(tempfile.mkdtemp(), "s.db")
+>>> sp = Store(path).create_space("toy", dim=2)
+>>> _ = sp.add(["a", "b"], np.eye(2), metadata=[{"n": 1}, {"n": 2}])
+>>> client = TestClient(create_app(path), base_url="http://127.0.0.1")
+>>> client.get("/api/v1/spaces").json()[0]["name"]
+'toy'
+>>> r = client.post("/api/v1/spaces/toy/search", json={"vector": [1, 0], "k": 1})
+>>> r.json()["hits"][0]["id"], r.json()["plan"]["method"]
+('a', 'exact')
+>>> client.post("/api/v1/spaces/toy/search", json={"id": "a", "where": "n >"}).status_code
+400
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from repspace.core.errors import (
+    ConflictError,
+    InputError,
+    NotFoundError,
+    RepspaceError,
+    StoreError,
+)
+from repspace.interfaces.server import schemas as S
+from repspace.interfaces.server.security import Guard, require_writer
+
+#: Neighbours listed with an item.
+ITEM_NEIGHBOURS = 10
+
+
+def create_app(store_path: str | Path, *, token: str | None = None, writable: bool = False,
+               cors: list[str] | None = None, hosts: list[str] | None = None,
+               max_body: int = 16 * 1024 * 1024) -> FastAPI:
+    """The service over the store at ``store_path``.
+
+    Parameters
+    ----------
+    store_path : path of an existing store (opened read-only unless ``writable``).
+    token : str, optional
+        When set, every request must carry ``Authorization: Bearer TOKEN``; writes
+        always need it (``writable`` without a token is refused).
+    writable : bool
+        Accept ``POST /api/v1/spaces/{space}/items``.
+    cors : origins allowed to call the API from a browser (none by default).
+    hosts : Host header values accepted (default: loopback names); others get a 400
+        (a DNS-rebinding page cannot reach the API).
+    max_body : largest request body in bytes (larger: 413).
+    """
+    from repspace.workflows.store import Store
+
+    if writable and not token:
+        raise InputError("a writable service needs a token (--token or $REPSPACE_TOKEN)")
+    store = Store(store_path, create=False, readonly=not writable)
+    write_lock = threading.Lock()  # one write at a time; readers never wait for it (WAL)
+    app = FastAPI(title="repspace", version="1", openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs",
+                  redoc_url=None)
+    app.state.store = store
+    Guard(token=token, hosts=hosts, cors=cors, max_body=max_body).install(app)
+
+    @app.exception_handler(RepspaceError)
+    async def _library_error(request: Request, e: RepspaceError) -> JSONResponse:
+        status = (404 if isinstance(e, NotFoundError) else 409 if isinstance(e, ConflictError)
+                  else 503 if isinstance(e, StoreError) else 400)
+        message = e.args[0] if isinstance(e, NotFoundError) and e.args else str(e)
+        return JSONResponse({"error": message}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _bad_request(request: Request, e: RequestValidationError) -> JSONResponse:
+        first = e.errors()[0] if e.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
+        return JSONResponse({"error": f"{where}: {first['msg']}" if where else first["msg"]}, status_code=422)
+
+    @app.get("/api/v1/spaces", response_model=list[S.SpaceSummary])
+    def spaces() -> list[dict[str, Any]]:
+        """Every space of the store: name, count, dimension, metric, provenance."""
+        return [_summary(info) for info in store.spaces()]
+
+    @app.get("/api/v1/spaces/{space}", response_model=S.SpaceSummary, responses={404: {"model": S.Error}})
+    def space(space: str) -> dict[str, Any]:
+        """One space's description."""
+        return _summary(store.space(space).info())
+
+    @app.post("/api/v1/spaces/{space}/search", response_model=S.SearchResponse,
+              responses={400: {"model": S.Error}, 404: {"model": S.Error}, 422: {"model": S.Error}})
+    def search(space: str, body: S.SearchRequest) -> dict[str, Any]:
+        """Nearest items to a text, a vector or a stored id: the engine and rules of ``repspace search``."""
+        sp = store.space(space)
+        query = body.text if body.text is not None else (np.asarray(body.vector, dtype=np.float64)
+                                                        if body.vector is not None else None)
+        hits, plan = sp.search(query, k=body.k, id=body.id, where=body.where, index=body.index, ef=body.ef,
+                               hubness=body.hubness, hybrid=body.hybrid, explain=True)
+        return {"hits": [h.to_dict() for h in hits], "plan": plan.to_dict()}
+
+    @app.get("/api/v1/spaces/{space}/items/{item_id}", response_model=S.ItemResponse,
+             responses={404: {"model": S.Error}})
+    def item(space: str, item_id: str) -> dict[str, Any]:
+        """One item: its text, metadata and nearest neighbours."""
+        sp = store.space(space)
+        (it,) = sp.get([item_id])
+        near = sp.search(id=item_id, k=ITEM_NEIGHBOURS)
+        return {"id": it.id, "text": it.text, "metadata": it.metadata,
+                "neighbours": [{"id": h.id, "score": h.score} for h in near]}
+
+    @app.post("/api/v1/spaces/{space}/items", response_model=S.WriteResponse,
+              responses={400: {"model": S.Error}, 401: {"model": S.Error}, 403: {"model": S.Error},
+                         404: {"model": S.Error}})
+    def write(space: str, body: S.WriteRequest, request: Request) -> dict[str, Any]:
+        """Add or replace items, all or none (the rules of ``repspace ingest``); needs ``--writable`` and the token."""
+        from repspace.workflows.ingest import add_items
+
+        require_writer(request, token=token, writable=writable)
+        with write_lock:
+            report = add_items(store, space, [i.model_dump() for i in body.items])
+        return report.to_dict()
+
+    return app
+
+
+def _summary(info: Any) -> dict[str, Any]:
+    return {"name": info.name, "count": info.count, "dim": info.dim, "metric": info.metric.value,
+            "dtype": info.dtype, "generation": info.generation, "provenance": info.provenance}

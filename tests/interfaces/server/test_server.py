@@ -1,0 +1,219 @@
+"""The HTTP service through a real uvicorn on 127.0.0.1: answers equal the library's, errors are one line
+with a 4xx, the store is read-only unless --writable, and the host, token and size checks hold."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from repspace import Store
+from repspace.interfaces.cli import main
+
+N, DIM = 300, 8
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _make_store(path: Path) -> None:
+    store = Store(path)
+    sp = store.create_space("docs", dim=DIM, metric="cosine")
+    x = np.random.default_rng(0).standard_normal((N, DIM)).astype(np.float32)
+    sp.add([f"d{i}" for i in range(N)], x, texts=[f"doc number {i}" for i in range(N)],
+           metadata=[{"n": i, "lang": ["en", "de", "fr"][i % 3]} for i in range(N)])
+    store.close()
+
+
+class Server:
+    """``repspace serve`` in a child process, on a free loopback port."""
+
+    def __init__(self, store: Path, *args: str, env: dict[str, str] | None = None) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        code = ("import sys; from repspace.interfaces.cli import main; "
+                f"sys.exit(main(['--store', {str(store)!r}, 'serve', '--port', '{self.port}', *{list(args)!r}]))")
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env={**os.environ, **(env or {})})
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.proc.stderr.read().decode()}")
+            try:
+                httpx.get(self.url + "/api/v1/openapi.json", timeout=1.0)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("the server did not start in 60 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("served") / "s.db"
+    _make_store(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(store_path) -> Iterator[Server]:
+    s = Server(store_path)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def writable(tmp_path_factory) -> Iterator[Server]:
+    path = tmp_path_factory.mktemp("writable") / "s.db"
+    _make_store(path)
+    s = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
+    s.store = path  # type: ignore[attr-defined]
+    yield s
+    s.stop()
+
+
+def _one_line(r: httpx.Response, status: int, fragment: str = "") -> None:
+    assert r.status_code == status, (r.status_code, r.text)
+    body = r.json()
+    assert set(body) == {"error"} and "\n" not in body["error"] and fragment in body["error"], body
+
+
+def test_spaces_and_space(server):
+    spaces = httpx.get(server.url + "/api/v1/spaces").json()
+    assert [(s["name"], s["count"], s["dim"], s["metric"]) for s in spaces] == [("docs", N, DIM, "cosine")]
+    one = httpx.get(server.url + "/api/v1/spaces/docs").json()
+    assert one["provenance"] == {} and one["generation"] >= 1
+    _one_line(httpx.get(server.url + "/api/v1/spaces/nope"), 404, "nope")
+
+
+def test_search_answers_as_the_library_does(server, store_path):
+    sp = Store(store_path, readonly=True).space("docs")
+    q = np.random.default_rng(1).standard_normal(DIM)
+    cases = [({"vector": q.tolist(), "k": 5}, dict(query=q, k=5)),
+             ({"id": "d3", "k": 4, "where": "lang = 'de' and n > 100"}, dict(id="d3", k=4, where="lang = 'de' and n > 100")),
+             ({"vector": q.tolist(), "k": 3, "index": "hnsw16"}, dict(query=q, k=3, index="hnsw16"))]
+    for body, kwargs in cases:
+        r = httpx.post(server.url + "/api/v1/spaces/docs/search", json=body, timeout=60)
+        assert r.status_code == 200, r.text
+        got = r.json()
+        want = sp.search(kwargs.pop("query", None), **kwargs)
+        assert [h["id"] for h in got["hits"]] == [h.id for h in want]
+        assert [h["metadata"] for h in got["hits"]] == [h.metadata for h in want]
+        np.testing.assert_allclose([h["score"] for h in got["hits"]], [h.score for h in want], rtol=1e-6)
+        assert got["plan"]["method"] in ("exact", "hnsw16", "hnsw")
+
+
+def test_item_with_its_neighbours(server, store_path):
+    r = httpx.get(server.url + "/api/v1/spaces/docs/items/d7")
+    assert r.status_code == 200
+    item = r.json()
+    assert (item["text"], item["metadata"]) == ("doc number 7", {"n": 7, "lang": "de"})
+    want = Store(store_path, readonly=True).space("docs").search(id="d7", k=10)
+    assert [n["id"] for n in item["neighbours"]] == [h.id for h in want]
+    _one_line(httpx.get(server.url + "/api/v1/spaces/docs/items/nope"), 404, "nope")
+
+
+@pytest.mark.parametrize("body, status, fragment", [
+    ({"vector": [1.0] * DIM, "where": "n >"}, 400, ""),
+    ({"vector": [1.0] * 3}, 400, "dimension"),
+    ({"vector": [1.0] * DIM, "k": 0}, 422, "k"),
+    ({"vector": [1.0] * DIM, "k": 10**9}, 422, "k"),
+    ({"vector": [1.0] * DIM, "id": "d1"}, 422, "exactly one"),
+    ({}, 422, "exactly one"),
+    ({"vector": [1.0] * DIM, "colour": "red"}, 422, "colour"),
+    ({"vector": "abc"}, 422, "vector"),
+    ({"id": "d1", "index": "nonsense99"}, 400, ""),
+    ({"id": "d1", "hubness": "bogus"}, 422, "hubness"),
+    ({"vector": [1.0] * DIM, "ef": 10**9}, 422, "ef"),
+])
+def test_bad_searches_are_one_line_and_never_a_500(server, body, status, fragment):
+    _one_line(httpx.post(server.url + "/api/v1/spaces/docs/search", json=body), status, fragment)
+
+
+def test_malformed_json_and_nan(server):
+    r = httpx.post(server.url + "/api/v1/spaces/docs/search", content=b"{not json",
+                   headers={"content-type": "application/json"})
+    assert r.status_code == 422 and set(r.json()) == {"error"}
+    nan = '{"vector": [NaN, 1, 1, 1, 1, 1, 1, 1]}'
+    r = httpx.post(server.url + "/api/v1/spaces/docs/search", content=nan, headers={"content-type": "application/json"})
+    assert r.status_code in (400, 422) and set(r.json()) == {"error"}
+
+
+def test_a_foreign_host_header_is_refused(server):
+    _one_line(httpx.get(server.url + "/api/v1/spaces", headers={"host": "evil.example"}), 400, "Host")
+    assert httpx.get(server.url + "/api/v1/spaces", headers={"host": f"localhost:{server.port}"}).status_code == 200
+
+
+def test_a_read_only_service_refuses_writes(server, store_path):
+    body = {"items": [{"id": "new", "vector": [1.0] * DIM}]}
+    _one_line(httpx.post(server.url + "/api/v1/spaces/docs/items", json=body), 403, "read-only")
+    assert Store(store_path, readonly=True).space("docs").info().count == N
+
+
+def test_a_body_beyond_the_limit_is_413(server):
+    big = b'{"vector": [' + b"1.0, " * 4_000_000 + b'1.0]}'
+    _one_line(httpx.post(server.url + "/api/v1/spaces/docs/search", content=big,
+                         headers={"content-type": "application/json"}), 413, "larger")
+
+
+def test_openapi_schema(server):
+    schema = httpx.get(server.url + "/api/v1/openapi.json").json()
+    assert {"/api/v1/spaces", "/api/v1/spaces/{space}", "/api/v1/spaces/{space}/search",
+            "/api/v1/spaces/{space}/items/{item_id}", "/api/v1/spaces/{space}/items"} <= set(schema["paths"])
+
+
+def test_writes_need_the_token_and_are_all_or_nothing(writable):
+    url = writable.url + "/api/v1/spaces/docs"
+    auth = {"authorization": "Bearer s3cret"}
+    _one_line(httpx.get(url), 401, "Bearer")  # a token service: every request needs it
+    _one_line(httpx.get(url, headers={"authorization": "Bearer wrong"}), 401)
+    good = {"items": [{"id": "new1", "vector": [1.0] + [0.0] * (DIM - 1), "metadata": {"n": -1}},
+                      {"id": "new2", "vector": [0.0, 1.0] + [0.0] * (DIM - 2)}]}
+    r = httpx.post(url + "/items", json=good, headers=auth)
+    assert r.status_code == 200 and r.json()["added"] == 2, r.text
+    hits = httpx.post(url + "/search", json={"vector": good["items"][0]["vector"], "k": 1}, headers=auth).json()
+    assert hits["hits"][0]["id"] == "new1"
+    bad = {"items": [{"id": "new3", "vector": [1.0] * DIM}, {"id": "new4", "vector": [1.0] * (DIM - 1)}]}
+    _one_line(httpx.post(url + "/items", json=bad, headers=auth), 400)
+    mixed = {"items": [{"id": "new5", "vector": [1.0] * DIM}, {"id": "new6", "text": "t"}]}
+    _one_line(httpx.post(url + "/items", json=mixed, headers=auth), 400, "every item a vector")
+    assert httpx.get(url, headers=auth).json()["count"] == N + 2  # nothing of the bad batches
+    _one_line(httpx.post(writable.url + "/api/v1/spaces/nope/items", json=good, headers=auth), 404)
+
+
+@pytest.mark.parametrize("args, fragment", [(["serve", "--host", "0.0.0.0"], "without a token"),
+                                            (["serve", "--writable"], "needs a token")])
+def test_serve_refuses_unsafe_settings(capsys, store_path, monkeypatch, args, fragment):
+    monkeypatch.delenv("REPSPACE_TOKEN", raising=False)
+    code = main(["--store", str(store_path), *args, "--port", str(_free_port())])
+    err = capsys.readouterr().err
+    assert code != 0 and err.strip().splitlines()[-1].startswith("error: ") and fragment in err
+
+
+def test_serving_a_missing_store_is_an_error(capsys, tmp_path):
+    code = main(["--store", str(tmp_path / "none.db"), "serve", "--port", str(_free_port())])
+    assert code != 0 and "no store at" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_the_schema_is_json(server):
+    json.dumps(httpx.get(server.url + "/api/v1/openapi.json").json())
