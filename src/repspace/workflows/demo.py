@@ -182,4 +182,5 @@ def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: boo
     say("  repspace search glove --id coffee -k 10 --json")
     say("  repspace export stdlib-docs docs.parquet")
     say("  repspace ingest mydocs my.jsonl --text-col body     # your own data")
+    say("  repspace serve                                      # the JSON API: http://127.0.0.1:8765/api/v1/spaces")
     return result
