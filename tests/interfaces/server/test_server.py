@@ -126,7 +126,7 @@ def test_a_body_beyond_the_limit_is_413(server):
 
 def test_openapi_schema(server):
     schema = httpx.get(server.url + "/api/v1/openapi.json").json()
-    assert {"/api/v1/spaces", "/api/v1/spaces/{space}", "/api/v1/spaces/{space}/search",
+    assert {"/api/v1/health", "/api/v1/spaces", "/api/v1/spaces/{space}", "/api/v1/spaces/{space}/search",
             "/api/v1/spaces/{space}/items/{item_id}", "/api/v1/spaces/{space}/items"} <= set(schema["paths"])
 
 
