@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -33,26 +34,30 @@ def _make_store(path: Path) -> None:
 
 
 class Server:
-    """``repspace serve`` in a child process, on a free loopback port."""
+    """``repspace serve --port 0 --json`` in a child process: the port it bound is read from its first line."""
 
     def __init__(self, store: Path, *args: str, env: dict[str, str] | None = None) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         code = ("import sys; from repspace.interfaces.cli import main; "
-                f"sys.exit(main(['--store', {str(store)!r}, 'serve', '--port', '{self.port}', *{list(args)!r}]))")
+                f"sys.exit(main(['-q', '--store', {str(store)!r}, 'serve', '--port', '0', '--json', *{list(args)!r}]))")
         self.proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env={**os.environ, **(env or {})})
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # printed once the socket listens (or nothing if it exits)
+        if not line:
+            self.proc.wait(30)
+            raise RuntimeError(f"the server exited: {self.proc.stderr.read().decode() if self.proc.stderr else ''}")
+        self.info = json.loads(line)
+        self.url = self.info["url"].removesuffix("/api/v1")
+        self.port = int(self.url.rsplit(":", 1)[1])
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.proc.stderr.read().decode()}")
+        while time.monotonic() < deadline:  # listening already; wait for the app to answer
             try:
                 httpx.get(self.url + "/api/v1/openapi.json", timeout=1.0)
                 return
             except httpx.TransportError:
-                time.sleep(0.1)
+                time.sleep(0.05)
         self.stop()
-        raise RuntimeError("the server did not start in 60 s")
+        raise RuntimeError("the server did not answer in 60 s")
 
     def stop(self) -> None:
         self.proc.terminate()

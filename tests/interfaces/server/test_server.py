@@ -166,3 +166,8 @@ def test_serving_a_missing_store_is_an_error(capsys, tmp_path):
 
 def test_the_schema_is_json(server):
     json.dumps(httpx.get(server.url + "/api/v1/openapi.json").json())
+
+
+def test_serve_json_names_where_it_listens(server, store_path):
+    assert server.info == {"url": f"http://127.0.0.1:{server.port}/api/v1", "store": str(store_path),
+                           "writable": False, "token": False}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json as jsonlib
 import os
+import sys
 from typing import Annotated, Optional
 
 import typer
@@ -22,6 +24,8 @@ def serve_cmd(
                         ] = False,
     cors: Annotated[Optional[list[str]], typer.Option(help="A browser origin allowed to call the API "
                                                            "(repeatable; none by default).")] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print {url, store, writable, token} as one JSON line "
+                                                      "on stdout once listening (then serve).")] = False,
 ) -> None:
     """Serve the store over HTTP: a JSON API under /api/v1 (schema at /api/v1/openapi.json).
 
@@ -42,6 +46,14 @@ def serve_cmd(
 
     token = token or os.environ.get("REPSPACE_TOKEN") or None
     store = settings.store or default_store_path()
-    note(f"serving {store} on http://{host}:{port}/api/v1 ({'writable' if writable else 'read-only'}"
-         f"{', token required' if token else ''}); Ctrl-C stops")
-    serve(store, host=host, port=port, token=token, writable=writable, cors=cors)
+
+    def ready(url: str) -> None:
+        if json:  # one line, so that a script (or a test) reads it before the server's first request
+            sys.stdout.write(jsonlib.dumps({"url": url + "/api/v1", "store": str(store), "writable": writable,
+                                            "token": bool(token)}) + "\n")
+            sys.stdout.flush()
+        else:
+            note(f"serving {store} on {url}/api/v1 ({'writable' if writable else 'read-only'}"
+                 f"{', token required' if token else ''}); Ctrl-C stops")
+
+    serve(store, host=host, port=port, token=token, writable=writable, cors=cors, on_ready=ready)

@@ -9,6 +9,7 @@ Routes are in :mod:`repspace.interfaces.server.app`, request and response bodies
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,16 @@ def is_loopback(host: str) -> bool:
 
 
 def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
-          writable: bool = False, cors: list[str] | None = None) -> None:
+          writable: bool = False, cors: list[str] | None = None,
+          on_ready: Callable[[str], None] | None = None) -> None:
     """Run the service until interrupted.
 
     A non-loopback address needs a token (anyone on the network could read the store
-    otherwise); a writable service needs one whatever the address.
+    otherwise); a writable service needs one whatever the address. The socket is bound
+    before the app starts, so ``on_ready(url)`` gets the real port (``port=0``: any free one).
     """
+    import socket
+
     import uvicorn
 
     if not is_loopback(host) and not token:
@@ -54,4 +59,20 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, 
                          "store (give --token or $REPSPACE_TOKEN, or bind 127.0.0.1)")
     hosts = None if is_loopback(host) else ["*"]  # on a network address the token guards every request
     app = create_app(store_path, token=token, writable=writable, cors=cors, hosts=hosts)
-    uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
+    bare = host.strip("[]")
+    sock = socket.socket(socket.AF_INET6 if ":" in bare else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((bare, port))
+    except OSError as e:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port}: {e.strerror}") from None
+    sock.listen(2048)
+    shown = f"[{bare}]" if ":" in bare else bare
+    if on_ready is not None:
+        on_ready(f"http://{shown}:{sock.getsockname()[1]}")
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
