@@ -171,3 +171,22 @@ def test_the_schema_is_json(server):
 def test_serve_json_names_where_it_listens(server, store_path):
     assert server.info == {"url": f"http://127.0.0.1:{server.port}/api/v1", "store": str(store_path),
                            "writable": False, "token": False}
+
+
+def test_the_map_is_the_library_layout_in_json_and_arrow(server, store_path):
+    import pyarrow as pa
+
+    from repspace.workflows.layout import space_layout
+
+    want = space_layout(Store(store_path, readonly=True).space("docs"))
+    r = httpx.get(server.url + "/api/v1/spaces/docs/map")
+    assert r.status_code == 200 and r.headers["x-repspace-method"] == "pca"
+    got = r.json()
+    assert got["ids"] == want.ids and len(got["x"]) == N
+    np.testing.assert_allclose(np.c_[got["x"], got["y"]], want.coords, rtol=1e-6, atol=1e-6)
+    r = httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "arrow"})
+    table = pa.ipc.open_stream(r.content).read_all()
+    assert table.column("id").to_pylist() == want.ids
+    np.testing.assert_array_equal(table.column("x").to_numpy(), want.coords[:, 0])
+    _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"method": "tsne"}), 400, "tsne")
+    _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "xml"}), 400, "xml")

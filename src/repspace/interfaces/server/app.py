@@ -143,6 +143,34 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         return {"id": it.id, "text": it.text, "metadata": it.metadata,
                 "neighbours": [{"id": h.id, "score": h.score} for h in near]}
 
+    @app.get("/api/v1/spaces/{space}/map", responses={200: {"content": {
+        "application/json": {}, "application/vnd.apache.arrow.stream": {}}}, 400: {"model": S.Error},
+        404: {"model": S.Error}})
+    def layout(space: str, method: str = "pca", format: str = "json") -> Response:
+        """The space's 2-D layout in row order, with ids: JSON ``{ids, x, y}`` or an Arrow stream (id, x, y).
+
+        Computed once per space generation and kept beside the store.
+        """
+        from repspace.workflows.layout import space_layout
+
+        if format not in ("json", "arrow"):
+            raise InputError(f"format must be json or arrow, not {format!r}")
+        lay = space_layout(store.space(space), method)
+        headers = {"x-repspace-generation": str(lay.generation), "x-repspace-method": lay.method}
+        if format == "arrow":
+            import pyarrow as pa
+
+            table = pa.table({"id": pa.array(lay.ids, pa.string()), "x": lay.coords[:, 0], "y": lay.coords[:, 1]})
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+            return Response(sink.getvalue().to_pybytes(), media_type="application/vnd.apache.arrow.stream",
+                            headers=headers)
+        body = {"method": lay.method, "generation": lay.generation, "ids": lay.ids,
+                "x": lay.coords[:, 0].tolist(), "y": lay.coords[:, 1].tolist()}
+        return Response(json.dumps(body, ensure_ascii=False).encode(), media_type="application/json",
+                        headers=headers)
+
     @app.post("/api/v1/spaces/{space}/items", response_model=S.WriteResponse,
               responses={400: {"model": S.Error}, 401: {"model": S.Error}, 403: {"model": S.Error},
                          404: {"model": S.Error}})

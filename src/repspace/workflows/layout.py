@@ -1,0 +1,104 @@
+"""A stored space's 2-D layout, kept beside the store by state (like an index).
+
+A layout is computed once per (space, generation, method) and written to
+``STORE.indexes/<uid>/layouts/<method>.npz`` with the state it was computed at (uid,
+generation, next row, dead rows); it is read back while the space is unchanged, by this
+or any process, and recomputed after a write. Nothing is pickled.
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace import Store
+>>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
+>>> _ = sp.add(["a", "b", "c"], np.eye(3))
+>>> lay = space_layout(sp)
+>>> lay.ids, lay.coords.shape, lay.cached
+(['a', 'b', 'c'], (3, 2), False)
+>>> space_layout(sp).cached
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.core.exact import normalize_rows
+from repspace.core.space import Metric
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space
+
+#: Layout methods (UMAP is not built yet).
+METHODS = ("pca",)
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Item ids and their 2-D coordinates (float32, row order), with what made them."""
+
+    ids: list[str]
+    coords: np.ndarray
+    method: str
+    generation: int
+    cached: bool
+
+
+def space_layout(space: Space, method: str = "pca") -> Layout:
+    """The space's layout by ``method``, from the file beside the store when it is current."""
+    from repspace.engines.geometry.layout import pca_layout
+
+    if method not in METHODS:
+        raise InputError(f"unknown layout method {method!r}; use one of: {', '.join(METHODS)}")
+    info = space.info()
+    state = [space.uid, info.generation, info.next_row, info.dead_rows]
+    path = space.store.index_dir / space.uid / "layouts" / f"{method}.npz"
+    kept = _load(path, state, method)
+    if kept is not None:
+        return Layout(kept[0], kept[1], method, info.generation, True)
+    snap = space.snapshot()
+    vectors = normalize_rows(snap.vectors) if space.metric is Metric.COSINE else snap.vectors
+    coords = pca_layout(vectors) if len(snap.ids) else np.zeros((0, 2), np.float32)
+    if snap.generation == info.generation:  # the snapshot is of the state read above: keep it
+        _save(path, state, method, snap.ids, coords)
+    return Layout(list(snap.ids), coords, method, snap.generation, False)
+
+
+def _save(path: Path, state: list[int | str], method: str, ids: list[str], coords: np.ndarray) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = json.dumps({"format": FORMAT, "state": state, "method": method}).encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, meta=np.frombuffer(meta, np.uint8), coords=coords,
+                     ids=np.frombuffer(json.dumps(ids, ensure_ascii=False).encode(), np.uint8))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: a read-only folder only costs a recomputation
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _load(path: Path, state: list[int | str], method: str) -> tuple[list[str], np.ndarray] | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(bytes(z["meta"]).decode())
+            if meta != {"format": FORMAT, "state": state, "method": method}:
+                return None
+            ids = json.loads(bytes(z["ids"]).decode())
+            coords = z["coords"]
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+        return None
+    if not isinstance(ids, list) or coords.shape != (len(ids), 2):
+        return None
+    return ids, coords
