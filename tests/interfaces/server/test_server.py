@@ -190,3 +190,28 @@ def test_the_map_is_the_library_layout_in_json_and_arrow(server, store_path):
     np.testing.assert_array_equal(table.column("x").to_numpy(), want.coords[:, 0])
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"method": "tsne"}), 400, "tsne")
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "xml"}), 400, "xml")
+
+
+def test_compare_two_spaces_as_the_library_does(tmp_path):
+    from repspace.workflows.compare import compare_spaces
+
+    path = tmp_path / "two.db"
+    store = Store(path)
+    x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
+    ids = [f"i{i}" for i in range(200)]
+    store.create_space("a", dim=8).add(ids, x)
+    store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    want = compare_spaces(store.space("a"), store.space("b"), changed=5).to_dict()
+    store.close()
+    s = Server(path)
+    try:
+        r = httpx.get(s.url + "/api/v1/compare/a/b", params={"changed": 5}, timeout=120)
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert got["changed"] == want["changed"] and len(got["changed"]) == 5
+        assert got["n_shared"] == 200 and abs(got["cka_linear"] - want["cka_linear"]) < 1e-9
+        _one_line(httpx.get(s.url + "/api/v1/compare/a/nope"), 404, "nope")
+        _one_line(httpx.get(s.url + "/api/v1/compare/a/b", params={"changed": 10**6}), 422, "changed")
+        _one_line(httpx.get(s.url + "/api/v1/compare/a/b", params={"measures": "bogus"}), 400, "bogus")
+    finally:
+        s.stop()

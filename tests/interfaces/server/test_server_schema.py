@@ -43,7 +43,7 @@ def test_no_request_the_schema_allows_or_forbids_gets_a_server_error(api_schema)
     """Each operation, 80 generated requests (schemathesis's strategies driven by hypothesis directly: its
     pytest plugin does not load under this pytest)."""
     operations = [result.ok() for result in api_schema.get_all_operations()]
-    assert len(operations) == 7
+    assert len(operations) == 8
     statuses: dict[int, int] = {}
     for operation in operations:
         @given(case=st.tuples(operation.as_strategy(), st.booleans()).map(_on_the_space))

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
@@ -170,6 +170,15 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
                 "x": lay.coords[:, 0].tolist(), "y": lay.coords[:, 1].tolist()}
         return Response(json.dumps(body, ensure_ascii=False).encode(), media_type="application/json",
                         headers=headers)
+
+    @app.get("/api/v1/compare/{a}/{b}", responses={400: {"model": S.Error}, 404: {"model": S.Error}})
+    def compare(a: str, b: str, changed: int = Query(0, ge=0, le=1000), k: int = Query(10, ge=1, le=100),
+                measures: str | None = None) -> dict[str, Any]:
+        """Two spaces over the same items: CKA and the other measures, and the ``changed`` items whose
+        neighbourhoods moved most (kept, lost and gained neighbours); ``repspace compare``'s engine."""
+        from repspace.workflows.compare import compare_spaces
+
+        return compare_spaces(store.space(a), store.space(b), measures=measures, k=k, changed=changed).to_dict()
 
     @app.post("/api/v1/spaces/{space}/items", response_model=S.WriteResponse,
               responses={400: {"model": S.Error}, 401: {"model": S.Error}, 403: {"model": S.Error},
