@@ -45,3 +45,33 @@ def test_space_layout_is_kept_until_the_space_changes(store):
     assert not space_layout(sp).cached and space_layout(sp).cached
     with pytest.raises(InputError):
         space_layout(sp, "tsne")
+
+
+def test_umap_on_our_graph_is_as_trustworthy_as_umap_on_its_own(glove_vectors):
+    """The map of 2,000 GloVe words: UMAP fed repspace's exact kNN graph keeps 2-D neighbourhoods as well as
+    umap-learn finding its own neighbours (trustworthiness@10 within 0.02), and the same seed gives the same map."""
+    import umap
+    from sklearn.manifold import trustworthiness
+
+    from repspace.engines.geometry.layout import umap_layout
+
+    X = normalize_rows(np.asarray(glove_vectors[:2000], dtype=np.float32))
+    ours = umap_layout(X, metric="cosine")
+    theirs = umap.UMAP(n_neighbors=15, metric="cosine", random_state=0).fit_transform(X)
+    t_ours = trustworthiness(X, ours, n_neighbors=10, metric="cosine")
+    t_theirs = trustworthiness(X, theirs, n_neighbors=10, metric="cosine")
+    assert t_ours >= t_theirs - 0.02 and t_ours > 0.8, (t_ours, t_theirs)
+    np.testing.assert_array_equal(umap_layout(X, metric="cosine"), ours)
+
+
+def test_space_layout_by_umap_is_kept_apart_from_pca(store):
+    sp = store.create_space("u", dim=6, metric="l2")
+    sp.add([f"i{i}" for i in range(300)], np.random.default_rng(1).standard_normal((300, 6)).astype(np.float32))
+    u = space_layout(sp, "umap")
+    p = space_layout(sp, "pca")
+    assert u.method == "umap" and not u.cached and p.method == "pca" and not p.cached
+    assert space_layout(sp, "umap").cached and not np.allclose(u.coords, p.coords)
+    ip = store.create_space("ip", dim=6, metric="ip")
+    ip.add([f"i{i}" for i in range(30)], np.ones((30, 6), np.float32))
+    with pytest.raises(InputError):
+        space_layout(ip, "umap")

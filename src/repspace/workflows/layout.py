@@ -37,8 +37,8 @@ from repspace.core.space import Metric
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-#: Layout methods (UMAP is not built yet).
-METHODS = ("pca",)
+#: Layout methods: PCA (instant, the default) and UMAP on repspace's kNN graph (seed 0, 15 neighbours).
+METHODS = ("pca", "umap")
 FORMAT = 1
 
 
@@ -55,7 +55,7 @@ class Layout:
 
 def space_layout(space: Space, method: str = "pca") -> Layout:
     """The space's layout by ``method``, from the file beside the store when it is current."""
-    from repspace.engines.geometry.layout import pca_layout
+    from repspace.engines.geometry.layout import pca_layout, umap_layout
 
     if method not in METHODS:
         raise InputError(f"unknown layout method {method!r}; use one of: {', '.join(METHODS)}")
@@ -67,7 +67,14 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
         return Layout(kept[0], kept[1], method, info.generation, True)
     snap = space.snapshot()
     vectors = normalize_rows(snap.vectors) if space.metric is Metric.COSINE else snap.vectors
-    coords = pca_layout(vectors) if len(snap.ids) else np.zeros((0, 2), np.float32)
+    if not len(snap.ids):
+        coords = np.zeros((0, 2), np.float32)
+    elif method == "umap":
+        if space.metric is Metric.IP:
+            raise InputError("a UMAP layout needs a cosine or l2 space; this space's metric is ip")
+        coords = umap_layout(snap.vectors, metric=space.metric.value)
+    else:
+        coords = pca_layout(vectors)
     if snap.generation == info.generation:  # the snapshot is of the state read above: keep it
         _save(path, state, method, snap.ids, coords)
     return Layout(list(snap.ids), coords, method, snap.generation, False)
