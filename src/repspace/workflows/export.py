@@ -47,13 +47,12 @@ one; it gets the permissions ``open()`` would give a new file
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.atomic import write_atomic
 from repspace.core.errors import InputError
 from repspace.core.store.validate import MAX_METADATA_DEPTH, metadata_depth
 
@@ -240,32 +239,15 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _write_atomically(table: pa.Table, path: Path) -> None:
-    """Write ``table`` to a new file beside ``path`` (mode 0o666 less the umask), fsync it, rename it over ``path``."""
+    """Write ``table`` with :func:`~repspace.core.atomic.write_atomic` (mode 0o666 less the umask, flushed to
+    disk, renamed over ``path``); a place that cannot be written is one :class:`InputError` line."""
     import pyarrow.parquet as pq
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"cannot create the folder of {path}: {e.strerror or e}") from None
-    for _ in range(100):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-        try:  # the kernel applies the umask to 0o666, as open() does
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-            break
-        except FileExistsError:
-            continue
-        except OSError as e:
-            raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-    else:  # pragma: no cover - 100 collisions of 48 random bits
-        raise InputError(f"cannot write {path}: no free temporary name beside it")
     try:
-        with os.fdopen(fd, "wb") as f:
-            pq.write_table(table, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        write_atomic(path, lambda f: pq.write_table(table, f), durable=True)
     except OSError as e:
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -21,15 +21,13 @@ True
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repspace.core.atomic import read_npz, write_npz
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
@@ -39,7 +37,7 @@ if TYPE_CHECKING:
 
 #: Layout methods: PCA (instant, the default) and UMAP on repspace's kNN graph (seed 0, 15 neighbours).
 METHODS = ("pca", "umap")
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -81,31 +79,22 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
 
 
 def _save(path: Path, state: list[int | str], method: str, ids: list[str], coords: np.ndarray) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = json.dumps({"format": FORMAT, "state": state, "method": method}).encode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, meta=np.frombuffer(meta, np.uint8), coords=coords,
-                     ids=np.frombuffer(json.dumps(ids, ensure_ascii=False).encode(), np.uint8))
-        os.replace(tmp, path)
+        write_npz(path, {"format": FORMAT, "state": state, "method": method},
+                  {"coords": coords, "ids": np.frombuffer(json.dumps(ids, ensure_ascii=False).encode(), np.uint8)})
     except OSError:
         pass  # a cache: a read-only folder only costs a recomputation
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def _load(path: Path, state: list[int | str], method: str) -> tuple[list[str], np.ndarray] | None:
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            if meta != {"format": FORMAT, "state": state, "method": method}:
-                return None
-            ids = json.loads(bytes(z["ids"]).decode())
-            coords = z["coords"]
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, UnicodeDecodeError):
+    z = read_npz(path, {"format": FORMAT, "state": state, "method": method})
+    if z is None or "ids" not in z or "coords" not in z:
         return None
+    try:
+        ids = json.loads(bytes(z["ids"]).decode())
+    except ValueError:  # UnicodeDecodeError included
+        return None
+    coords = z["coords"]
     if not isinstance(ids, list) or coords.shape != (len(ids), 2):
         return None
     return ids, coords

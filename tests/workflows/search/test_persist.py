@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from repspace.workflows.search.persist import write_atomic, write_json
+from repspace.core.atomic import write_atomic
+from repspace.workflows.search.persist import write_json
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):

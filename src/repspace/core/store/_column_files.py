@@ -35,19 +35,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from repspace.core.atomic import read_npz, write_npz
 from repspace.core.filter_columns import Column
 
 #: Spaces with fewer items read a field from SQL in tens of milliseconds: nothing is written for them.
 PERSIST_MIN_ITEMS = 50_000
 #: Bumped when the layout of a file changes (older files are then ignored).
-FORMAT = 1
+FORMAT = 2
 
 #: The state a file belongs to: (space uid, generation, next row, dead rows).
 State = tuple[str, int, int, int]
@@ -59,50 +57,41 @@ def column_file(index_dir: Path, uid: str, path: tuple[str, ...]) -> Path:
     return index_dir / uid / "columns" / f"{digest}.npz"
 
 
+def _meta(state: State, path: tuple[str, ...]) -> dict[str, object]:
+    return {"format": FORMAT, "uid": state[0], "generation": state[1], "next_row": state[2],
+            "dead_rows": state[3], "path": list(path)}
+
+
 def save_column(file: Path, state: State, path: tuple[str, ...], rows: np.ndarray, col: Column) -> None:
     """Write a column (and the live rows it is aligned with) atomically."""
-    strings = [] if col.strings is None else col.strings.tolist()
-    arrays = {
-        "meta": np.frombuffer(json.dumps({"format": FORMAT, "uid": state[0], "generation": state[1],
-                                          "next_row": state[2], "dead_rows": state[3], "path": list(path),
-                                          "has_text": col.strings is not None}).encode(), dtype=np.uint8),
+    strings = [] if col.strings is None else col.strings.tolist()  # a text column has at least one string
+    big = sorted(col.big)
+    write_npz(file, _meta(state, path), {
         "rows": np.asarray(rows, dtype=np.int64), "kind": col.kind, "number": col.number, "exact": col.exact,
         "empty": col.empty, "codes": col.codes,
         "strings": np.frombuffer("".join(strings).encode("utf-8"), dtype=np.uint8),
         "string_ends": np.cumsum([len(t) for t in strings], dtype=np.int64),
-        "big_pos": np.array(sorted(col.big), dtype=np.int64),
-        "big_val": np.frombuffer(json.dumps([str(col.big[p]) for p in sorted(col.big)]).encode(), dtype=np.uint8),
-    }
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=file.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-        os.replace(tmp, file)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        "big_pos": np.array(big, dtype=np.int64), "big_val": np.array([str(col.big[p]) for p in big], dtype=str),
+    })
 
 
 def load_column(file: Path, state: State, path: tuple[str, ...]) -> tuple[np.ndarray, Column] | None:
     """The live rows and the column kept in ``file``, or None when it is absent, damaged or of another state."""
+    z = read_npz(file, _meta(state, path))
+    if z is None:
+        return None  # absent, damaged or stale: read again from the store
     try:
-        with np.load(file, allow_pickle=False) as z:
-            meta = json.loads(bytes(z["meta"]).decode())
-            if (meta.get("format"), meta.get("uid"), meta.get("generation"), meta.get("next_row"),
-                    meta.get("dead_rows"), meta.get("path")) != (FORMAT, *state, list(path)):
-                return None
-            rows, kind, number, exact, empty, codes = (z[k] for k in ("rows", "kind", "number", "exact", "empty",
-                                                                     "codes"))
-            strings = None
-            if meta["has_text"]:
-                whole = bytes(z["strings"]).decode("utf-8")
-                ends = z["string_ends"].tolist()
-                strings = np.empty(len(ends), dtype=object)
-                strings[:] = [whole[a:b] for a, b in zip([0, *ends[:-1]], ends)]
-            big = dict(zip(z["big_pos"].tolist(), (int(v) for v in json.loads(bytes(z["big_val"]).decode()))))
-    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile, UnicodeDecodeError):
-        return None  # absent or damaged: read again from the store
+        rows, kind, number, exact, empty, codes = (z[k] for k in ("rows", "kind", "number", "exact", "empty",
+                                                                 "codes"))
+        ends = z["string_ends"].tolist()
+        strings = None
+        if ends:
+            whole = bytes(z["strings"]).decode("utf-8")
+            strings = np.empty(len(ends), dtype=object)
+            strings[:] = [whole[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+        big = dict(zip(z["big_pos"].tolist(), (int(v) for v in z["big_val"].tolist())))
+    except (KeyError, ValueError, UnicodeDecodeError):
+        return None
     n = len(rows)
     if not all(len(a) == n for a in (kind, number, exact, empty, codes)) or int(codes.max(initial=-1)) >= (
             0 if strings is None else len(strings)):

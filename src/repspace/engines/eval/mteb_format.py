@@ -27,15 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.atomic import write_atomic
 from repspace.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -256,16 +255,8 @@ def results_folder(root: str | Path, name: str, revision: str,
 
 def _write_json(path: Path, data: Any, indent: int = 2) -> None:
     """Write atomically: a reader sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False, default=_json_default) + "\n"
+    write_atomic(path, lambda f: f.write(text.encode("utf-8")), durable=True)
 
 
 def _json_default(value: Any) -> Any:

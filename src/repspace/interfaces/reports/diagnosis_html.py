@@ -20,9 +20,7 @@ import html
 import io
 import json
 import math
-import os
 import re
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -31,6 +29,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from repspace.core.atomic import write_atomic
 from repspace.core.errors import InputError
 from repspace.core.estimate import Estimate
 from repspace.engines.geometry.diagnose import ROGUE_MIN_COSINE, Diagnosis
@@ -177,19 +176,7 @@ def write_diagnosis_html(path: str | Path, diagnosis: Diagnosis, **kwargs: Any) 
     """
     page = diagnosis_html(diagnosis, **kwargs).encode("utf-8")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    # os.open with 0o666 lets the umask decide the mode, as for any new file (mkstemp would make it 0600).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(page)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomic(path, lambda f: f.write(page), durable=True)  # the umask decides the mode, as for any new file
     return path
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.atomic import write_atomic
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
 from repspace.engines.search.hubness import (
@@ -34,7 +35,6 @@ from repspace.engines.search.hubness import (
 from repspace.workflows.search.persist import (
     read_json,
     stamp_matches,
-    write_atomic,
     write_json,
 )
 

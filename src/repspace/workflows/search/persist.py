@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
+from repspace.core.atomic import write_atomic
 from repspace.core.progress import Progress
 
 if TYPE_CHECKING:
@@ -110,25 +110,8 @@ _FILES: dict[str, tuple[int, int]] = {}
 _CHECKED: dict[str, tuple[SpaceInfo, Loaded[Any]]] = {}
 
 
-def write_atomic(path: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write a derived file atomically: ``write(f)`` into a temporary file in the same folder, then rename.
-
-    A reader sees the old file or the new one, never half of one; a failed
-    ``write`` leaves the old file and no temporary behind.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write JSON atomically (:func:`write_atomic`)."""
+    """Write JSON atomically (:func:`repspace.core.atomic.write_atomic`)."""
     write_atomic(path, lambda f: f.write(json.dumps(data, indent=1).encode()))
 
 
