@@ -24,8 +24,8 @@ cores: the figures are what one machine serving itself gets, not a server's capa
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -47,31 +47,28 @@ def sizes(quick: bool) -> dict[str, Any]:
             "clients": CLIENTS, "k": 10}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _start(store: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``repspace serve --port 0 --json``: the URL it listens on is its first line."""
     import httpx
 
-    port = _free_port()
     code = ("import sys; from repspace.interfaces.cli import main; "
-            f"sys.exit(main(['-q', '--store', {str(store)!r}, 'serve', '--port', '{port}']))")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
+            f"sys.exit(main(['-q', '--store', {str(store)!r}, 'serve', '--port', '0', '--json']))")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(30)
+        raise RuntimeError(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+    url = json.loads(line)["url"].removesuffix("/api/v1")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
         try:
             httpx.get(url + "/api/v1/health", timeout=1.0)
             return proc, url
         except httpx.TransportError:
-            time.sleep(0.2)
+            time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("the server did not start in 120 s")
+    raise RuntimeError("the server did not answer in 120 s")
 
 
 def _load(url: str, call: Callable[[Any, int], Any], clients: int, seconds: float) -> dict[str, Any]:

@@ -96,9 +96,7 @@ class Database:
         if version != SCHEMA_VERSION:
             raise StoreError(f"store {self.path} has schema version {version} and this repspace reads "
                              f"{SCHEMA_VERSION}: open it once for writing to migrate it")
-        c.execute("PRAGMA foreign_keys = ON")
-        c.execute("PRAGMA mmap_size = 4294967296")
-        c.execute("PRAGMA cache_size = -65536")
+        self._tune()
 
     def _configure(self) -> None:
         c = self.conn
@@ -114,6 +112,11 @@ class Database:
         # NORMAL is durable against a crashed or killed process in WAL mode (only
         # an OS crash or power loss can drop the last commits).
         c.execute("PRAGMA synchronous = NORMAL")
+        self._tune()
+
+    def _tune(self) -> None:
+        """The connection's own settings (read-write or read-only alike)."""
+        c = self.conn
         c.execute("PRAGMA foreign_keys = ON")
         c.execute("PRAGMA mmap_size = 4294967296")
         c.execute("PRAGMA cache_size = -65536")

@@ -183,11 +183,11 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
     @app.post("/api/v1/spaces/{space}/items", response_model=S.WriteResponse,
               responses={400: {"model": S.Error}, 401: {"model": S.Error}, 403: {"model": S.Error},
                          404: {"model": S.Error}})
-    def write(space: str, body: S.WriteRequest, request: Request) -> dict[str, Any]:
+    def write(space: str, body: S.WriteRequest) -> dict[str, Any]:
         """Add or replace items, all or none (the rules of ``repspace ingest``); needs ``--writable`` and the token."""
         from repspace.workflows.ingest import add_items
 
-        require_writer(request, token=token, writable=writable)
+        require_writer(writable=writable)
         with write_lock:
             report = add_items(store, space, [i.model_dump() for i in body.items])
         return report.to_dict()

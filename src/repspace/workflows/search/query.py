@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -244,10 +245,46 @@ def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_
     return allowed
 
 
-_BITS: OrderedDict[tuple[str, int, int, int], tuple[np.ndarray | None, np.ndarray]] = OrderedDict()
-_BITS_LOCK = threading.Lock()
+class _PerSelection:
+    """Values derived from a filter's selection, kept while that selection is (least recently used out).
+
+    A repeated filter's selection is the same read-only array
+    (:mod:`repspace.core.store._selections`), so ``id(candidates)`` keys what was derived
+    from it; each entry keeps a reference to the array, so that the id stays its own.
+    Writable arrays (not from the selection cache) are never kept. ``size`` measures an
+    entry against ``budget``; an entry larger than the whole budget is not kept.
+    """
+
+    def __init__(self, budget: int, size: Callable[[Any], int] = lambda value: 1) -> None:
+        self.budget, self.size = budget, size
+        self._held: OrderedDict[tuple[Any, ...], tuple[np.ndarray | None, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        """The keys held (a copy)."""
+        with self._lock:
+            return iter(list(self._held))
+
+    def get(self, key: tuple[Any, ...], candidates: np.ndarray | None) -> Any:
+        with self._lock:
+            hit = self._held.get(key)
+            if hit is None or hit[0] is not candidates:
+                return None
+            self._held.move_to_end(key)
+            return hit[1]
+
+    def put(self, key: tuple[Any, ...], candidates: np.ndarray | None, value: Any) -> None:
+        if (candidates is not None and candidates.flags.writeable) or self.size(value) > self.budget:
+            return
+        with self._lock:
+            self._held[key] = (candidates, value)
+            while sum(self.size(v) for _, v in self._held.values()) > self.budget:
+                self._held.popitem(last=False)
+
+
 #: Packed masks kept (one bit per row: 50 KB for 400,000 rows).
 BITS_CACHE = 32
+_BITS = _PerSelection(BITS_CACHE)
 
 
 def _allowed_bits(space: Space, info: Any, size: int, candidates: np.ndarray | None,
@@ -255,29 +292,20 @@ def _allowed_bits(space: Space, info: Any, size: int, candidates: np.ndarray | N
     """:func:`_allowed_mask` packed for FAISS, kept per (space generation, selection, size).
 
     Building and packing a mask over 400,000 rows costs about 0.5 ms, three times the graph
-    search it feeds; a repeated filter's selection is the same array
-    (:mod:`repspace.core.store._selections`), so its bitmap is built once.
+    search it feeds; a repeated filter's selection (or, without a filter, the live rows of a
+    generation) gets its bitmap built once.
     """
     from repspace.engines.search.hnsw import pack_mask
 
     if candidates is None and not needs_mask:
         return None
-    cacheable = candidates is None or not candidates.flags.writeable
     key = (space.uid, info.generation, 0 if candidates is None else id(candidates), size)
-    if cacheable:
-        with _BITS_LOCK:
-            hit = _BITS.get(key)
-            if hit is not None and hit[0] is candidates:
-                _BITS.move_to_end(key)
-                return hit[1]
-    mask = _allowed_mask(space, size, candidates, needs_mask)
-    assert mask is not None
-    bits = pack_mask(mask)
-    if cacheable:
-        with _BITS_LOCK:
-            _BITS[key] = (candidates, bits)  # the reference keeps id(candidates) unique
-            while len(_BITS) > BITS_CACHE:
-                _BITS.popitem(last=False)
+    bits = _BITS.get(key, candidates)
+    if bits is None:
+        mask = _allowed_mask(space, size, candidates, needs_mask)
+        assert mask is not None
+        bits = pack_mask(mask)
+        _BITS.put(key, candidates, bits)
     return bits
 
 
@@ -338,8 +366,8 @@ def _exact(
     return base_rows[idx], scores
 
 
-_GATHERED: OrderedDict[tuple[str, int, int], tuple[np.ndarray, np.ndarray]] = OrderedDict()
-_GATHERED_LOCK = threading.Lock()
+#: Gathered vectors of repeated filters' matches, GATHER_CACHE_BYTES in all.
+_GATHERED = _PerSelection(GATHER_CACHE_BYTES, size=lambda base: base.nbytes)
 
 
 def _gathered(space: Space, candidates: np.ndarray, info: Any) -> np.ndarray:
@@ -347,26 +375,19 @@ def _gathered(space: Space, candidates: np.ndarray, info: Any) -> np.ndarray:
 
     Read from the memory-mapped vector file (built once, like an index), not from the
     store on every call (10,000 matches of 100,000: 71 -> 1,390 queries/s); a repeated
-    filter (its selection is the same array, :mod:`repspace.core.store._selections`) reuses
-    the gathered copy, up to :data:`GATHER_CACHE_BYTES` in all.
+    filter reuses the gathered copy, up to :data:`GATHER_CACHE_BYTES` in all.
     """
     from repspace.workflows.search.vectorfile import ensure_vector_file
 
     key = (space.uid, info.generation, id(candidates))
-    with _GATHERED_LOCK:
-        hit = _GATHERED.get(key)
-        if hit is not None and hit[0] is candidates:
-            _GATHERED.move_to_end(key)
-            return hit[1]
+    base = _GATHERED.get(key, candidates)
+    if base is not None:
+        return base
     tier = ensure_vector_file(space, info=info, recheck=False).index
     base = tier.read(candidates)
     if space.metric is Metric.COSINE and not tier.normalized:
         base = normalize_rows(base)
-    if not candidates.flags.writeable and base.nbytes <= GATHER_CACHE_BYTES:  # a cached selection
-        with _GATHERED_LOCK:
-            _GATHERED[key] = (candidates, base)  # the reference keeps id(candidates) unique
-            while sum(b.nbytes for _, b in _GATHERED.values()) > GATHER_CACHE_BYTES:
-                _GATHERED.popitem(last=False)
+    _GATHERED.put(key, candidates, base)
     return base
 
 
@@ -548,10 +569,7 @@ def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, 
     from repspace.engines.search.fusion import rrf, weighted_sum
     from repspace.workflows.search.lexical import ensure_lexical
 
-    if fusion not in ("rrf", "sum"):
-        raise InputError(f"fusion must be rrf or sum, not {fusion!r}")
-    if not np.isfinite(lexical_weight) or lexical_weight < 0:
-        raise InputError(f"the lexical weight must be a non-negative number, not {lexical_weight!r}")
+    # fusion and lexical_weight were checked by search_space before the query was embedded
     info = space.info()
     allowed = None
     n_cand = info.count
