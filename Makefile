@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast bench evaluation clean
+.PHONY: install demo test test-fast bench evaluation clean web browser
 
 install: $(STAMP)
 
@@ -26,8 +26,17 @@ $(STAMP): pyproject.toml | $(PY)
 demo: $(STAMP)
 	$(VENV)/bin/repspace --store .demo/store.db demo
 
+# The explorer's browser tests drive Debian's chromium (installed here when missing; never a browser download).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Rebuild the explorer's front end (web/, npm packages pinned by its lockfile) into the package.
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
 # The import contract first (pyproject.toml: layers, independent engines, no cycles), then every test.
-test: $(STAMP)
+test: $(STAMP) browser
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 

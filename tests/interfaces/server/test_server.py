@@ -78,6 +78,10 @@ def test_item_with_its_neighbours(server, store_path):
     assert (item["text"], item["metadata"]) == ("doc number 7", {"n": 7, "lang": "de"})
     want = Store(store_path, readonly=True).space("docs").search(id="d7", k=10)
     assert [n["id"] for n in item["neighbours"]] == [h.id for h in want]
+    exact = Store(store_path, readonly=True).space("docs").search(id="d7", k=10, index="exact")
+    assert [n["id"] for n in item["exact"]] == [h.id for h in exact]
+    # the approximate list comes from an index earlier tests of this module built, or is null: none is built for it
+    assert (item["approximate"] is None) == (item["index"] is None)
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/items/nope"), 404, "nope")
 
 
@@ -169,7 +173,8 @@ def test_the_schema_is_json(server):
 
 
 def test_serve_json_names_where_it_listens(server, store_path):
-    assert server.info == {"url": f"http://127.0.0.1:{server.port}/api/v1", "store": str(store_path),
+    assert server.info == {"url": f"http://127.0.0.1:{server.port}/api/v1",
+                           "explorer": f"http://127.0.0.1:{server.port}/", "store": str(store_path),
                            "writable": False, "token": False}
 
 
@@ -188,6 +193,11 @@ def test_the_map_is_the_library_layout_in_json_and_arrow(server, store_path):
     table = pa.ipc.open_stream(r.content).read_all()
     assert table.column("id").to_pylist() == want.ids
     np.testing.assert_array_equal(table.column("x").to_numpy(), want.coords[:, 0])
+    r = httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "f32"})
+    assert r.headers["content-type"] == "application/octet-stream" and r.headers["x-repspace-count"] == str(N)
+    np.testing.assert_array_equal(np.frombuffer(r.content, "<f4").reshape(-1, 2), want.coords)
+    got = httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "ids"}).json()
+    assert got["ids"] == want.ids
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"method": "tsne"}), 400, "tsne")
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "xml"}), 400, "xml")
 
@@ -213,5 +223,66 @@ def test_compare_two_spaces_as_the_library_does(tmp_path):
         _one_line(httpx.get(s.url + "/api/v1/compare/a/nope"), 404, "nope")
         _one_line(httpx.get(s.url + "/api/v1/compare/a/b", params={"changed": 10**6}), 422, "changed")
         _one_line(httpx.get(s.url + "/api/v1/compare/a/b", params={"measures": "bogus"}), 400, "bogus")
+    finally:
+        s.stop()
+
+
+def test_fields_and_columns_for_colouring_the_map(server, store_path):
+    from repspace.workflows.explore import map_column
+
+    got = httpx.get(server.url + "/api/v1/spaces/docs/fields").json()
+    assert {(f["name"], f["kind"], f["count"]) for f in got["fields"]} == {("n", "number", N), ("lang", "category", N)}
+    assert [o["name"] for o in got["overlays"]] == ["@map_agreement", "@recall"]
+    sp = Store(store_path, readonly=True).space("docs")
+    for name in ("lang", "n", "@map_agreement"):
+        r = httpx.get(server.url + "/api/v1/spaces/docs/column", params={"name": name}, timeout=60)
+        assert r.status_code == 200, r.text
+        assert r.json() == json.loads(json.dumps(map_column(sp, name)))
+    _one_line(httpx.get(server.url + "/api/v1/spaces/docs/column", params={"name": "@bogus"}), 400, "bogus")
+    _one_line(httpx.get(server.url + "/api/v1/spaces/docs/column"), 422, "name")
+
+
+def test_two_space_routes(tmp_path):
+    from repspace.workflows.explore import pair_item, pair_jaccard
+
+    path = tmp_path / "two.db"
+    store = Store(path)
+    x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
+    ids = [f"i{i}" for i in range(200)]
+    store.create_space("a", dim=8).add(ids, x)
+    store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    want_j = pair_jaccard(store.space("a"), store.space("b"), 10)
+    want_i = pair_item(store.space("a"), store.space("b"), "i7", 10)
+    store.close()
+    s = Server(path)
+    try:
+        assert httpx.get(s.url + "/api/v1/compare/a/b/jaccard", timeout=60).json() == want_j
+        assert httpx.get(s.url + "/api/v1/compare/a/b/items/i7").json() == want_i
+        r = httpx.post(s.url + "/api/v1/compare/a/b/search", json={"id": "i7", "k": 3}).json()
+        assert r["map"] is None and r["mapped"] is None and [len(r["a"]), len(r["b"])] == [3, 3]
+        _one_line(httpx.post(s.url + "/api/v1/compare/a/b/search", json={"k": 3}), 422, "exactly one")
+        _one_line(httpx.get(s.url + "/api/v1/compare/a/b/items/nope"), 400, "nope")
+    finally:
+        s.stop()
+
+
+def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
+    path = tmp_path / "t.db"
+    _make_store(path)
+    s = Server(path, "--token", "tok;en with spaces")
+    try:
+        _one_line(httpx.get(s.url + "/api/v1/spaces"), 401, "Bearer")
+        _one_line(httpx.get(s.url + "/", params={"token": "wrong"}), 401, "wrong token")
+        r = httpx.get(s.url + "/", params={"token": "tok;en with spaces"})
+        assert r.status_code == 303 and r.headers["location"] == "/"
+        cookie = r.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie and "tok;en" not in cookie
+        with httpx.Client(base_url=s.url, cookies=r.cookies) as browser:
+            assert browser.get("/api/v1/spaces").status_code == 200
+            assert browser.post("/api/v1/spaces/docs/search", json={"id": "d1", "k": 2}).status_code == 200
+            _one_line(browser.post("/api/v1/spaces/docs/items", json={"items": [{"id": "x", "vector": [1] * DIM}]}),
+                      401, "Bearer")  # a write needs the header, never the cookie
+        with httpx.Client(base_url=s.url, cookies={"repspace_token": "forged"}) as other:
+            _one_line(other.get("/api/v1/spaces"), 401)
     finally:
         s.stop()

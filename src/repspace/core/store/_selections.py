@@ -79,8 +79,28 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
             _SELECTIONS.move_to_end(key)
             STATS["cached"] += 1
             return hit
+    paths = fields_of(flt.expr)
+    rows, columns = columns_of(c, sid, uid, generation, paths, next_row=next_row, dead_rows=dead_rows,
+                               index_dir=index_dir)
+    with _LOCK:
+        selected = rows[evaluate_columns(flt.expr, columns)]
+        selected.flags.writeable = False
+        _SELECTIONS[key] = selected
+        while len(_SELECTIONS) > MAX_SELECTIONS:
+            _SELECTIONS.popitem(last=False)
+        return selected
+
+
+def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[str, ...]] | set[tuple[str, ...]], *,
+               next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None
+               ) -> tuple[np.ndarray, dict[tuple[str, ...], Column]]:
+    """The live rows and the columns of ``paths`` at the state read in ``c``: kept, from files, or read.
+
+    What :func:`select_rows` evaluates a filter on; the explorer colours a map by the
+    same columns. Columns read here are kept per generation like a filter's.
+    """
+    with _LOCK:
         _forget_older(uid, generation)
-        paths = fields_of(flt.expr)
         # Local references: another thread may evict entries while this one reads.
         columns = {p: _COLUMNS[(uid, generation, p)] for p in paths if (uid, generation, p) in _COLUMNS}
         rows = _ROWS.get((uid, generation))
@@ -120,12 +140,7 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
         for p in paths:
             if (uid, generation, p) in _COLUMNS:
                 _COLUMNS.move_to_end((uid, generation, p))
-        selected = rows[evaluate_columns(flt.expr, columns)]
-        selected.flags.writeable = False
-        _SELECTIONS[key] = selected
-        while len(_SELECTIONS) > MAX_SELECTIONS:
-            _SELECTIONS.popitem(last=False)
-        return selected
+    return rows, columns
 
 
 def _read_columns(c: Any, sid: int, paths: list[tuple[str, ...]]) -> tuple[np.ndarray, dict[tuple[str, ...], Column]]:

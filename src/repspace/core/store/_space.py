@@ -645,6 +645,53 @@ class Space:
             return select_rows(c, sid, self._info.uid, generation, flt, next_row=next_row, dead_rows=dead_rows,
                                index_dir=self.store.index_dir)
 
+    def columns(self, fields: Sequence[str]) -> tuple[int, np.ndarray, dict[str, Any]]:
+        """Top-level metadata fields as columns: ``(generation, live rows ascending, {field: Column})``.
+
+        The columns filters are evaluated on (:class:`~repspace.core.filter_columns.Column`:
+        each item's JSON type and value), kept per generation and, for large spaces,
+        beside the store; the rows are those of :meth:`snapshot` at the same generation.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], np.eye(2), metadata=[{"n": 1}, {"lang": "en"}])
+        >>> gen, rows, cols = sp.columns(["n", "lang"])
+        >>> rows.tolist(), cols["n"].number.tolist()[:1], cols["lang"].text.tolist()
+        ([0, 1], [1.0], [None, 'en'])
+        """
+        from repspace.core.store._selections import columns_of
+
+        paths = {name: (str(name),) for name in fields}
+        with self.store.db.read() as c:
+            sid, generation, next_row, dead_rows = self._state(c)
+            rows, cols = columns_of(c, sid, self._info.uid, generation, sorted(set(paths.values())),
+                                    next_row=next_row, dead_rows=dead_rows, index_dir=self.store.index_dir)
+        return generation, rows, {name: cols[path] for name, path in paths.items()}
+
+    def field_counts(self) -> tuple[int, list[tuple[str, str, int]]]:
+        """``(generation, [(field, JSON type, items), ...])`` of the live items' top-level metadata, by field.
+
+        One scan of the space's metadata in SQLite (``json_each``).
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], np.eye(2), metadata=[{"n": 1}, {"n": 2.5, "lang": "en"}])
+        >>> sp.field_counts()[1]
+        [('lang', 'text', 1), ('n', 'integer', 1), ('n', 'real', 1)]
+        """
+        with self.store.db.read() as c:
+            sid, generation, *_ = self._state(c)
+            found = c.execute(
+                "SELECT j.key, j.type, count(*) FROM items, json_each(items.meta) AS j WHERE items.space_id = ?"
+                " GROUP BY j.key, j.type ORDER BY j.key, j.type", (sid,)).fetchall()
+        return generation, [(str(k), str(t), int(n)) for k, t, n in found]
+
     def filter_rows_sql(self, where: str | Filter) -> np.ndarray:
         """:meth:`filter_rows` evaluated by SQLite on every call: the reference, never cached."""
         from repspace.core.filters import Filter

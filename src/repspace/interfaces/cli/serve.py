@@ -24,7 +24,7 @@ def serve_cmd(
                         ] = False,
     cors: Annotated[Optional[list[str]], typer.Option(help="A browser origin allowed to call the API "
                                                            "(repeatable; none by default).")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print {url, store, writable, token} as one JSON line "
+    json: Annotated[bool, typer.Option("--json", help="Print {url, explorer, store, writable, token} as one JSON line "
                                                       "on stdout once listening (then serve).")] = False,
 ) -> None:
     """Serve the store over HTTP: a JSON API under /api/v1 (schema at /api/v1/openapi.json).
@@ -49,11 +49,12 @@ def serve_cmd(
 
     def ready(url: str) -> None:
         if json:  # one line, so that a script (or a test) reads it before the server's first request
-            sys.stdout.write(jsonlib.dumps({"url": url + "/api/v1", "store": str(store), "writable": writable,
-                                            "token": bool(token)}) + "\n")
+            sys.stdout.write(jsonlib.dumps({"url": url + "/api/v1", "explorer": url + "/", "store": str(store),
+                                            "writable": writable, "token": bool(token)}) + "\n")
             sys.stdout.flush()
         else:
             note(f"serving {store} on {url}/api/v1 ({'writable' if writable else 'read-only'}"
                  f"{', token required' if token else ''}); Ctrl-C stops")
+            note(f"explorer: {url}/{'?token=<your token>' if token else ''}")
 
     serve(store, host=host, port=port, token=token, writable=writable, cors=cors, on_ready=ready)

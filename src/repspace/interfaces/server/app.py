@@ -50,6 +50,10 @@ from repspace.interfaces.server.security import Guard, require_writer
 
 #: Neighbours listed with an item.
 ITEM_NEIGHBOURS = 10
+#: What ``GET .../map`` answers in.
+MAP_FORMATS = ("json", "arrow", "f32", "ids")
+#: The explorer's page and its built scripts (web/ builds them; ``make web``).
+STATIC = Path(__file__).parent / "static"
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -136,27 +140,56 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
     @app.get("/api/v1/spaces/{space}/items/{item_id}", response_model=S.ItemResponse,
              responses={404: {"model": S.Error}})
     def item(space: str, item_id: str) -> dict[str, Any]:
-        """One item: its text, metadata and nearest neighbours."""
+        """One item: its text, metadata and nearest neighbours (the planner's search), with its exact and
+        approximate neighbours side by side (``approximate`` is null when the space has no approximate index)."""
+        from repspace.workflows.explore import item_neighbours
+
         sp = store.space(space)
         (it,) = sp.get([item_id])
         near = sp.search(id=item_id, k=ITEM_NEIGHBOURS)
         return {"id": it.id, "text": it.text, "metadata": it.metadata,
-                "neighbours": [{"id": h.id, "score": h.score} for h in near]}
+                "neighbours": [{"id": h.id, "score": h.score} for h in near],
+                **item_neighbours(sp, item_id, ITEM_NEIGHBOURS)}
+
+    @app.get("/api/v1/spaces/{space}/fields", responses={404: {"model": S.Error}})
+    def fields(space: str) -> dict[str, Any]:
+        """The metadata fields a map can be coloured by (``number``, ``bool``, ``category``) and the overlays."""
+        from repspace.workflows.explore import map_fields
+
+        return map_fields(store.space(space))
+
+    @app.get("/api/v1/spaces/{space}/column", responses={400: {"model": S.Error}, 404: {"model": S.Error},
+                                                          409: {"model": S.Error}})
+    def column(space: str, name: str = Query(..., min_length=1, max_length=200), method: str = "pca") -> Response:
+        """One field (or an ``@`` overlay: ``@map_agreement``, ``@recall``) for every point, in the map's order."""
+        from repspace.workflows.explore import map_column
+
+        out = map_column(store.space(space), name, method)
+        return Response(json.dumps(out, ensure_ascii=False).encode(), media_type="application/json")
 
     @app.get("/api/v1/spaces/{space}/map", responses={200: {"content": {
         "application/json": {}, "application/vnd.apache.arrow.stream": {}}}, 400: {"model": S.Error},
         404: {"model": S.Error}})
     def layout(space: str, method: str = "pca", format: str = "json") -> Response:
-        """The space's 2-D layout in row order, with ids: JSON ``{ids, x, y}`` or an Arrow stream (id, x, y).
+        """The space's 2-D layout in row order, with ids: JSON ``{ids, x, y}``, an Arrow stream (id, x, y),
+        ``f32`` (raw little-endian float32 ``x0, y0, x1, y1, ...``: 8 bytes a point, what the explorer
+        draws first) or ``ids`` (JSON ``{generation, ids}``, in the same order).
 
         Computed once per space generation and kept beside the store.
         """
         from repspace.workflows.layout import space_layout
 
-        if format not in ("json", "arrow"):
-            raise InputError(f"format must be json or arrow, not {format!r}")
+        if format not in MAP_FORMATS:
+            raise InputError(f"format must be one of {', '.join(MAP_FORMATS)}, not {format!r}")
         lay = space_layout(store.space(space), method)
-        headers = {"x-repspace-generation": str(lay.generation), "x-repspace-method": lay.method}
+        headers = {"x-repspace-generation": str(lay.generation), "x-repspace-method": lay.method,
+                   "x-repspace-count": str(len(lay.ids))}
+        if format == "f32":
+            return Response(np.ascontiguousarray(lay.coords, dtype="<f4").tobytes(),
+                            media_type="application/octet-stream", headers=headers)
+        if format == "ids":
+            return Response(json.dumps({"generation": lay.generation, "ids": lay.ids}, ensure_ascii=False).encode(),
+                            media_type="application/json", headers=headers)
         if format == "arrow":
             import pyarrow as pa
 
@@ -179,6 +212,40 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         from repspace.workflows.compare import compare_spaces
 
         return compare_spaces(store.space(a), store.space(b), measures=measures, k=k, changed=changed).to_dict()
+
+    @app.get("/api/v1/compare/{a}/{b}/jaccard", responses={400: {"model": S.Error}, 404: {"model": S.Error}})
+    def compare_jaccard(a: str, b: str, k: int = Query(10, ge=1, le=100), method: str = "pca") -> Response:
+        """Each point of ``a``'s map: the Jaccard similarity of its ``k`` nearest neighbours in ``a`` and ``b``."""
+        from repspace.workflows.explore import pair_jaccard
+
+        out = pair_jaccard(store.space(a), store.space(b), k, method)
+        return Response(json.dumps(out).encode(), media_type="application/json")
+
+    @app.get("/api/v1/compare/{a}/{b}/items/{item_id}", responses={400: {"model": S.Error}, 404: {"model": S.Error}})
+    def compare_item(a: str, b: str, item_id: str, k: int = Query(10, ge=1, le=100)) -> dict[str, Any]:
+        """One item's neighbours in both spaces: kept, lost (in ``a`` only) and gained (in ``b`` only)."""
+        from repspace.workflows.explore import pair_item
+
+        return pair_item(store.space(a), store.space(b), item_id, k)
+
+    @app.post("/api/v1/compare/{a}/{b}/search", responses={400: {"model": S.Error}, 404: {"model": S.Error},
+                                                          422: {"model": S.Error}})
+    def compare_search(a: str, b: str, body: S.PairSearchRequest) -> dict[str, Any]:
+        """A text's or an id's top k in ``a``, in ``b``, and mapped from ``a`` into ``b`` by a stored alignment."""
+        from repspace.workflows.explore import pair_search
+
+        return pair_search(store, store.space(a), store.space(b), text=body.text, id=body.id, k=body.k)
+
+    if (STATIC / "index.html").is_file():
+        from fastapi.staticfiles import StaticFiles
+
+        @app.get("/", include_in_schema=False)
+        def page() -> Response:
+            """The explorer."""
+            return Response((STATIC / "index.html").read_bytes(), media_type="text/html",
+                            headers={"cache-control": "no-cache"})
+
+        app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.post("/api/v1/spaces/{space}/items", response_model=S.WriteResponse,
               responses={400: {"model": S.Error}, 401: {"model": S.Error}, 403: {"model": S.Error},

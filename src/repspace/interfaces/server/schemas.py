@@ -71,6 +71,25 @@ class ItemResponse(BaseModel):
     text: str | None
     metadata: dict[str, Any]
     neighbours: list[Neighbour]
+    exact: list[Neighbour]
+    approximate: list[Neighbour] | None = Field(description="The approximate index's neighbours (null: none).")
+    index: str | None = Field(description="The index ``approximate`` came from.")
+
+
+class PairSearchRequest(BaseModel):
+    """A query in two spaces: a ``text`` or a stored ``id`` (exactly one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str | None = Field(None, max_length=10_000)
+    id: str | None = None
+    k: int = Field(10, ge=1, le=100)
+
+    @model_validator(mode="after")
+    def _one_query(self) -> PairSearchRequest:
+        if (self.text is None) == (self.id is None):
+            raise ValueError("give exactly one of text, id")
+        return self
 
 
 class NewItem(BaseModel):

@@ -4,7 +4,11 @@
   in the user's browser) is refused with 400 before any route runs.
 * **Token**: when the service has one, every request carries ``Authorization: Bearer TOKEN``
   (compared in constant time) or gets 401; writes always need it, and a service without
-  ``--writable`` refuses them with 403.
+  ``--writable`` refuses them with 403. A browser opens ``/?token=TOKEN`` once (Jupyter's
+  convention): the answer is a redirect to ``/`` that sets the token as an ``HttpOnly``,
+  ``SameSite=Strict`` cookie, which then stands for the header on reads (never on writes:
+  they need the header). A cookie that is never sent cross-site cannot be used by another
+  page (no CSRF).
 * **Body size**: a body beyond the limit (by ``Content-Length`` or as it streams) is a 413.
 * **CORS**: none, unless origins are named.
 
@@ -14,6 +18,7 @@ request); errors are JSON ``{"error": ...}`` like every other one of the API.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -84,7 +89,35 @@ class Guard:
         if self.token is None:
             return True
         scheme, _, given = authorization.partition(" ")
-        return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), self.token.encode())
+        return scheme.lower() == "bearer" and self.same(given.strip())
+
+    def same(self, given: str) -> bool:
+        """``given`` is the token (constant time)."""
+        return self.token is not None and hmac.compare_digest(given.encode(), self.token.encode())
+
+    def cookie_value(self) -> str:
+        """What the browser's cookie holds: a digest of the token (any token, whatever its characters,
+        makes a valid cookie value; the token itself is not kept by the browser)."""
+        return hashlib.sha256(f"repspace-cookie:{self.token}".encode()).hexdigest()
+
+
+#: The cookie a browser keeps the token in after opening ``/?token=...``.
+COOKIE = "repspace_token"
+
+
+def _cookie(headers: dict[str, str]) -> str | None:
+    from http.cookies import SimpleCookie
+
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(headers.get("cookie", ""))
+    except Exception:  # noqa: BLE001  (a malformed Cookie header is no token)
+        return None
+    return jar[COOKIE].value if COOKIE in jar else None
+
+
+def _is_write(scope: Scope) -> bool:
+    return scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/items")
 
 
 def require_writer(*, writable: bool) -> None:
@@ -105,9 +138,24 @@ class _GuardMiddleware:
         if not self.guard.host_ok(headers.get("host", "")):
             await _reply(send, 400, "this service does not answer to that Host header")
             return
+        if self.guard.token is not None and scope.get("method") == "GET" and scope.get("path") == "/":
+            from urllib.parse import parse_qs
+
+            given = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [None])[0]
+            if given is not None:
+                if not self.guard.same(given):
+                    await _reply(send, 401, "wrong token")
+                    return
+                await send({"type": "http.response.start", "status": 303, "headers": [
+                    (b"location", b"/"), (b"content-length", b"0"),
+                    (b"set-cookie", f"{COOKIE}={self.guard.cookie_value()}; HttpOnly; SameSite=Strict; Path=/".encode("latin-1"))]})
+                await send({"type": "http.response.body", "body": b""})
+                return
         if scope.get("method") != "OPTIONS" and not self.guard.token_ok(headers.get("authorization", "")):
-            await _reply(send, 401, "this service needs Authorization: Bearer TOKEN")
-            return
+            cookie = None if _is_write(scope) or self.guard.token is None else _cookie(headers)
+            if cookie is None or not hmac.compare_digest(cookie.encode(), self.guard.cookie_value().encode()):
+                await _reply(send, 401, "this service needs Authorization: Bearer TOKEN (a browser: open /?token=TOKEN)")
+                return
         length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.guard.max_body):
             await _reply(send, 413, f"the request body is larger than {self.guard.max_body} bytes")

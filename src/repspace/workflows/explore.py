@@ -1,0 +1,372 @@
+"""What the explorer shows on a map, computed in the original spaces.
+
+Every per-item array here is aligned with the space's layout
+(:func:`repspace.workflows.layout.space_layout`: the live items in row order at one
+generation), so the browser colours point ``i`` of the map with value ``i``:
+
+* :func:`map_fields` and :func:`map_column`: metadata fields (and the diagnostics
+  ``diagnose --save`` stores there: ``k_occurrence``, ``hub``, ``local_id``) as
+  columns, read by the same code filters are evaluated with;
+* :func:`map_agreement`: for each item, the share of its ``k`` nearest neighbours on
+  the 2-D map that are among its ``k`` nearest in the original space (where the map
+  misleads);
+* :func:`index_recall`: recall@k of the approximate index for a seeded sample of
+  items used as queries (NaN for the others): where on the map the index loses
+  neighbours;
+* :func:`pair_jaccard`, :func:`pair_item`, :func:`pair_search`: two spaces over the
+  same items: each item's neighbourhood Jaccard, one item's kept / lost / gained
+  neighbours, a query's top-k in both (and mapped from one into the other when a
+  stored alignment exists).
+
+Overlays are kept beside the store by state, like layouts, and recomputed after a
+write.
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace import Store
+>>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+>>> x = np.random.default_rng(0).standard_normal((60, 8))
+>>> _ = sp.add([f"i{j}" for j in range(60)], x, metadata=[{"n": j, "lang": "ab"[j % 2]} for j in range(60)])
+>>> [(f["name"], f["kind"]) for f in map_fields(sp)["fields"]]
+[('lang', 'category'), ('n', 'number')]
+>>> map_column(sp, "lang")["categories"]
+['a', 'b']
+>>> agree = map_agreement(sp, k=5)
+>>> agree.shape, bool(0 <= agree.min() <= agree.max() <= 1)
+((60,), True)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repspace.core.atomic import read_npz, write_npz
+from repspace.core.errors import ConflictError, InputError
+from repspace.core.exact import normalize_rows
+from repspace.core.space import Metric
+from repspace.workflows.layout import space_layout
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space, Store
+
+__all__ = ["OVERLAYS", "map_fields", "map_column", "map_agreement", "index_recall", "item_neighbours",
+           "pair_jaccard", "pair_item", "pair_search", "find_alignment"]
+
+#: Computed per-item overlays, by the name the API and the page use for them.
+OVERLAYS = {"@map_agreement": "2-D map vs original space: share of the 10 map neighbours that are true neighbours",
+            "@recall": "recall@10 of the approximate index, for a sample of items used as queries"}
+#: Categories listed for a text field (the most frequent; the rest are "(other)").
+MAX_CATEGORIES = 40
+#: Items used as queries for the recall overlay (seeded sample).
+RECALL_SAMPLE = 10_000
+FORMAT = 1
+
+
+def map_fields(space: Space) -> dict[str, Any]:
+    """The fields a map can be coloured by: ``{"generation", "fields": [{"name", "kind", "count"}], "overlays"}``.
+
+    ``kind`` is ``number`` (integers and reals), ``bool``, or ``category`` (text, or
+    a mix of types); fields holding only arrays, objects or nulls are left out.
+    """
+    generation, found = space.field_counts()
+    by_field: dict[str, dict[str, int]] = {}
+    for name, kind, n in found:
+        by_field.setdefault(name, {})[kind] = n
+    fields = []
+    for name, kinds in by_field.items():
+        kind = _kind(kinds)
+        if kind is not None:
+            fields.append({"name": name, "kind": kind,
+                           "count": sum(n for t, n in kinds.items() if t not in ("null", "array", "object"))})
+    overlays = [{"name": k, "label": v} for k, v in OVERLAYS.items()]
+    return {"generation": generation, "fields": fields, "overlays": overlays}
+
+
+def _kind(kinds: dict[str, int]) -> str | None:
+    types = set(kinds) - {"null", "array", "object"}
+    if not types:
+        return None
+    if types <= {"integer", "real"}:
+        return "number"
+    if types <= {"true", "false"}:
+        return "bool"
+    return "category"
+
+
+def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
+    """One field or overlay for every point of the map, in the layout's order.
+
+    Numbers and booleans: ``{"name", "kind", "values"}`` (None where an item has no
+    such value); categories: ``{"name", "kind": "category", "categories", "codes"}``
+    (code -1: missing; the least frequent values beyond :data:`MAX_CATEGORIES` share
+    the last category, ``(other)``). Overlay names start with ``@`` (:data:`OVERLAYS`).
+    """
+    if name.startswith("@"):
+        if name == "@map_agreement":
+            values = map_agreement(space, method)
+        elif name == "@recall":
+            values = index_recall(space)
+        else:
+            raise InputError(f"unknown overlay {name!r}; use one of: {', '.join(OVERLAYS)}")
+        return {"name": name, "kind": "number", "values": _finite_or_none(values),
+                "mean": float(np.nanmean(values)) if np.isfinite(values).any() else None}
+    if not name or len(name) > 200:
+        raise InputError("a field name must have 1 to 200 characters")
+    lay = space_layout(space, method)
+    generation, rows, cols = space.columns([name])
+    if generation != lay.generation or len(rows) != len(lay.ids):
+        raise ConflictError(f"space {space.name!r} changed while its map was read; ask again")
+    col = cols[name]
+    from repspace.core.filter_columns import FALSE, INTEGER, REAL, TEXT, TRUE
+
+    kinds = col.kind
+    present = {int(t) for t in np.unique(kinds)} - _NONE
+    if not present or present <= {INTEGER, REAL}:
+        numbers = np.where(np.isin(kinds, (INTEGER, REAL)), col.number, np.nan)
+        return {"name": name, "kind": "number", "values": _finite_or_none(numbers)}
+    if present <= {TRUE, FALSE}:
+        values = [True if t == TRUE else False if t == FALSE else None for t in kinds.tolist()]
+        return {"name": name, "kind": "bool", "values": values}
+    # categories: text as it is, other scalars as their JSON text
+    labels = np.full(len(kinds), None, dtype=object)
+    if col.strings is not None:
+        is_text = kinds == TEXT
+        labels[is_text] = col.strings[col.codes[is_text]]
+    for code, text in ((TRUE, "true"), (FALSE, "false")):
+        labels[kinds == code] = text
+    for i in np.flatnonzero(np.isin(kinds, (INTEGER, REAL))).tolist():
+        v = col.big.get(i, col.number[i])
+        labels[i] = str(int(v)) if kinds[i] == INTEGER else repr(float(v))
+    has = np.array([x is not None for x in labels], dtype=bool)
+    values, inverse, counts = np.unique(labels[has].astype(str), return_inverse=True, return_counts=True)
+    order = np.lexsort((values, -counts))  # most frequent first, ties by value
+    rank = np.empty(len(values), np.int64)
+    rank[order] = np.arange(len(values))
+    categories = values[order].tolist()
+    codes = np.full(len(kinds), -1, np.int64)
+    codes[has] = rank[inverse]
+    if len(categories) > MAX_CATEGORIES:
+        codes[codes >= MAX_CATEGORIES - 1] = MAX_CATEGORIES - 1
+        categories = categories[: MAX_CATEGORIES - 1] + ["(other)"]
+    return {"name": name, "kind": "category", "categories": categories, "codes": codes.tolist()}
+
+
+_NONE = {0, 1}  # MISSING, NULL
+
+
+def _finite_or_none(values: np.ndarray) -> list[float | None]:
+    out = np.round(np.asarray(values, dtype=np.float64), 6)
+    return [None if not np.isfinite(v) else float(v) for v in out.tolist()]
+
+
+# ---------------------------------------------------------------------------------------------- overlays
+def map_agreement(space: Space, method: str = "pca", k: int = 10) -> np.ndarray:
+    """Per item of the layout: the share of its ``k`` nearest points on the 2-D map that are among its ``k``
+    nearest items in the space (with the space's metric; exact up to 50,000 items, HNSW beyond).
+
+    1 where the map keeps the item's neighbourhood, near 0 where the map puts it among
+    strangers. The 2-D neighbours come from SciPy's k-d tree (exact; a point at the same
+    place as another counts as a neighbour).
+    """
+    from scipy.spatial import cKDTree
+
+    from repspace.core.knn import knn_graph
+    from repspace.engines.compare.neighbours import overlap_counts
+
+    lay = space_layout(space, method)
+    n = len(lay.ids)
+    if n <= k:
+        raise InputError(f"space {space.name!r} has {n} items; a {k}-neighbour overlay needs more than {k}")
+    state = [space.uid, lay.generation, method, k, FORMAT]
+    path = space.store.index_dir / space.uid / "layouts" / f"{method}.agreement{k}.npz"
+    kept = _load(path, state)
+    if kept is not None and len(kept) == n:
+        return kept
+    snap = space.snapshot()
+    if snap.generation != lay.generation:
+        raise ConflictError(f"space {space.name!r} changed while its map was read; ask again")
+    high = knn_graph(snap.vectors, k, metric=space.metric.value).indices
+    _, low = cKDTree(lay.coords.astype(np.float64)).query(lay.coords.astype(np.float64), k=k + 1)
+    low = _without_self(np.asarray(low, dtype=np.int64), k)
+    values = overlap_counts(high, low).astype(np.float64) / k
+    _save(path, state, values)
+    return values
+
+
+def _without_self(neighbours: np.ndarray, k: int) -> np.ndarray:
+    """Each row's ``k`` first entries other than the row itself (a k-d tree lists the point first, or a twin)."""
+    n = len(neighbours)
+    own = neighbours == np.arange(n)[:, None]
+    keep = ~own
+    keep[own.sum(axis=1) == 0, -1] = False  # the point was not listed (k+1 twins): drop the farthest
+    return neighbours[keep].reshape(n, k)
+
+
+def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: int = 0) -> np.ndarray:
+    """Per item of the layout: recall@k of the space's HNSW index (the planner's, built when missing) with the
+    item's own vector as the query, against exact search; NaN for the items outside a seeded sample of
+    ``sample`` queries. The item itself is left out of both lists."""
+    from repspace.workflows.search.query import knn
+
+    info = space.info()
+    n = info.count
+    if n <= k:
+        raise InputError(f"space {space.name!r} has {n} items; a recall@{k} overlay needs more than {k}")
+    state = [space.uid, info.generation, info.next_row, info.dead_rows, "hnsw", k, sample, seed, FORMAT]
+    path = space.store.index_dir / space.uid / "layouts" / f"recall{k}.npz"
+    kept = _load(path, state)
+    if kept is not None and len(kept) == n:
+        return kept
+    snap = space.snapshot()
+    if snap.generation != info.generation:
+        raise ConflictError(f"space {space.name!r} changed while it was measured; ask again")
+    chosen = np.sort(np.random.default_rng(seed).permutation(n)[: min(sample, n)])
+    queries = np.asarray(snap.vectors[chosen], dtype=np.float32)
+    exact = knn(space, queries, k + 1, method="exact").rows
+    approx = knn(space, queries, k + 1, method="hnsw").rows
+    own = snap.rows[chosen][:, None]
+    values = np.full(n, np.nan)
+    for i, (e, a, o) in enumerate(zip(exact, approx, own)):
+        truth = [r for r in e.tolist() if r != o[0]][:k]
+        found = {r for r in a.tolist() if r != o[0]}
+        values[chosen[i]] = len(found.intersection(truth)) / len(truth)
+    _save(path, state, values)
+    return values
+
+
+def _load(path: Any, state: list[Any]) -> np.ndarray | None:
+    got = read_npz(path, {"state": state})
+    return None if got is None else np.asarray(got["values"], dtype=np.float64)
+
+
+def _save(path: Any, state: list[Any], values: np.ndarray) -> None:
+    try:
+        write_npz(path, {"state": state}, {"values": np.asarray(values, dtype=np.float64)})
+    except OSError:  # a read-only folder: the file is only a cache
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- one item
+def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
+    """An item's ``k`` exact neighbours and, when the space has an approximate index, that index's.
+
+    The approximate list comes from the first HNSW-type index listed for the space, or the
+    planner's HNSW for a space too large for exact search; ``None`` for a small space without
+    one (nothing is built for a click).
+    """
+    from repspace.workflows.search.indexes import list_indexes
+    from repspace.workflows.search.query import EXACT_MAX_ITEMS
+
+    exact = space.search(id=item_id, k=k, index="exact")
+    spec = next((r.spec for r in list_indexes(space) if r.spec != "exact"), None)
+    if spec is None and space.info().count > EXACT_MAX_ITEMS:
+        spec = "hnsw32"
+    approx = None if spec is None else space.search(id=item_id, k=k, index=spec)
+    return {"exact": [_hit(h) for h in exact], "approximate": None if approx is None else [_hit(h) for h in approx],
+            "index": spec}
+
+
+def _hit(h: Any) -> dict[str, Any]:
+    return {"id": h.id, "score": float(h.score)}
+
+
+# ---------------------------------------------------------------------------------------------- two spaces
+_JACCARD: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+_JACCARD_LOCK = threading.Lock()
+
+
+def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> dict[str, Any]:
+    """Each item of ``a``'s map: the Jaccard similarity of its ``k`` nearest neighbours in ``a`` and in ``b``
+    (over the items the spaces share; None for an item ``b`` lacks): ``{"k", "mean", "values"}``."""
+    from repspace.engines.compare.neighbours import neighbourhood_jaccard
+    from repspace.workflows.compare import joined
+
+    lay = space_layout(a, method)
+    key = (a.uid, lay.generation, b.uid, b.info().generation, k, method)
+    with _JACCARD_LOCK:
+        hit = _JACCARD.get(key)
+    if hit is None:
+        j = joined(a, b)
+        if len(j.ids) <= k:
+            raise InputError(f"spaces {a.name!r} and {b.name!r} share {len(j.ids)} item(s); comparing with k={k} "
+                             f"needs more than {k}")
+        if j.generation_x != lay.generation:
+            raise ConflictError(f"space {a.name!r} changed while it was compared; ask again")
+        per_item = neighbourhood_jaccard(j.x, j.y, k).per_item
+        where = {item: i for i, item in enumerate(lay.ids)}
+        hit = np.full(len(lay.ids), np.nan)
+        hit[[where[i] for i in j.ids]] = per_item
+        with _JACCARD_LOCK:
+            _JACCARD[key] = hit
+            while len(_JACCARD) > 8:
+                _JACCARD.popitem(last=False)
+    values = _finite_or_none(hit)
+    return {"k": k, "mean": float(np.nanmean(hit)) if np.isfinite(hit).any() else None, "values": values}
+
+
+def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> dict[str, Any]:
+    """One item's exact ``k`` neighbours in ``a`` and in ``b`` (among the items both hold), and which were kept,
+    lost (in ``a`` only) and gained (in ``b`` only), with their Jaccard similarity."""
+    shared = set(a.existing_ids([item_id])) & set(b.existing_ids([item_id]))
+    if not shared:
+        raise InputError(f"item {item_id!r} is not in both {a.name!r} and {b.name!r}")
+    # Neighbours among shared items: ask for more, keep those the other space also holds.
+    in_a = _shared_neighbours(a, b, item_id, k)
+    in_b = _shared_neighbours(b, a, item_id, k)
+    ia, ib = [h["id"] for h in in_a], [h["id"] for h in in_b]
+    kept = [i for i in ia if i in set(ib)]
+    inter = len(kept)
+    jac = inter / (len(ia) + len(ib) - inter) if ia or ib else 1.0
+    return {"id": item_id, "k": k, "jaccard": jac, "kept": kept, "lost": [i for i in ia if i not in set(ib)],
+            "gained": [i for i in ib if i not in set(ia)], "a": in_a, "b": in_b}
+
+
+def _shared_neighbours(x: Space, other: Space, item_id: str, k: int) -> list[dict[str, Any]]:
+    ask = k + 1
+    n = x.info().count
+    while True:
+        hits = [h for h in x.search(id=item_id, k=min(ask, n), index="exact") if h.id != item_id]
+        there = other.existing_ids([h.id for h in hits])
+        hits = [h for h in hits if h.id in there]
+        if len(hits) >= k or ask >= n:
+            return [_hit(h) for h in hits[:k]]
+        ask *= 4
+
+
+def find_alignment(store: Store, a: Space, b: Space) -> Space | None:
+    """A stored space holding ``a`` mapped into ``b``'s coordinates (``repspace align --out``), if any."""
+    for info in store.spaces():
+        src = (info.provenance or {}).get("derived_from") or {}
+        to = src.get("aligned_to") or {}
+        if src.get("uid") == a.uid and to.get("uid") == b.uid:
+            return store.space(info.name)
+    return None
+
+
+def pair_search(store: Store, a: Space, b: Space, *, text: str | None = None, id: str | None = None,
+                k: int = 10) -> dict[str, Any]:
+    """A query's top ``k`` in ``a``, in ``b``, and (when a stored alignment of ``a`` into ``b`` exists) the query
+    embedded in ``a`` and mapped into ``b``, searched there."""
+    if (text is None) == (id is None):
+        raise InputError("give either a text or an id")
+    hits_a = a.search(text, k=k, id=id)
+    hits_b = b.search(text, k=k, id=id)
+    mapped = None
+    aligned = find_alignment(store, a, b)
+    if aligned is not None:
+        if id is not None:
+            vec = aligned.vectors_of([id])[0]
+        else:
+            from repspace.workflows.stored_transforms import encoder_for_space
+
+            vec = np.asarray(encoder_for_space(aligned).encode_queries([text]))[0]
+        if b.metric is Metric.COSINE:
+            vec = normalize_rows(np.asarray(vec, dtype=np.float32)[None, :])[0]
+        mapped = [h.to_dict() for h in b.search(np.asarray(vec, dtype=np.float64), k=k)]
+    return {"a": [h.to_dict() for h in hits_a], "b": [h.to_dict() for h in hits_b], "mapped": mapped,
+            "map": None if aligned is None else aligned.name}
