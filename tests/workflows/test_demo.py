@@ -36,6 +36,11 @@ def test_quick_demo_twice_embeds_once(store):
     dates = first.searches[0]
     assert dates["query"] == "parse a date from a string"
     assert any("date" in (h["text"] or "").lower() or "time" in (h["text"] or "").lower() for h in dates["hits"])
+    # The explorer's colours exist: each item's diagnostics and its Jaccard against the static model's space.
+    (item,) = store.space("stdlib-docs").get([dates["hits"][0]["id"]])
+    assert {"k_occurrence", "hub", "local_id", "jaccard"} <= set(item.metadata)
+    assert item.metadata["jaccard_vs"] == "stdlib-docs-static" and 0 < first.comparison["cka_linear"] < 1
     second = run_demo(store, say=lambda s: None, quick=True)
-    assert second.spaces["stdlib-docs"]["encoded"] == 0
-    assert second.spaces["stdlib-docs"]["unchanged"] == 500
+    assert second.spaces["stdlib-docs"]["encoded"] == 0 and second.spaces["stdlib-docs"]["added"] == 0
+    # the records' metadata lacks the saved diagnostics: those items are updated (not re-embedded), then re-diagnosed
+    assert second.spaces["stdlib-docs"]["unchanged"] + second.spaces["stdlib-docs"]["updated"] == 500

@@ -48,6 +48,8 @@ class DemoResult:
 
     spaces: dict[str, dict[str, Any]] = field(default_factory=dict)
     searches: list[dict[str, Any]] = field(default_factory=list)
+    diagnosis: dict[str, Any] = field(default_factory=dict)
+    comparison: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +161,24 @@ def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: boo
         say(f"\n  repspace search stdlib-docs {query!r}" + (f" --where {where!r}" if where else ""))
         for h in hits:
             say(f"     {h.score:.3f}  {h.id:<40}  {(h.text or '')[:70]}")
+    say("\n     Diagnosing it (hubness, local intrinsic dimension) and keeping each item's figures in its metadata,")
+    say("     so that filters and the explorer's colours can use them (k_occurrence, hub, local_id)...")
+    from repspace.workflows.compare import compare_spaces
+    from repspace.workflows.diagnose import diagnose_space
+
+    report = diagnose_space(space, save=True)
+    result.diagnosis = {"k_skewness": report.hubness.k_skewness, "hubs": int(report.hubness.hub_flag.sum())}
+    say(f"     k-occurrence skewness {report.hubness.k_skewness:.2f}, {int(report.hubness.hub_flag.sum())} hubs.")
+    say("     The same docstrings by the bundled 64-d static model (model2vec) into 'stdlib-docs-static', and")
+    say("     the two spaces compared (each item's neighbourhood Jaccard saved: the explorer's two-space mode)...")
+    rep = ingest_records(store, "stdlib-docs-static", docs, encoder="static", progress=progress)
+    result.spaces["stdlib-docs-static"] = rep.to_dict()
+    cmp = compare_spaces(space, store.space("stdlib-docs-static"), measures=["cka_linear", "neighbourhood_jaccard"],
+                         save=True)
+    scores = cmp.comparison.scores()
+    result.comparison = scores
+    say(f"     linear CKA {scores['cka_linear']:.3f}, mean neighbourhood Jaccard "
+        f"{scores['neighbourhood_jaccard']:.3f} (k = 10).")
     if glove:
         say("\n3/3  Storing 400,000 GloVe word vectors (50-d) as space 'glove'...")
         rep = ingest_records(store, "glove", glove_records(), metric="cosine", progress=progress)
@@ -183,4 +203,5 @@ def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: boo
     say("  repspace export stdlib-docs docs.parquet")
     say("  repspace ingest mydocs my.jsonl --text-col body     # your own data")
     say("  repspace serve                                      # the JSON API: http://127.0.0.1:8765/api/v1/spaces")
+    say(f"\nExplore the demo store in a browser: repspace --store {store.path} serve, then open http://127.0.0.1:8765/")
     return result
