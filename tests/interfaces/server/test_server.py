@@ -286,3 +286,14 @@ def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
             _one_line(other.get("/api/v1/spaces"), 401)
     finally:
         s.stop()
+
+
+def test_a_search_beyond_the_query_timeout_is_408(tmp_path):
+    path = tmp_path / "q.db"
+    _make_store(path)
+    s = Server(path, "--query-timeout", "0.001")
+    try:  # building an HNSW index (and loading FAISS) takes far longer than a millisecond
+        _one_line(httpx.post(s.url + "/api/v1/spaces/docs/search", json={"id": "d1", "index": "hnsw16"}), 408,
+                  "--query-timeout")
+    finally:
+        s.stop()

@@ -24,6 +24,8 @@ def serve_cmd(
                         ] = False,
     cors: Annotated[Optional[list[str]], typer.Option(help="A browser origin allowed to call the API "
                                                            "(repeatable; none by default).")] = None,
+    query_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a search may take before it is answered "
+                                                                 "408 (its work is not interrupted).")] = 30.0,
     json: Annotated[bool, typer.Option("--json", help="Print {url, explorer, store, writable, token} as one JSON line "
                                                       "on stdout once listening (then serve).")] = False,
 ) -> None:
@@ -57,4 +59,5 @@ def serve_cmd(
                  f"{', token required' if token else ''}); Ctrl-C stops")
             note(f"explorer: {url}/{'?token=<your token>' if token else ''}")
 
-    serve(store, host=host, port=port, token=token, writable=writable, cors=cors, on_ready=ready)
+    serve(store, host=host, port=port, token=token, writable=writable, cors=cors, query_timeout=query_timeout,
+          on_ready=ready)

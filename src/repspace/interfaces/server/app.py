@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from pathlib import Path
@@ -46,7 +47,7 @@ from repspace.core.errors import (
     StoreError,
 )
 from repspace.interfaces.server import schemas as S
-from repspace.interfaces.server.security import Guard, require_writer
+from repspace.interfaces.server.security import Guard, Refused, require_writer
 
 #: Neighbours listed with an item.
 ITEM_NEIGHBOURS = 10
@@ -60,7 +61,7 @@ M = TypeVar("M", bound=BaseModel)
 
 def create_app(store_path: str | Path, *, token: str | None = None, writable: bool = False,
                cors: list[str] | None = None, hosts: list[str] | None = None,
-               max_body: int = 16 * 1024 * 1024) -> FastAPI:
+               max_body: int = 16 * 1024 * 1024, query_timeout: float = 30.0) -> FastAPI:
     """The service over the store at ``store_path``.
 
     Parameters
@@ -75,6 +76,8 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
     hosts : Host header values accepted (default: loopback names); others get a 400
         (a DNS-rebinding page cannot reach the API).
     max_body : largest request body in bytes (larger: 413).
+    query_timeout : seconds a search may take; a slower one is answered 408 (the thread finishes its work,
+        which cannot be interrupted, and its result is dropped).
     """
     from repspace.workflows.store import Store
 
@@ -115,6 +118,14 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         """One space's description."""
         return _summary(store.space(space).info())
 
+    async def bounded(fn: Any, *args: Any) -> Any:
+        """``fn(*args)`` in the thread pool, answered 408 after ``query_timeout`` seconds."""
+        try:
+            return await asyncio.wait_for(run_in_threadpool(fn, *args), query_timeout)
+        except TimeoutError:
+            raise Refused(408, f"the query took longer than {query_timeout:g} s (the service's --query-timeout)"
+                          ) from None
+
     def run_search(space: str, body: S.SearchRequest) -> bytes:
         sp = store.space(space)
         query = body.text if body.text is not None else (np.asarray(body.vector, dtype=np.float64)
@@ -125,7 +136,8 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
                           ensure_ascii=False).encode()
 
     @app.post("/api/v1/spaces/{space}/search", response_model=S.SearchResponse,
-              responses={400: {"model": S.Error}, 404: {"model": S.Error}, 422: {"model": S.Error}},
+              responses={400: {"model": S.Error}, 404: {"model": S.Error}, 408: {"model": S.Error},
+                         422: {"model": S.Error}},
               openapi_extra=_json_body(S.SearchRequest))
     async def search(space: str, request: Request) -> Response:
         """Nearest items to a text, a vector or a stored id: the engine and rules of ``repspace search``.
@@ -135,7 +147,7 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         ``json.dumps``; the search runs in the thread pool, so the event loop stays free.
         """
         body = _parse(S.SearchRequest, await request.body())
-        return Response(await run_in_threadpool(run_search, space, body), media_type="application/json")
+        return Response(await bounded(run_search, space, body), media_type="application/json")
 
     @app.get("/api/v1/spaces/{space}/items/{item_id}", response_model=S.ItemResponse,
              responses={404: {"model": S.Error}})
@@ -230,11 +242,14 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
 
     @app.post("/api/v1/compare/{a}/{b}/search", responses={400: {"model": S.Error}, 404: {"model": S.Error},
                                                           422: {"model": S.Error}})
-    def compare_search(a: str, b: str, body: S.PairSearchRequest) -> dict[str, Any]:
+    async def compare_search(a: str, b: str, body: S.PairSearchRequest) -> dict[str, Any]:
         """A text's or an id's top k in ``a``, in ``b``, and mapped from ``a`` into ``b`` by a stored alignment."""
         from repspace.workflows.explore import pair_search
 
-        return pair_search(store, store.space(a), store.space(b), text=body.text, id=body.id, k=body.k)
+        def run() -> dict[str, Any]:
+            return pair_search(store, store.space(a), store.space(b), text=body.text, id=body.id, k=body.k)
+
+        return await bounded(run)
 
     if (STATIC / "index.html").is_file():
         from fastapi.staticfiles import StaticFiles
