@@ -253,19 +253,17 @@ def _save(path: Any, state: list[Any], values: np.ndarray) -> None:
 
 # ---------------------------------------------------------------------------------------------- one item
 def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
-    """An item's ``k`` exact neighbours and, when the space has an approximate index, that index's.
+    """An item's ``k`` exact neighbours and, when the space already has an approximate index, that index's.
 
-    The approximate list comes from the first HNSW-type index listed for the space, or the
-    planner's HNSW for a space too large for exact search; ``None`` for a small space without
-    one (nothing is built for a click).
+    The approximate list comes from the first index listed for the space (``repspace index
+    build``, or one a search built and kept); ``None`` when there is none: a click never
+    builds an index (minutes for a million items), and exact search of one item is
+    milliseconds even there.
     """
     from repspace.workflows.search.indexes import list_indexes
-    from repspace.workflows.search.query import EXACT_MAX_ITEMS
 
     exact = space.search(id=item_id, k=k, index="exact")
     spec = next((r.spec for r in list_indexes(space) if r.spec != "exact"), None)
-    if spec is None and space.info().count > EXACT_MAX_ITEMS:
-        spec = "hnsw32"
     approx = None if spec is None else space.search(id=item_id, k=k, index=spec)
     return {"exact": [_hit(h) for h in exact], "approximate": None if approx is None else [_hit(h) for h in approx],
             "index": spec}

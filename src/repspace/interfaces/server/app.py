@@ -150,18 +150,22 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         return Response(await bounded(run_search, space, body), media_type="application/json")
 
     @app.get("/api/v1/spaces/{space}/items/{item_id}", response_model=S.ItemResponse,
-             responses={404: {"model": S.Error}})
-    def item(space: str, item_id: str) -> dict[str, Any]:
-        """One item: its text, metadata and nearest neighbours (the planner's search), with its exact and
-        approximate neighbours side by side (``approximate`` is null when the space has no approximate index)."""
+             responses={404: {"model": S.Error}, 408: {"model": S.Error}})
+    async def item(space: str, item_id: str) -> Response:
+        """One item: its text, metadata, and its exact and approximate neighbours side by side
+        (``approximate`` is null when the space has no index yet: opening an item never builds one);
+        ``neighbours`` is the approximate list when there is one, else the exact one."""
         from repspace.workflows.explore import item_neighbours
 
-        sp = store.space(space)
-        (it,) = sp.get([item_id])
-        near = sp.search(id=item_id, k=ITEM_NEIGHBOURS)
-        return {"id": it.id, "text": it.text, "metadata": it.metadata,
-                "neighbours": [{"id": h.id, "score": h.score} for h in near],
-                **item_neighbours(sp, item_id, ITEM_NEIGHBOURS)}
+        def run() -> bytes:
+            sp = store.space(space)
+            (it,) = sp.get([item_id])
+            near = item_neighbours(sp, item_id, ITEM_NEIGHBOURS)
+            body = {"id": it.id, "text": it.text, "metadata": it.metadata,
+                    "neighbours": near["approximate"] if near["approximate"] is not None else near["exact"], **near}
+            return json.dumps(body, ensure_ascii=False).encode()
+
+        return Response(await bounded(run), media_type="application/json")
 
     @app.get("/api/v1/spaces/{space}/fields", responses={404: {"model": S.Error}})
     def fields(space: str) -> dict[str, Any]:
