@@ -99,6 +99,7 @@ def build_app() -> Any:
         eval,
         index,
         ingest,
+        interpret,
         search,
         serve,
         spaces,

@@ -1,0 +1,154 @@
+"""``repspace interpret``: probes, semantic axes and concept erasure over stored spaces."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, open_store, out, print_json
+
+interpret_app = typer.Typer(
+    help=(
+        "Read a space: what a probe decodes from it (with a control task), semantic axes, concept erasure.\n\n"
+        "Examples:\n\n"
+        "  repspace interpret probe docs --label-field lang\n\n"
+        "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
+        "  repspace interpret erase docs --label-field lang --out docs-no-lang"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(interpret_app, name="interpret")
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@interpret_app.command("probe")
+def probe_cmd(
+    space: Annotated[str, typer.Argument(help="The space.")],
+    label_field: Annotated[str, typer.Option("--label-field", help="The metadata field to decode.")],
+    kind: Annotated[str, typer.Option(help="logistic (classes), ridge (numbers) or sparse (k-sparse: which "
+                                           "dimensions carry it).")] = "logistic",
+    k: Annotated[Optional[int], typer.Option("-k", help="Dimensions of a sparse probe (default: a sweep).")] = None,
+    cv: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
+    control: Annotated[str, typer.Option(help="Control task: permute (labels shuffled) or random-type (each id "
+                                              "a random label).")] = "permute",
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the control.")] = 0,
+    json: Json = False,
+) -> None:
+    """Decode a metadata field from the vectors, cross-validated, beside a control task: the score, the
+    control's score and the selectivity (their difference). Items without the field are left out.
+
+    Examples:
+
+      repspace interpret probe docs --label-field lang
+
+      repspace interpret probe words --label-field length --kind ridge --json
+
+      repspace interpret probe docs --label-field kind --kind sparse
+    """
+    from repspace.workflows.interpret import probe_space
+
+    r = probe_space(open_store(create=False).space(space), label_field, kind=kind, k=k, cv=cv, control=control,
+                    seed=seed)
+    if json:
+        print_json({"space": space, "label_field": label_field, **r.to_dict()})
+        return
+    t = Table(title=f"{kind} probe of {label_field!r} in {space} ({r.n:,} items, {cv} folds)")
+    for col in ("measure", "value"):
+        t.add_column(col)
+    t.add_row(r.metric, f"{r.score:.4f} ± {r.score_std:.4f}")
+    t.add_row(f"control ({r.control})", f"{r.control_score:.4f}")
+    t.add_row("selectivity", f"{r.selectivity:.4f}")
+    if r.chance is not None:
+        t.add_row("majority rate", f"{r.chance:.4f}")
+    if r.k is not None:
+        t.add_row("k (dimensions)", f"{r.k}: {', '.join(str(d) for d in r.dimensions[:16])}")
+    out.print(t)
+
+
+def _poles(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+@interpret_app.command("axis")
+def axis_cmd(
+    space: Annotated[str, typer.Argument(help="The space.")],
+    pos: Annotated[str, typer.Option("--pos", help="The positive pole: ids or texts, comma-separated.")],
+    neg: Annotated[str, typer.Option("--neg", help="The negative pole: ids or texts, comma-separated.")],
+    expand: Annotated[Optional[int], typer.Option(help="Add each pole's N nearest items (An et al. 2018).")
+                      ] = None,
+    against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to correlate the scores with, "
+                                                        "against random directions.")] = None,
+    save: Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")
+                    ] = None,
+    top: Annotated[int, typer.Option(help="Items listed at each end.")] = 10,
+    json: Json = False,
+) -> None:
+    """A semantic axis (SemAxis) from two poles, every item scored by its cosine with it.
+
+    Examples:
+
+      repspace interpret axis glove --pos good --neg bad
+
+      repspace interpret axis glove --pos good,excellent --neg bad,awful --against valence --json
+
+      repspace interpret axis docs --pos "a happy story" --neg "a sad story" --save mood
+    """
+    from repspace.workflows.interpret import axis_space
+
+    r = axis_space(open_store(create=False).space(space), _poles(pos), _poles(neg), expand=expand, against=against,
+                   save=save)
+    if json:
+        print_json(r.to_dict(top=top))
+        return
+    d = r.to_dict(top=top)
+    t = Table(title=f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)")
+    t.add_column("most positive")
+    t.add_column("score", justify="right")
+    t.add_column("most negative")
+    t.add_column("score", justify="right")
+    for a, b in zip(d["top"], d["bottom"]):
+        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
+    out.print(t)
+    if r.significance is not None:
+        s = r.significance
+        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
+             f"{s.random_p95:.4f}, 99th {s.random_p99:.4f}; p = {s.p_value:.4g}")
+    if save:
+        note(f"saved {r.saved:,} scores as metadata {save!r}")
+
+
+@interpret_app.command("erase")
+def erase_cmd(
+    space: Annotated[str, typer.Argument(help="The space.")],
+    label_field: Annotated[str, typer.Option("--label-field", help="The concept to erase (a metadata field of "
+                                                                   "classes).")],
+    out_space: Annotated[str, typer.Option("--out", help="The new, derived space.")],
+    json: Json = False,
+) -> None:
+    """Erase a concept with LEACE (no linear classifier can recover it) into a derived space; text queries go
+    through the same eraser.
+
+    Examples:
+
+      repspace interpret erase docs --label-field lang --out docs-no-lang
+
+      repspace interpret probe docs-no-lang --label-field lang      # down to the majority rate
+    """
+    from repspace.workflows.interpret import erase_space, probe_space
+
+    store = open_store(create=False)
+    src = store.space(space)
+    new = erase_space(store, src, label_field, out_space)
+    after = probe_space(new, label_field)
+    result = {"space": space, "out": new.name, "label_field": label_field, "count": new.info().count,
+              "probe_after": {"score": after.score, "majority": after.chance, "control_score": after.control_score}}
+    if json:
+        print_json(result)
+        return
+    note(f"wrote {new.info().count:,} items to {new.name!r}; a logistic probe of {label_field!r} there scores "
+         f"{after.score:.4f} (majority rate {after.chance:.4f})")

@@ -1,0 +1,183 @@
+"""Interpretation over stored spaces: probes of a metadata field, semantic axes, concept erasure.
+
+The engines (:mod:`repspace.engines.interpret`) take arrays; this module brings a
+space's vectors and metadata to them and writes results back: an axis's per-item
+scores as metadata (so filters, exports and the explorer's colours see them), an
+erased space as a derived space whose chain holds the eraser (so text queries are
+erased too).
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace import Store
+>>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+>>> rng = np.random.default_rng(0)
+>>> y = rng.integers(0, 2, 200)
+>>> sp = store.create_space("t", dim=6, metric="l2")
+>>> _ = sp.add([f"i{j}" for j in range(200)], rng.standard_normal((200, 6)) + 2.0 * y[:, None],
+...            metadata=[{"group": "ab"[v]} for v in y])
+>>> r = probe_space(sp, "group")
+>>> r.score > 0.9, r.selectivity > 0.3
+(True, True)
+>>> erased = erase_space(store, sp, "group", "t-erased")
+>>> round(probe_space(erased, "group").score, 1) <= 0.7
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.core.filter_columns import FALSE, INTEGER, REAL, TEXT, TRUE
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space, Store
+    from repspace.engines.interpret.axes import Axis, AxisSignificance
+    from repspace.engines.interpret.probes import ProbeResult
+
+__all__ = ["labelled", "probe_space", "AxisReport", "axis_space", "erase_space", "pole_vectors"]
+
+
+def labelled(space: Space, field: str, *, numeric: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(ids, vectors, labels)`` of the items whose metadata has ``field`` (a scalar), in row order.
+
+    ``numeric``: the labels must be numbers (a ridge probe); otherwise text, booleans and
+    integers are labels and reals are refused (a continuous field is not a class).
+    """
+    generation, rows, cols = space.columns([field])
+    col = cols[field]
+    kinds = col.kind
+    snap = space.snapshot()
+    if snap.generation != generation or not np.array_equal(snap.rows, rows):
+        raise InputError(f"space {space.name!r} changed while it was read; run again")
+    if numeric:
+        keep = np.isin(kinds, (INTEGER, REAL))
+        labels = col.number[keep]
+    else:
+        if np.isin(kinds, (REAL,)).any():
+            raise InputError(f"field {field!r} holds real numbers: use a ridge probe (--kind ridge) for a "
+                             "continuous field, or a field of classes")
+        keep = np.isin(kinds, (TEXT, TRUE, FALSE, INTEGER))
+        text = col.text
+        labels = np.array([text[i] if kinds[i] == TEXT else "true" if kinds[i] == TRUE else
+                           "false" if kinds[i] == FALSE else str(int(col.number[i]))
+                           for i in np.flatnonzero(keep).tolist()], dtype=object)
+    if not keep.any():
+        raise InputError(f"no item of space {space.name!r} has a {'numeric ' if numeric else ''}field {field!r}")
+    ids = [snap.ids[i] for i in np.flatnonzero(keep).tolist()]
+    return ids, np.asarray(snap.vectors[keep], dtype=np.float32), labels
+
+
+def probe_space(space: Space, field: str, *, kind: str = "logistic", k: int | None = None, cv: int = 5,
+                control: str = "permute", seed: int = 0) -> ProbeResult:
+    """Probe a metadata field from the space's vectors (items without the field are left out), with its
+    control task and selectivity (:func:`repspace.engines.interpret.probe`)."""
+    from repspace.engines.interpret import probe
+
+    ids, X, y = labelled(space, field, numeric=kind == "ridge")
+    types = ids if control == "random-type" else None
+    return probe(X, y, kind=kind, k=k, cv=cv, control=control, types=types, seed=seed)
+
+
+def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
+    """Vectors of pole items: a stored id gives its vector, anything else is embedded as a text with the
+    space's own recipe (its encoder and chain)."""
+    poles = [p for p in poles if p.strip()]
+    if not poles:
+        raise InputError("a pole needs at least one id or text")
+    stored = space.existing_ids(poles)
+    out = np.zeros((len(poles), space.dim), dtype=np.float32)
+    known = [i for i, p in enumerate(poles) if p in stored]
+    if known:
+        out[known] = space.vectors_of([poles[i] for i in known])
+    texts = [i for i, p in enumerate(poles) if p not in stored]
+    if texts:
+        from repspace.workflows.stored_transforms import encoder_for_space
+
+        try:
+            encoder = encoder_for_space(space)
+        except InputError as e:
+            missing = ", ".join(repr(poles[i]) for i in texts[:3])
+            raise InputError(f"{missing} {'is not an id' if len(texts) == 1 else 'are not ids'} of space {space.name!r}, "
+                             f"and it cannot embed texts ({e})") from None
+        out[texts] = np.asarray(encoder.encode([poles[i] for i in texts]), dtype=np.float32)
+    return out
+
+
+@dataclass(frozen=True)
+class AxisReport:
+    """An axis through a stored space: its poles, every item's score, and (with ``against``) its significance."""
+
+    space: str
+    positive: tuple[str, ...]
+    negative: tuple[str, ...]
+    ids: list[str]
+    scores: np.ndarray
+    axis: Axis
+    significance: AxisSignificance | None
+    saved: int
+
+    def to_dict(self, top: int = 10) -> dict[str, Any]:
+        """``{"space", "positive", "negative", "n", "top", "bottom", "significance"?, "saved"}``."""
+        order = np.argsort(-self.scores, kind="stable")
+        pick = [(self.ids[i], round(float(self.scores[i]), 6)) for i in order[:top].tolist()]
+        low = [(self.ids[i], round(float(self.scores[i]), 6)) for i in order[::-1][:top].tolist()]
+        out: dict[str, Any] = {"space": self.space, "positive": list(self.positive), "negative": list(self.negative),
+                               "n": len(self.ids), "top": [{"id": i, "score": s} for i, s in pick],
+                               "bottom": [{"id": i, "score": s} for i, s in low], "saved": self.saved}
+        if self.significance is not None:
+            out["significance"] = self.significance.to_dict()
+        return out
+
+
+def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *, expand: int | None = None,
+               against: str | None = None, save: str | None = None, n_random: int = 1000,
+               seed: int = 0) -> AxisReport:
+    """A SemAxis axis from two poles (ids or texts) scored on every item of the space.
+
+    ``expand``: add each pole's nearest items of the space (An et al. 2018). ``against``: a numeric
+    metadata field the scores are correlated with, against random directions
+    (:func:`repspace.engines.interpret.axis_significance`). ``save``: write each item's score into its
+    metadata under that key (refused whole if the space changed meanwhile).
+    """
+    from repspace.engines.interpret import axis, axis_significance
+
+    generation = space.info().generation
+    snap = space.snapshot()
+    rows, vectors, ids = snap.rows, snap.vectors, snap.ids
+    ax = axis(pole_vectors(space, positive), pole_vectors(space, negative), expand=expand,
+              pool=vectors if expand else None)
+    scores = ax.score(vectors)
+    significance = None
+    if against is not None:
+        sig_ids, X, values = labelled(space, against, numeric=True)
+        significance = axis_significance(ax, X, values, n_random=n_random, seed=seed)
+    saved = 0
+    if save is not None:
+        if not save.strip():
+            raise InputError("--save needs a metadata key")
+        saved = space.patch_rows_metadata(rows, [{save: round(float(s), 6)} for s in scores], generation=generation)
+    return AxisReport(space.name, tuple(positive), tuple(negative), list(ids), scores, ax, significance, saved)
+
+
+def erase_space(store: Store, space: Space, field: str, out: str) -> Space:
+    """Store ``space`` with the concept ``field`` erased by LEACE (fitted on the items that have the field) as
+    the derived space ``out``; the eraser is an affine step of its chain, so text queries are erased too."""
+    from repspace.engines.interpret import LeaceEraser
+    from repspace.engines.transforms import Affine
+    from repspace.workflows.transform import write_derived
+
+    ids, X, labels = labelled(space, field)
+    eraser = LeaceEraser().fit(np.asarray(X, dtype=np.float64), labels)
+    # r(x) = x - (x - mu) R^T L^T = x (I - R^T L^T) + mu R^T L^T: one affine step
+    P = eraser.proj_right_.T @ eraser.proj_left_.T
+    step = Affine.from_map(np.eye(space.dim) - P, eraser.mean_ @ P)
+    info = space.info()
+    derived_from = {"space": space.name, "uid": space.uid, "generation": info.generation,
+                    "spec": f"leace:{field}", "fit_items": len(ids), "classes": int(len(set(labels.tolist())))}
+    return write_derived(store, space, out, [step], derived_from)
