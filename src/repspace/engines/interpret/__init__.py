@@ -8,7 +8,9 @@ Arrays in, results out, no store (the workflows and the CLI bring stored spaces)
   significance against random directions;
 * :mod:`~repspace.engines.interpret.sae`: a top-k sparse autoencoder (torch on CPU), its metrics, matching
   pursuit over its dictionary, stability and attribution;
-* :mod:`~repspace.engines.interpret.erasure`: LEACE and the Gaussian optimal-transport map between groups.
+* :mod:`~repspace.engines.interpret.erasure`: LEACE and the Gaussian optimal-transport map between groups;
+* :mod:`~repspace.engines.interpret.decompose`: token states as global + positional + context means + residual,
+  with each part's variance share; concept bases (items as similarities to a named vocabulary).
 """
 
 from repspace.engines.interpret.axes import (
@@ -20,6 +22,14 @@ from repspace.engines.interpret.axes import (
     polar,
     rank_axis,
     rank_correlation,
+)
+from repspace.engines.interpret.decompose import (
+    ConceptBasis,
+    LayerDecomposition,
+    MeanDecomposition,
+    concept_basis,
+    mean_decomposition,
+    mean_decomposition_layers,
 )
 from repspace.engines.interpret.erasure import (
     ErasureReport,
@@ -38,4 +48,6 @@ __all__ = [
     "ErasureReport", "GaussianTransport", "GroupMapComparison", "GroupMapScore", "LeaceEraser", "compare_group_maps",
     "erase", "evaluate_erasure",
     "ProbeResult", "control_labels", "probe", "probe_pipeline",
+    "ConceptBasis", "LayerDecomposition", "MeanDecomposition", "concept_basis", "mean_decomposition",
+    "mean_decomposition_layers",
 ]
