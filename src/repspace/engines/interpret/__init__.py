@@ -42,6 +42,21 @@ from repspace.engines.interpret.erasure import (
     evaluate_erasure,
 )
 from repspace.engines.interpret.probes import ProbeResult, control_labels, probe, probe_pipeline
+from repspace.engines.interpret.sae import (
+    LatentMatch,
+    MatchingPursuit,
+    PairAttribution,
+    SaeMetrics,
+    SparseAutoencoder,
+    Stability,
+    TopItems,
+    attribute_pair,
+    match_latents,
+    matching_pursuit,
+    sae_metrics,
+    stability,
+    top_items,
+)
 
 __all__ = [
     "Axis", "AxisSignificance", "PolarResult", "axis", "axis_significance", "polar", "rank_axis", "rank_correlation",
@@ -50,4 +65,6 @@ __all__ = [
     "ProbeResult", "control_labels", "probe", "probe_pipeline",
     "ConceptBasis", "LayerDecomposition", "MeanDecomposition", "concept_basis", "mean_decomposition",
     "mean_decomposition_layers",
+    "LatentMatch", "MatchingPursuit", "PairAttribution", "SaeMetrics", "SparseAutoencoder", "Stability", "TopItems",
+    "attribute_pair", "match_latents", "matching_pursuit", "sae_metrics", "stability", "top_items",
 ]
