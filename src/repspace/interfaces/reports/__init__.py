@@ -14,5 +14,6 @@ from repspace.interfaces.reports.diagnosis_html import (
     diagnosis_html,
     write_diagnosis_html,
 )
+from repspace.interfaces.reports.dictionary_html import dictionary_html, write_dictionary_html
 
-__all__ = ["LAYER_METRICS", "diagnosis_html", "write_diagnosis_html"]
+__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "write_diagnosis_html", "write_dictionary_html"]
