@@ -377,27 +377,11 @@ def concept_sample(words: list[str], concept: str, top: int = CONCEPT_TOP) -> tu
     return np.concatenate([pos, neg]), np.repeat([1, 0], [len(pos), len(neg)])
 
 
-def word_sim(path: Path, vectors: np.ndarray, index: dict[str, int], eraser: Any) -> tuple[float, int]:
-    from scipy.stats import spearmanr
-
-    pairs = [line.split("\t") for line in path.read_text().splitlines() if line.strip()]
-    keep = [(index[a.lower()], index[b.lower()], float(s)) for a, b, s in pairs
-            if a.lower() in index and b.lower() in index]
-    A = np.asarray(vectors[[k[0] for k in keep]], np.float64)
-    B = np.asarray(vectors[[k[1] for k in keep]], np.float64)
-    if eraser is not None:
-        A, B = eraser.transform(A), eraser.transform(B)
-    cos = np.sum(A * B, axis=1) / (np.linalg.norm(A, axis=1) * np.linalg.norm(B, axis=1))
-    return float(spearmanr(cos, [k[2] for k in keep]).statistic), len(keep)
-
-
 def leace(words: list[str], vectors: np.ndarray) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from repspace.engines.eval.words import WordVectors, wordsim
     from repspace.engines.interpret import LeaceEraser, evaluate_erasure
 
     at_start = load()
-    index: dict[str, int] = {}
-    for i, w in enumerate(words):
-        index.setdefault(w, i)
     results, details = [], {"loadavg_at_start": at_start}
     for concept in CONCEPTS:
         rows, y = concept_sample(words, concept)
@@ -405,11 +389,13 @@ def leace(words: list[str], vectors: np.ndarray) -> tuple[list[dict[str, Any]], 
         c.log(f"interpret: LEACE '{concept}' ({int(y.sum())} vs {int((1 - y).sum())} GloVe words)")
         eval_s, r = c.timed(lambda X=X, y=y: evaluate_erasure(X, y, test_size=0.3, random_state=SEED))
         eraser = LeaceEraser().fit(X, y)
+        plain = WordVectors(words, vectors)  # repspace's own word-similarity task (engines.eval.words)
+        erased = WordVectors(words, eraser.transform(np.asarray(vectors, np.float64)))
         sims = {}
         for name, file in WORD_SIM_SETS:
-            before, pairs = word_sim(WORD_SIM / file, vectors, index, None)
-            after, _ = word_sim(WORD_SIM / file, vectors, index, eraser)
-            sims[name] = {"before": before, "after": after, "change": after - before, "pairs": pairs}
+            r0, r1 = wordsim(plain, WORD_SIM / file), wordsim(erased, WORD_SIM / file)
+            sims[name] = {"before": r0.main_score, "after": r1.main_score, "change": r1.main_score - r0.main_score,
+                          "pairs": r0.info["n_pairs"]}
         sim_note = "; ".join(f"{k} {v['before']:.4f} → {v['after']:.4f} ({v['change']:+.4f}, {v['pairs']} pairs)"
                              for k, v in sims.items())
         worst = max(sims.values(), key=lambda v: abs(v["change"]))["change"]

@@ -10,6 +10,7 @@ from sklearn.base import clone
 
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError
+from repspace.engines.eval.words import WordVectors, wordsim
 from repspace.engines.interpret.erasure import (
     ErasureReport,
     GaussianTransport,
@@ -357,20 +358,6 @@ def _concept_sample(words: list[str], concept: str, top: int = 20000) -> tuple[n
     return np.concatenate([pos, neg]), np.repeat([1, 0], [len(pos), len(neg)])
 
 
-def _word_sim(path: Path, vectors: np.ndarray, index: dict[str, int], eraser: LeaceEraser | None) -> float:
-    from scipy.stats import spearmanr
-
-    pairs = [line.split("\t") for line in path.read_text().splitlines() if line.strip()]
-    keep = [(index[a.lower()], index[b.lower()], float(s)) for a, b, s in pairs
-            if a.lower() in index and b.lower() in index]
-    A = np.asarray(vectors[[k[0] for k in keep]], np.float64)
-    B = np.asarray(vectors[[k[1] for k in keep]], np.float64)
-    if eraser is not None:
-        A, B = eraser.transform(A), eraser.transform(B)
-    cos = np.sum(A * B, axis=1) / (np.linalg.norm(A, axis=1) * np.linalg.norm(B, axis=1))
-    return float(spearmanr(cos, [k[2] for k in keep]).statistic)
-
-
 @pytest.mark.parametrize("concept", sorted(CONCEPTS))
 def test_glove_leace_goal_held_out_accuracy(concept, glove_vectors, glove_words):
     """Issue 17's goal: after erasing a binary concept, held-out logistic accuracy ≤ majority rate + 0.02."""
@@ -390,18 +377,17 @@ def test_glove_leace_word_similarity_change(concept, glove_vectors, glove_words)
         pytest.skip(f"{WORD_SIM} is absent (it sits beside the repository in CI): word similarity not measured")
     rows, y = _concept_sample(glove_words, concept)
     eraser = LeaceEraser().fit(np.asarray(glove_vectors[rows], np.float64), y)
-    index: dict[str, int] = {}
-    for i, w in enumerate(glove_words):
-        index.setdefault(w, i)
+    plain = WordVectors(glove_words, glove_vectors)  # repspace's own word-similarity task, before and after
+    erased = WordVectors(glove_words, eraser.transform(np.asarray(glove_vectors, np.float64)))
     line, changes = f"GloVe-50d '{concept}' erased:", []
     for name, file in (("WS-353", "EN-WS-353-ALL.txt"), ("SimLex-999", "EN-SIMLEX-999.txt"),
                        ("MEN", "EN-MEN-TR-3k.txt")):
-        before = _word_sim(WORD_SIM / file, glove_vectors, index, None)
-        after = _word_sim(WORD_SIM / file, glove_vectors, index, eraser)
+        before = wordsim(plain, WORD_SIM / file).main_score
+        after = wordsim(erased, WORD_SIM / file).main_score
         changes.append(after - before)
         line += f" {name} Spearman {before:.4f} -> {after:.4f};"
     print(line)
-    assert 0.45 < _word_sim(WORD_SIM / "EN-WS-353-ALL.txt", glove_vectors, index, None) < 0.55  # README: ≈ 0.50
+    assert 0.45 < wordsim(plain, WORD_SIM / "EN-WS-353-ALL.txt").main_score < 0.55  # README: ≈ 0.50
     assert max(abs(c) for c in changes) < 0.03, line  # erasing one concept leaves word similarity nearly intact
 
 
