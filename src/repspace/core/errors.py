@@ -68,3 +68,9 @@ class StoreError(RepspaceError):
     """The store file cannot be opened, is from a newer version, or is corrupt."""
 
     exit_code = 6
+
+
+class BackendError(RepspaceError):
+    """A distributed backend (Ray) that is missing, unreachable or lost while a job ran."""
+
+    exit_code = 7

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -59,27 +60,40 @@ def read_jsonl(path: str | Path, what: str) -> list[tuple[int, dict[str, Any]]]:
     repspace.core.errors.InputError: ...t.jsonl:2: expected a JSON object, got list
     """
     path = Path(path)
-    rows = []
     try:
         with path.open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-                except UnicodeDecodeError as e:
-                    raise InputError(f"{path}:{number}: invalid UTF-8 at byte {e.start}") from None
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise InputError(f"{path}:{number}: invalid JSON ({e.msg} at column {e.colno})") from None
-                except RecursionError:  # Python's decoder gives up near 1,000 levels of nesting
-                    raise InputError(f"{path}:{number}: JSON nested too deeply to read") from None
-                if not isinstance(obj, dict):
-                    raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
-                rows.append((number, obj))
+            return parse_jsonl_lines(f, path)
     except FileNotFoundError:
         raise InputError(f"{what} {path} does not exist") from None
     except OSError as e:
         raise InputError(f"cannot read {what} {path}: {e}") from None
+
+
+def parse_jsonl_lines(lines: Iterable[bytes], path: str | Path, first_line: int = 1) -> list[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of raw JSON-lines bytes; errors name ``path`` and the line.
+
+    ``first_line`` numbers the first of ``lines`` (a reader of a byte range passes its line number).
+
+    Examples
+    --------
+    >>> parse_jsonl_lines([b'{"a": 1}\\n', b'\\n', b'{"a": 2}\\n'], "x.jsonl", first_line=7)
+    [(7, {'a': 1}), (9, {'a': 2})]
+    """
+    rows = []
+    for number, raw in enumerate(lines, start=first_line):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}:{number}: invalid UTF-8 at byte {e.start}") from None
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{number}: invalid JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:  # Python's decoder gives up near 1,000 levels of nesting
+            raise InputError(f"{path}:{number}: JSON nested too deeply to read") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
+        rows.append((number, obj))
     return rows

@@ -12,6 +12,9 @@ no ``n × n`` matrix is ever formed.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,8 +26,8 @@ from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
 from repspace.core.space import Metric
 
-__all__ = ["EXACT_MAX", "HNSW_EF_CONSTRUCTION", "HNSW_EF_MAX", "HNSW_EF_SEARCH", "HNSW_M", "RECALL_TARGET", "KnnGraph",
-           "knn_graph"]
+__all__ = ["EXACT_MAX", "HNSW_EF_CONSTRUCTION", "HNSW_EF_MAX", "HNSW_EF_SEARCH", "HNSW_M", "RECALL_TARGET",
+           "GraphBuilder", "KnnGraph", "graph_builder", "knn_graph", "merge_candidates", "prepare_rows"]
 
 #: Largest ``n`` searched exactly when ``exact=None`` (the issue's 50k; METRICS.md says 200k).
 EXACT_MAX = 50_000
@@ -168,6 +171,9 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
     n = X.shape[0]
     if n <= k:
         raise InputError(f"k={k} needs at least {k + 1} items (an item's neighbours exclude itself), got {n}")
+    builder = _BUILDER.get()
+    if builder is not None:
+        return builder(X, k, metric=metric.value, exact=exact, recall_sample=recall_sample, seed=seed)
     x = _prepare(X, metric)
     search_metric = "l2" if metric is Metric.L2 else "ip"
     use_exact = n <= EXACT_MAX if exact is None else bool(exact)
@@ -176,6 +182,99 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
         return KnnGraph(idx, _to_distances(scores, metric), metric.value, "exact")
     scores, idx, recall, m = _hnsw_graph(x, k, search_metric, recall_sample, seed)
     return KnnGraph(idx, _to_distances(scores, metric), metric.value, "hnsw", recall, m)
+
+
+#: Signature of a graph builder: ``(X, k, *, metric, exact, recall_sample, seed) -> KnnGraph``.
+GraphBuilder = Callable[..., KnnGraph]
+
+_BUILDER: ContextVar[GraphBuilder | None] = ContextVar("repspace_knn_builder", default=None)
+
+
+@contextmanager
+def graph_builder(fn: GraphBuilder) -> Iterator[None]:
+    """Within this block, :func:`knn_graph` hands every graph (after checking its input) to ``fn``.
+
+    The seam of the distributed backend: ``fn(X, k, metric=..., exact=...,
+    recall_sample=..., seed=...)`` receives a checked matrix and a metric name
+    and returns the :class:`KnnGraph`. The setting is per context (thread,
+    task), restored on exit; ``fn`` itself must not call :func:`knn_graph`.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> def noted(X, k, **options):
+    ...     seen.append((len(X), k, options["metric"]))
+    ...     return KnnGraph(np.zeros((len(X), k), np.int64), np.zeros((len(X), k), np.float32), "l2", "exact")
+    >>> with graph_builder(noted):
+    ...     _ = knn_graph(np.eye(3), k=1, metric="l2")
+    >>> seen
+    [(3, 1, 'l2')]
+    """
+    token = _BUILDER.set(fn)
+    try:
+        yield
+    finally:
+        _BUILDER.reset(token)
+
+
+def prepare_rows(X: Any, metric: Metric | str) -> np.ndarray:
+    """The rows of ``X`` as :func:`knn_graph` searches them: float32, unit rows for ``cosine``.
+
+    Row by row, so a block of rows prepared alone equals the same rows of the
+    whole array prepared at once (a distributed graph prepares block by block).
+    Searched with ``ip`` for ``cosine`` and ``ip``, with ``l2`` for ``l2``.
+
+    Raises
+    ------
+    InputError
+        ``ip``/``l2`` values so large that float32 dot products overflow.
+
+    Examples
+    --------
+    >>> prepare_rows(np.array([[3.0, 4.0], [0.0, 0.0]]), "cosine").tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    return _prepare(np.asarray(X), Metric.parse(metric))
+
+
+def merge_candidates(scores: np.ndarray, indices: np.ndarray, rows: np.ndarray, k: int,
+                     metric: Metric | str) -> tuple[np.ndarray, np.ndarray]:
+    """The graph's rows for some items, from candidate neighbours gathered anywhere (e.g. blocks of a base).
+
+    Parameters
+    ----------
+    scores : ndarray (m, c), float64
+        Exact scores of the candidates of the prepared rows (:func:`prepare_rows`):
+        ``x·y`` for ``cosine`` and ``ip``, ``−‖x − y‖²`` for ``l2``; larger is nearer.
+    indices : ndarray (m, c), int64
+        Their rows; every item's own row and its ``k`` best others among them (``c > k``).
+    rows : ndarray (m,)
+        The items' own rows.
+    k : int
+    metric : ``cosine``, ``ip`` or ``l2``
+
+    Returns
+    -------
+    indices : ndarray (m, k), int64
+    distances : ndarray (m, k), float32
+        As :func:`knn_graph` makes them: the ``k + 1`` best by (score desc, row
+        asc), the item itself removed (the last when absent), converted to
+        distances.
+
+    Examples
+    --------
+    >>> s = np.array([[1.0, 0.5, 0.5, 0.1]])
+    >>> i, d = merge_candidates(s, np.array([[0, 7, 3, 2]]), np.array([0]), 2, "cosine")
+    >>> i.tolist(), d.tolist()
+    ([[3, 7]], [[0.5, 0.5]])
+    """
+    metric = Metric.parse(metric)
+    order = np.lexsort((indices, -scores), axis=-1)[:, :k + 1]
+    s = np.take_along_axis(scores, order, axis=1)
+    i = np.take_along_axis(indices, order, axis=1)
+    s = np.sqrt(np.maximum(-s, 0.0)).astype(np.float32) if metric is Metric.L2 else s.astype(np.float32)
+    s, i = _drop_self(s, i, np.asarray(rows), k)
+    return i, _to_distances(s, metric)
 
 
 def _prepare(X: np.ndarray, metric: Metric) -> np.ndarray:

@@ -32,6 +32,11 @@ Numerical choices
   the results is then about 1e-6, the order of the inputs' own rounding
   amplified by a block's length. Otherwise (float64 or integer input, or
   ``precision="float64"``) blocks are multiplied in float64.
+* **Shards.** One pass is :func:`plan` (pivots, scales and product dtype, from
+  the first block), :func:`accumulate` over the rows, :func:`finish`. A
+  distributed pass gives the same plan to every shard of rows and adds their
+  float64 sums (:func:`add_sums`); :func:`accumulator` routes every pass made
+  in a context to such a map and sum, so the measures stay the local functions.
 * **Non-finite input** is not scanned for up front: a NaN or inf reaches the
   column sums, and only then is the array scanned to name the first bad row.
 """
@@ -39,7 +44,10 @@ Numerical choices
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,7 +55,8 @@ import numpy as np
 from repspace.core.arrays import as_matrix, block_rows, max_abs
 from repspace.core.errors import InputError
 
-__all__ = ["Moments", "moments", "require_variance"]
+__all__ = ["Accumulator", "MomentPlan", "Moments", "accumulate", "accumulator", "add_sums", "finish", "moments", "plan",
+           "require_variance"]
 
 #: First-block magnitudes inside this range are used unscaled.
 _SAFE_LOW, _SAFE_HIGH = 2.0**-40, 2.0**40
@@ -147,12 +156,122 @@ def _shifted(block: np.ndarray, pivot: np.ndarray, scale: float, work: type) -> 
     return z
 
 
-def _accumulate(X: np.ndarray, Y: np.ndarray, work: type, scales: tuple[float, float], grams: bool,
-                debiased: bool) -> dict[str, Any]:
-    """One pass over the rows: column sums, Gram products and (``debiased``) the row-norm terms."""
+@dataclass(frozen=True, eq=False)
+class MomentPlan:
+    """How every row of one moment pass is shifted, scaled and multiplied: one plan for all shards.
+
+    :func:`moments` makes it from the first block of rows; a distributed pass
+    makes it once on the driver and gives it to every shard, so that the
+    shards' :func:`accumulate` sums add up (:func:`add_sums`) to exactly the
+    sums of one pass, and :func:`finish` turns them into :class:`Moments`.
+
+    Attributes
+    ----------
+    pivot_x, pivot_y : ndarray
+        The rows every row is shifted by (the first rows of ``X`` and ``Y``), float64.
+    scale_x, scale_y : float
+        The powers of two the shifted rows are multiplied by.
+    work : str
+        ``float32`` or ``float64``: the dtype blocks are multiplied in.
+    grams, debiased : bool
+        Whether ``XᵀX``/``YᵀY`` and the unbiased-HSIC terms are accumulated.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0], [5.0, 2.0]])
+    >>> p = plan(X, X)
+    >>> s = add_sums(accumulate(X[:1], X[:1], p), accumulate(X[1:], X[1:], p))
+    >>> finish(s, 3, p).cxx.tolist() == moments(X, X).cxx.tolist()
+    True
+    """
+
+    pivot_x: np.ndarray
+    pivot_y: np.ndarray
+    scale_x: float = 1.0
+    scale_y: float = 1.0
+    work: str = "float64"
+    grams: bool = True
+    debiased: bool = False
+
+    def __repr__(self) -> str:
+        return (f"MomentPlan(d=({len(self.pivot_x)}, {len(self.pivot_y)}), scales=({self.scale_x:g}, "
+                f"{self.scale_y:g}), work={self.work}, grams={self.grams}, debiased={self.debiased})")
+
+
+#: Signature of a moment pass: ``(X, Y, plan) -> sums`` over all rows (:func:`accumulate` is one).
+Accumulator = Callable[[Any, Any, MomentPlan], "dict[str, Any]"]
+
+_ACCUMULATOR: ContextVar[Accumulator | None] = ContextVar("repspace_moments_accumulator", default=None)
+
+
+@contextmanager
+def accumulator(fn: Accumulator) -> Iterator[None]:
+    """Within this block, every :func:`moments` pass (CKA, Procrustes, SVCCA...) sums its rows with ``fn``.
+
+    The seam of the distributed backend: ``fn(X, Y, plan)`` must return the
+    sums :func:`accumulate` would return over all rows (e.g. a map of
+    :func:`accumulate` over row shards and a reduce with :func:`add_sums`).
+    The setting is per context (thread, task), restored on exit.
+
+    Examples
+    --------
+    >>> calls = []
+    >>> def counted(X, Y, p):
+    ...     calls.append(len(X))
+    ...     return accumulate(X, Y, p)
+    >>> with accumulator(counted):
+    ...     m = moments(np.eye(3), np.eye(3))
+    >>> calls, m.trace_x
+    ([3], 2.0)
+    """
+    token = _ACCUMULATOR.set(fn)
+    try:
+        yield
+    finally:
+        _ACCUMULATOR.reset(token)
+
+
+def plan(X: Any, Y: Any, *, grams: bool = True, debiased: bool = False, precision: str = "auto") -> MomentPlan:
+    """The plan :func:`moments` follows for ``X`` and ``Y``: pivots, scales from the first block, product dtype.
+
+    Reads only the first block of rows (and the dtypes). See :class:`MomentPlan`.
+
+    Examples
+    --------
+    >>> p = plan(np.array([[1e60], [3e60]]), np.ones((2, 1)))
+    >>> p.scale_x == 2.0**-201, p.pivot_x.tolist(), p.work   # shifted entries up to 2e60 ≈ 2²⁰⁰·³
+    (True, [1e+60], 'float64')
+    """
+    debiased = debiased and grams
+    work: type = np.float32 if (precision == "auto" and X.dtype == np.float32 and Y.dtype == np.float32) \
+        else np.float64
+    rows = block_rows(X.shape[1] + Y.shape[1])
+    scales = (_first_block_scale(X, rows), _first_block_scale(Y, rows))
+    if work is np.float32 and not all(_F32_SCALE[0] <= s <= _F32_SCALE[1] for s in scales):
+        work = np.float64
+    return MomentPlan(np.array(X[0], dtype=np.float64), np.array(Y[0], dtype=np.float64), float(scales[0]),
+                      float(scales[1]), np.dtype(work).name, bool(grams), bool(debiased))
+
+
+def accumulate(X: Any, Y: Any, p: MomentPlan) -> dict[str, Any]:
+    """One pass over these rows (all of them, or one shard): column sums, Gram products, row-norm terms.
+
+    Every entry is float64 (arrays or floats); the sums of two shards add up
+    (:func:`add_sums`) to the sums of their rows together. Non-finite input
+    gives non-finite sums (no error here).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0], [2.0], [4.0]])
+    >>> s = accumulate(X, X, plan(X, X, grams=False))
+    >>> s["sx"].tolist(), s["qa"]
+    ([4.0], 10.0)
+    """
+    work: type = np.dtype(p.work).type
+    grams, debiased = p.grams, p.debiased
     n, d1 = X.shape
     d2 = Y.shape[1]
-    px, py = np.array(X[0], dtype=work), np.array(Y[0], dtype=work)
+    px, py = np.array(p.pivot_x, dtype=work), np.array(p.pivot_y, dtype=work)
     acc: dict[str, Any] = {"sx": np.zeros(d1), "sy": np.zeros(d2), "gyx": np.zeros((d2, d1))}
     if grams:
         acc["gxx"], acc["gyy"] = np.zeros((d1, d1)), np.zeros((d2, d2))
@@ -164,8 +283,8 @@ def _accumulate(X: np.ndarray, Y: np.ndarray, work: type, scales: tuple[float, f
     step = block_rows(d1 + d2)
     with np.errstate(over="ignore", invalid="ignore"):
         for lo in range(0, n, step):
-            zx = _shifted(X[lo:lo + step], px, scales[0], work)
-            zy = _shifted(Y[lo:lo + step], py, scales[1], work)
+            zx = _shifted(X[lo:lo + step], px, p.scale_x, work)
+            zy = _shifted(Y[lo:lo + step], py, p.scale_y, work)
             acc["sx"] += zx.sum(axis=0, dtype=np.float64)
             acc["sy"] += zy.sum(axis=0, dtype=np.float64)
             acc["gyx"] += zy.T @ zx
@@ -187,9 +306,26 @@ def _accumulate(X: np.ndarray, Y: np.ndarray, work: type, scales: tuple[float, f
                 acc["bx"] += b @ zx64
                 acc["ay"] += a @ zy64
                 acc["by"] += b @ zy64
-    if not norms:
-        acc["qa"], acc["qb"] = float(np.trace(acc["gxx"])), float(np.trace(acc["gyy"]))
     return acc
+
+
+def add_sums(*parts: dict[str, Any]) -> dict[str, Any]:
+    """The sums of several shards' :func:`accumulate` (same plan), added entry by entry in float64.
+
+    Examples
+    --------
+    >>> add_sums({"sx": np.array([1.0]), "qa": 2.0}, {"sx": np.array([3.0]), "qa": 0.5})
+    {'sx': array([4.]), 'qa': 2.5}
+    """
+    if not parts:
+        raise InputError("add_sums needs at least one shard's sums")
+    out = {key: (np.array(value, dtype=np.float64) if isinstance(value, np.ndarray) else float(value))
+           for key, value in parts[0].items()}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for part in parts[1:]:
+            for key, value in part.items():
+                out[key] += value
+    return out
 
 
 def _finite(acc: dict[str, Any]) -> bool:
@@ -256,37 +392,46 @@ def moments(X: np.ndarray, Y: np.ndarray, *, grams: bool = True, debiased: bool 
     ([[8.0, 0.0], [0.0, 0.0]], 8.0, False)
     """
     n = X.shape[0]
-    debiased = debiased and grams
-    work: type = np.float32 if (precision == "auto" and X.dtype == np.float32 and Y.dtype == np.float32) \
-        else np.float64
-    rows = block_rows(X.shape[1] + Y.shape[1])
-    scales = (_first_block_scale(X, rows), _first_block_scale(Y, rows))
-    if work is np.float32 and not all(_F32_SCALE[0] <= s <= _F32_SCALE[1] for s in scales):
-        work = np.float64
-    acc = _accumulate(X, Y, work, scales, grams, debiased)
+    p = plan(X, Y, grams=grams, debiased=debiased, precision=precision)
+    run = _ACCUMULATOR.get() or accumulate
+    acc = run(X, Y, p)
     if not (np.all(np.isfinite(acc["sx"])) and np.all(np.isfinite(acc["sy"]))):
         as_matrix(X, "X")  # raises, naming the first row with a NaN or inf
         as_matrix(Y, "Y")
     if not _finite(acc):  # an overflow in a later block: redo in float64 at the global scale
-        work = np.float64
-        scales = (_global_scale(X), _global_scale(Y))
-        acc = _accumulate(X, Y, work, scales, grams, debiased)
+        p = replace(p, work="float64", scale_x=_global_scale(X), scale_y=_global_scale(Y))
+        acc = run(X, Y, p)
+    return finish(acc, n, p)
+
+
+def finish(acc: dict[str, Any], n: int, p: MomentPlan) -> Moments:
+    """The :class:`Moments` of ``n`` rows from their sums (:func:`accumulate`, :func:`add_sums`) under plan ``p``.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0], [5.0, 2.0]])
+    >>> p = plan(X, X)
+    >>> finish(accumulate(X, X, p), 3, p).trace_x
+    8.0
+    """
     sx, sy = acc["sx"], acc["sy"]
+    qa = acc["qa"] if "qa" in acc else float(np.trace(acc["gxx"]))
+    qb = acc["qb"] if "qb" in acc else float(np.trace(acc["gyy"]))
     out: dict[str, Any] = {
         "cyx": _centred(acc["gyx"], sy, sx, n, False),
-        "trace_x": max(0.0, acc["qa"] - float(sx @ sx) / n),
-        "trace_y": max(0.0, acc["qb"] - float(sy @ sy) / n),
-        "constant_x": acc["qa"] == 0.0,
-        "constant_y": acc["qb"] == 0.0,
-        "products": np.dtype(work).name,
-        "mean_x": np.asarray(X[0], np.float64) + sx / (n * scales[0]),
-        "mean_y": np.asarray(Y[0], np.float64) + sy / (n * scales[1]),
-        "scale_x": float(scales[0]),
-        "scale_y": float(scales[1]),
+        "trace_x": max(0.0, qa - float(sx @ sx) / n),
+        "trace_y": max(0.0, qb - float(sy @ sy) / n),
+        "constant_x": qa == 0.0,
+        "constant_y": qb == 0.0,
+        "products": p.work,
+        "mean_x": np.asarray(p.pivot_x, np.float64) + sx / (n * p.scale_x),
+        "mean_y": np.asarray(p.pivot_y, np.float64) + sy / (n * p.scale_y),
+        "scale_x": float(p.scale_x),
+        "scale_y": float(p.scale_y),
     }
-    if grams:
+    if p.grams:
         out["cxx"] = _centred(acc["gxx"], sx, sx, n, True)
         out["cyy"] = _centred(acc["gyy"], sy, sy, n, True)
-    if debiased and n >= 4:
-        out["hsic_xy"], out["hsic_xx"], out["hsic_yy"] = _unbiased_hsics(acc, n)
+    if p.debiased and n >= 4:
+        out["hsic_xy"], out["hsic_xx"], out["hsic_yy"] = _unbiased_hsics(dict(acc, qa=qa, qb=qb), n)
     return Moments(n=n, **out)

@@ -32,6 +32,7 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.compare import Comparison, compare
+from repspace.workflows.distributed.backend import check_backend
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -84,6 +85,8 @@ class SpaceComparison:
         ``{"id", "jaccard", "old", "new", "lost", "gained"}`` (neighbour ids).
     saved : int
         Items whose metadata received their Jaccard (both spaces counted once).
+    backend : str
+        ``local`` or ``ray``: where the moment pass (CKA, Procrustes, SVCCA) ran.
     """
 
     a: str
@@ -93,21 +96,24 @@ class SpaceComparison:
     comparison: Comparison
     changed: list[dict[str, Any]]
     saved: int = 0
+    backend: str = "local"
 
     @property
     def n_shared(self) -> int:
         return self.comparison.n_shared
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"a", "b", "n_a", "n_b", "n_shared", "k", <measures>..., "skipped", "changed"?}``."""
+        """``{"a", "b", "n_a", "n_b", "n_shared", "k", <measures>..., "skipped", "changed"?, "backend"}``."""
         out = {"a": self.a, "b": self.b, "n_a": self.n_a, "n_b": self.n_b, **self.comparison.to_dict()}
+        out["backend"] = self.backend
         if self.changed:
             out["changed"] = self.changed
         return out
 
 
 def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None = None, k: int = 10,
-                   seed: int = 0, exact: bool | None = None, changed: int = 0, save: bool = False) -> SpaceComparison:
+                   seed: int = 0, exact: bool | None = None, changed: int = 0, save: bool = False,
+                   backend: str = "local", ray_address: str | None = None) -> SpaceComparison:
     """Compare two stored spaces on the items they share (joined on id).
 
     Parameters
@@ -122,7 +128,16 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         Write each shared item's ``jaccard`` (and ``jaccard_vs``, the other
         space's name) into its metadata in both spaces; refused whole if
         either space changed meanwhile.
+    backend : ``local`` or ``ray``
+        ``ray``: the moment pass behind ``cka_linear``, ``cka_debiased``,
+        ``procrustes`` and ``svcca`` is summed shard by shard on a Ray cluster
+        (:func:`repspace.workflows.distributed.measure.moments_ray`); the other
+        measures run here. The figures equal the local ones to rounding.
+    ray_address : str, optional
+        The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
+        local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
     """
+    check_backend(backend)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
     if isinstance(changed, bool) or not isinstance(changed, int) or changed < 0:
@@ -134,7 +149,13 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     keys = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
     if save and keys is not None and "neighbourhood_jaccard" not in keys:
         keys.append("neighbourhood_jaccard")
-    result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)  # one pair of graphs
+    if backend == "ray":
+        from repspace.workflows.distributed.measure import ray_backend
+
+        with ray_backend(ray_address, knn=False):
+            result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)
+    else:
+        result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)  # one pair of graphs
     listed = [{"id": j.ids[c.row], "jaccard": c.jaccard, "old": [j.ids[r] for r in c.neighbours_x],
                "new": [j.ids[r] for r in c.neighbours_y], "lost": [j.ids[r] for r in c.lost],
                "gained": [j.ids[r] for r in c.gained]} for c in (result.changed or ())]
@@ -153,7 +174,7 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         for space, rows, generation, other in targets:
             patches = [{"jaccard": round(float(v), 6), "jaccard_vs": other} for v in jac]
             saved = space.patch_rows_metadata(rows, patches, generation=generation)
-    return SpaceComparison(a.name, b.name, j.n_x, j.n_y, result, listed, saved)
+    return SpaceComparison(a.name, b.name, j.n_x, j.n_y, result, listed, saved, backend)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,20 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (space_id, name)
     ) WITHOUT ROWID;
     """,
+    # 4: the ledger of ingested shards (Parquet files written by a distributed embed job),
+    # keyed by their SHA-256 and written in the same transaction as the shard's items, so a
+    # re-run or a resumed job never ingests a shard twice.
+    """
+    CREATE TABLE shards (
+        space_id    INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        sha256      TEXT    NOT NULL,
+        job         TEXT    NOT NULL,
+        name        TEXT    NOT NULL,
+        n_rows      INTEGER NOT NULL CHECK (n_rows >= 0),
+        ingested_at TEXT    NOT NULL,
+        PRIMARY KEY (space_id, sha256)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

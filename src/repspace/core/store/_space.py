@@ -78,6 +78,17 @@ class AddResult:
 
 
 @dataclass(frozen=True)
+class ShardEntry:
+    """One shard of a distributed job, as the space's shard ledger records it."""
+
+    sha256: str
+    job: str
+    name: str
+    n_rows: int = 0
+    ingested_at: str = ""
+
+
+@dataclass(frozen=True)
 class Item:
     """One stored item (without its vector)."""
 
@@ -202,6 +213,7 @@ class Space:
         metadata: Sequence[dict[str, Any] | None] | None = None,
         *,
         on_conflict: Literal["upsert", "error"] = "upsert",
+        shard: ShardEntry | None = None,
     ) -> AddResult:
         """Add a batch of items atomically: all of it is stored, or none of it.
 
@@ -217,6 +229,10 @@ class Space:
             this batch says, text and metadata included (a new vector gets a new
             row; an identical vector keeps its row and only text and metadata are
             updated). With ``error`` the whole batch is refused if any id exists.
+        shard : ShardEntry, optional
+            The batch is this shard of a distributed job: it is recorded in the
+            space's shard ledger in the same transaction, and refused
+            (:class:`ConflictError`, nothing written) if the ledger has it already.
 
         Returns
         -------
@@ -240,6 +256,9 @@ class Space:
         stored = vecs.astype(self.dtype, copy=False)
         with self.store.db.write() as c:
             sid, generation, next_row, dead_rows = self._state(c)
+            if shard is not None and c.execute("SELECT 1 FROM shards WHERE space_id = ? AND sha256 = ?",
+                                               (sid, shard.sha256)).fetchone():
+                raise ConflictError(f"shard {shard.name} ({shard.sha256[:12]}) is already in space {self.name!r}")
             existing = self._rows_by_id(c, sid, ids)
             if existing and on_conflict == "error":
                 some = ", ".join(repr(i) for i in list(existing)[:3])
@@ -289,6 +308,9 @@ class Space:
                     "UPDATE spaces SET generation = ?, next_row = ?, dead_rows = ?, updated_at = ? WHERE id = ?",
                     (generation, next_row + len(new_pos), dead_rows + replaced, _now(), sid),
                 )
+            if shard is not None:
+                c.execute("INSERT INTO shards (space_id, sha256, job, name, n_rows, ingested_at)"
+                          " VALUES (?, ?, ?, ?, ?, ?)", (sid, shard.sha256, shard.job, shard.name, len(ids), _now()))
         return AddResult(
             added=len(new_pos) - replaced, replaced=replaced, updated=len(updates),
             unchanged=unchanged, generation=generation,
@@ -625,6 +647,42 @@ class Space:
             ):
                 out[h] = row
         return out
+
+    def text_hashes(self) -> np.ndarray:
+        """The distinct content hashes of the live items' texts, sorted (``S32``; for ``np.searchsorted``).
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], texts=["hello", None])
+        >>> sp.text_hashes()
+        array([b'2cf24dba5fb0a30e26e83b2ac5b9e29e'], dtype='|S32')
+        """
+        with self.store.db.read() as c:
+            sid = self._state(c)[0]
+            found = [h for (h,) in c.execute(
+                "SELECT DISTINCT hash FROM items WHERE space_id = ? AND hash IS NOT NULL ORDER BY hash", (sid,))]
+        return np.array([h.encode() for h in found], dtype="S32")
+
+    def shards(self, job: str | None = None) -> dict[str, ShardEntry]:
+        """The shards ingested into this space (all, or one job's), by SHA-256.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a"], [[1.0, 0.0]], shard=ShardEntry("ab" * 32, "job1", "shard-00000"))
+        >>> [(e.name, e.n_rows) for e in sp.shards().values()]
+        [('shard-00000', 1)]
+        """
+        sql = "SELECT sha256, job, name, n_rows, ingested_at FROM shards WHERE space_id = ?"
+        with self.store.db.read() as c:
+            sid = self._state(c)[0]
+            rows = c.execute(sql + (" AND job = ?" if job else ""), (sid, job) if job else (sid,)).fetchall()
+        return {r[0]: ShardEntry(*r) for r in rows}
 
     def filter_rows(self, where: str | Filter) -> np.ndarray:
         """Rows of the live items matching a filter expression (see :mod:`repspace.core.filters`), ascending.

@@ -12,12 +12,19 @@ First stage                                What is held in memory
 ``exact``                                  full float32 vectors, brute force (no refine)
 ``hnsw32[,ef64]``                          full vectors in an HNSW graph with M=32
 ``hnsw32,int8`` / ``hnsw32,fp16``          the graph over int8 codes / float16 vectors
+``hnsw32,shards4[,ef64]``                  4 graphs over disjoint rows, searched by fan-out
 ``int8``                                   one byte per dimension (trained ranges)
 ``binary``                                 one bit per dimension (sign), Hamming search
 ``pca64[,hnsw32][,int8|fp16][,ef64]``     64 PCA components, brute force or HNSW
 ``prefix64[,hnsw32][,int8|fp16][,ef64]``  the first 64 dimensions (Matryoshka)
 ``ivf1024,pq32[,nprobe16]``                IVF lists with 32-byte product-quantizer codes
 =========================================  ==========================================
+
+``shardsN`` after a plain graph splits the rows into N disjoint shards (row ``r`` in
+shard ``r mod N``), one HNSW graph each, built in parallel (``--backend ray``: one
+shard per task); a search asks every shard for its top ``k`` and merges them by
+score (FAISS' ``IndexShards``). It reads as FAISS' comma items do: one more fact
+about how the graph is stored.
 
 ``int8``/``fp16`` after a graph or a reduction say how its vectors are held: one
 byte per dimension (per-dimension ranges trained on the data, FAISS'
@@ -67,13 +74,14 @@ DEFAULT_GRAPH_CODES_FACTOR = 2
 DEFAULT_FACTOR = 10
 #: What error messages list.
 ACCEPTED_FORMS = (
-    "exact, hnsw32[,int8|fp16][,ef64][>rescore2], int8[>rescore4], binary[>rescore8], "
+    "exact, hnsw32[,int8|fp16][,ef64][>rescore2], hnsw32,shards4[,ef64], int8[>rescore4], binary[>rescore8], "
     "pca64[,hnsw32][,int8|fp16][>rerank10], prefix64[,hnsw32][,int8|fp16][>rerank10], "
     "ivf1024,pq32[,nprobe16][>rerank10]"
 )
 
 #: The words a first stage is written with (see :func:`repspace.core.codecs.split_items`).
-_STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "prefix", "ivf", "pq", "nprobe", "fp16"})
+_STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "prefix", "ivf", "pq", "nprobe", "fp16",
+                     "shards"})
 _LIMITS = {  # field: (low, high, what)
     "m": (2, 256, "HNSW M"),
     "graph_m": (2, 256, "HNSW M"),
@@ -83,6 +91,7 @@ _LIMITS = {  # field: (low, high, what)
     "pq_m": (1, 100_000, "PQ sub-quantizers"),
     "nprobe": (1, 10_000_000, "nprobe"),
     "refine_factor": (1, 10_000, "refine factor"),
+    "shards": (2, 4096, "HNSW shards"),
 }
 
 
@@ -102,6 +111,7 @@ class IndexSpec:
         reduced vectors).
     codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca`` and ``prefix`` hold their vectors
         (None: float32).
+    shards : disjoint shards of a plain ``hnsw`` graph, searched by fan-out (None: one graph).
     refine_factor : F of the refine stage (None: no refine stage).
 
     Examples
@@ -124,6 +134,7 @@ class IndexSpec:
     graph_m: int | None = None
     refine_factor: int | None = None
     codes: str | None = None
+    shards: int | None = None
 
     def __post_init__(self) -> None:
         k = self.kind
@@ -136,7 +147,7 @@ class IndexSpec:
                 raise InputError(f"{self.codes} codes apply to hnsw, pca and prefix indexes, not {k}")
         allowed = {
             "exact": set(),
-            "hnsw": {"m", "ef", "refine_factor"},
+            "hnsw": {"m", "ef", "refine_factor", "shards"},
             "int8": {"refine_factor"},
             "binary": {"refine_factor"},
             "pca": {"dims", "graph_m", "ef", "refine_factor"},
@@ -162,6 +173,9 @@ class IndexSpec:
                 raise InputError(f"{what} must be between {low} and {high}, not {value} (in {text!r})")
         if k in ("pca", "prefix") and self.ef is not None and self.graph_m is None:
             raise InputError(f"ef needs a graph: write {k}{self.dims},hnsw32,ef{self.ef} (in {text!r})")
+        if self.shards is not None and (self.codes is not None or self.refine_factor is not None):
+            raise InputError(f"shards split a plain float graph: write hnsw{self.m},shards{self.shards} "
+                             f"(no codes, no refine stage; in {text!r})")
         if k == "ivfpq" and self.nprobe is not None and self.nprobe > self.nlist:  # type: ignore[operator]
             raise InputError(f"nprobe {self.nprobe} exceeds the {self.nlist} IVF lists (in {text!r})")
 
@@ -173,7 +187,8 @@ class IndexSpec:
             return "exact"
         codes = f",{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
-            return f"hnsw{self.m}{codes}" + (f",ef{self.ef}" if self.ef is not None else "")
+            shards = f",shards{self.shards}" if self.shards is not None else ""
+            return f"hnsw{self.m}{codes}{shards}" + (f",ef{self.ef}" if self.ef is not None else "")
         if k in ("int8", "binary"):
             return k
         if k in ("pca", "prefix"):
@@ -210,11 +225,13 @@ class IndexSpec:
         'pca64-hnsw32'
         >>> parse_spec("ivf1024,pq32,nprobe8>rerank").slug
         'ivf1024-pq32'
+        >>> parse_spec("hnsw32,shards4,ef128").slug
+        'hnsw32-shards4'
         """
         k = self.kind
         codes = f"-{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
-            return f"hnsw{self.m}{codes}"
+            return f"hnsw{self.m}{codes}" + (f"-shards{self.shards}" if self.shards is not None else "")
         if k in ("pca", "prefix"):
             return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + codes
         if k == "ivfpq":
@@ -333,7 +350,7 @@ def _parse_text(text: str) -> IndexSpec:
         items.append((name, digits))
     head, head_digits = items[0]
     rest = items[1:]
-    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe"}
+    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe", "shards"}
     for name, digits in items:
         if name in needs_number and not digits:
             raise InputError(f"{name} needs a number, e.g. {name}{_EXAMPLE[name]} (in {raw!r})")
@@ -367,10 +384,11 @@ def _parse_text(text: str) -> IndexSpec:
         return IndexSpec(head, refine_factor=factor)
     factor = DEFAULT_FACTOR if refine == 0 else refine
     if head == "hnsw":
-        got = take(("ef", *CODES))
+        got = take(("ef", "shards", *CODES))
         if refine == 0 and "codes" in got:
             factor = DEFAULT_GRAPH_CODES_FACTOR
-        return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got))
+        return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got),
+                         shards=got.get("shards"))
     if head in ("pca", "prefix"):
         got = take(("hnsw", "ef", *CODES))
         if "ef" in got and "hnsw" not in got:
@@ -387,7 +405,8 @@ def _parse_text(text: str) -> IndexSpec:
                      f"(in {raw!r}); accepted forms: {ACCEPTED_FORMS}")
 
 
-_EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "prefix": "64", "ivf": "1024", "pq": "32", "nprobe": "16"}
+_EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "prefix": "64", "ivf": "1024", "pq": "32", "nprobe": "16",
+            "shards": "4"}
 
 
 def _parse_refine(text: str, raw: str) -> int:

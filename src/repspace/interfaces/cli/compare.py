@@ -44,6 +44,11 @@ def compare_cmd(
         "cka_linear",
     heatmap: Annotated[Optional[Path], typer.Option(help="With --encoder: write the matrix as a PNG heatmap.")] =
         None,
+    backend: Annotated[str, typer.Option(help="local (default) or ray: the moment pass of CKA, Procrustes and SVCCA "
+                                              "on a Ray cluster.")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
+                                                            "ray://host:port or auto (default: $RAY_ADDRESS, "
+                                                            "else a local Ray).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON (METRICS.md names).")] = False,
 ) -> None:
     """Compare two spaces over the items they share (joined on id): CKA, mutual k-NN, RSA, Procrustes, SVCCA.
@@ -53,6 +58,8 @@ def compare_cmd(
       repspace compare docs-minilm docs-e5
 
       repspace compare glove glove-abtt --measures cka_linear,mutual_knn --changed 20
+
+      repspace compare glove glove-abtt --measures cka_linear,svcca --backend ray --ray-address head:6379
 
       repspace compare old new --save && repspace search new --id x --where "jaccard < 0.2"
 
@@ -66,13 +73,16 @@ def compare_cmd(
             raise InputError("give two spaces or --encoder, not both")
         if texts is None:
             raise InputError("--encoder needs --texts FILE")
+        if backend != "local":
+            raise InputError("--backend ray compares two stored spaces; it does not combine with --encoder")
         _layers(encoder, other, texts, layers, measure, k, heatmap, json)
         return
     if a is None or b is None:
         raise InputError("give two spaces to compare, or --encoder hf-layers:<folder> with --texts FILE")
     store = open_store(create=False)
     names = None if measures is None else [m.strip() for m in measures.split(",") if m.strip()]
-    r = compare_spaces(store.space(a), store.space(b), measures=names, k=k, changed=changed, save=save, exact=exact)
+    r = compare_spaces(store.space(a), store.space(b), measures=names, k=k, changed=changed, save=save, exact=exact,
+                       backend=backend, ray_address=ray_address)
     if json:
         print_json(r.to_dict())
         return

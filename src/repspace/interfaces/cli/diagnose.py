@@ -43,6 +43,11 @@ def diagnose_cmd(
     text_col: Annotated[str, typer.Option(help="Text column of --texts tables.")] = "text",
     pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
+    backend: Annotated[str, typer.Option(help="local (default) or ray: the exact kNN graphs of hubness and local "
+                                              "ID on a Ray cluster.")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
+                                                            "ray://host:port or auto (default: $RAY_ADDRESS, "
+                                                            "else a local Ray).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print JSON (METRICS.md names).")] = False,
 ) -> None:
     """Hubness, isotropy, intrinsic dimension, rank, spectrum and uniformity, with readings.
@@ -55,6 +60,8 @@ def diagnose_cmd(
 
       repspace diagnose glove --save --html glove.html
 
+      repspace diagnose glove --backend ray --ray-address head:6379
+
       repspace search glove --id king --where "k_occurrence > 40"
 
       repspace diagnose --encoder hf-layers:minilm --layers all --texts sentences.txt --html layers.html
@@ -64,6 +71,8 @@ def diagnose_cmd(
             raise InputError("give a space or --encoder, not both")
         if save:
             raise InputError("--save writes into a stored space; it does not combine with --encoder")
+        if backend != "local":
+            raise InputError("--backend ray measures a stored space; it does not combine with --encoder")
         if texts is None:
             raise InputError("--encoder needs --texts FILE")
         _layers(encoder, texts, text_col=text_col, layers=layers, pooling=pooling, k=k, exact=exact,
@@ -74,7 +83,7 @@ def diagnose_cmd(
     from repspace.workflows.diagnose import diagnose_space
 
     sp = open_store(create=False).space(space)
-    report = diagnose_space(sp, k=k, exact=exact, save=save)
+    report = diagnose_space(sp, k=k, exact=exact, save=save, backend=backend, ray_address=ray_address)
     if html is not None:
         from repspace.interfaces.reports import write_diagnosis_html
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
@@ -19,8 +19,8 @@ from repspace.interfaces.cli._common import (
 index_app = typer.Typer(
     help=(
         "Build, list and drop a space's indexes (persisted beside the store, kept up to date).\n\n"
-        "Specs: exact, hnsw32, int8>rescore4, binary>rescore8, pca64>rerank, prefix64>rerank,\n"
-        "prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
+        "Specs: exact, hnsw32, hnsw32,shards4, int8>rescore4, binary>rescore8, pca64>rerank,\n"
+        "prefix64>rerank, prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
         "Examples:\n\n"
         "  repspace index build docs int8>rescore4\n\n"
         "  repspace index list docs --json"
@@ -43,9 +43,19 @@ def _size(n: int | None) -> str:
 def build_cmd(
     space: Annotated[str, typer.Argument(help="The space.")],
     spec: Annotated[str, typer.Argument(help="Index spec, e.g. hnsw32, int8>rescore4, pca64>rerank.")],
+    backend: Annotated[str, typer.Option(help="Where to build: local, or ray (ivfN,pqM and hnswM,shardsN).")
+                       ] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(
+        "--ray-address", help="Ray cluster (host:port, ray://host:port, auto); default $RAY_ADDRESS or a local Ray.")
+    ] = None,
+    shards: Annotated[Optional[int], typer.Option(
+        help="--backend ray, ivfN,pqM: pieces of work (default: the cluster's CPUs).")] = None,
     json: Json = False,
 ) -> None:
     """Build an index (or bring it up to date) and persist it beside the store.
+
+    With --backend ray, IVF-PQ is trained here and filled by the cluster's workers,
+    then merged; hnswM,shardsN builds one graph per worker, searched by fan-out.
 
     Examples:
 
@@ -54,16 +64,22 @@ def build_cmd(
       repspace index build docs 'binary>rescore8'
 
       repspace index build docs 'prefix64,hnsw32>rerank' --json
+
+      repspace index build glove 'ivf1024,pq25>rerank' --backend ray --ray-address head:6379
+
+      repspace index build glove 'hnsw32,shards8' --backend ray
     """
     from repspace.workflows.search.indexes import build_index
 
     sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
-        report = build_index(sp, spec, progress=bar)
+        report = build_index(sp, spec, progress=bar, backend=backend, address=ray_address, shards=shards)
     if json:
         print_json(report.to_dict())
         return
-    note(f"{report.spec}: {report.action}, {report.ntotal:,} vectors, {_size(report.memory_bytes)} in memory")
+    where = f", on {len(report.nodes)} Ray node(s)" if report.nodes else ""
+    note(f"{report.spec}: {report.action}, {report.ntotal:,} vectors{where}, "
+         f"{_size(report.memory_bytes)} in memory")
 
 
 @index_app.command("list")

@@ -30,7 +30,8 @@ def _layer(value: str | None) -> Any:
 @app.command("ingest")
 def ingest_cmd(
     space: Annotated[str, typer.Argument(help="Space to create or add to.")],
-    file: Annotated[Path, typer.Argument(help="JSONL, CSV, Parquet or .npy file.")],
+    file: Annotated[Path, typer.Argument(help="JSONL, CSV, Parquet or .npy file; with --backend ray also a folder of "
+                                               "them; a shard job folder (holding manifest.json) is ingested.")],
     text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
     id_col: Annotated[str, typer.Option(help="Column with the ids.")] = "id",
     vector_col: Annotated[Optional[str], typer.Option(help="Column with precomputed vectors.")] = None,
@@ -47,6 +48,14 @@ def ingest_cmd(
     batch_size: Annotated[int, typer.Option(min=1, help="Texts per encoder batch.")] = 64,
     commit_every: Annotated[Optional[int], typer.Option(min=1, help="Commit every N items (default: all at once).")] = None,
     on_conflict: Annotated[str, typer.Option(help="upsert (replace existing ids) or error.")] = "upsert",
+    backend: Annotated[str, typer.Option(help="local (default) or ray: embed on a Ray cluster in shards.")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(help="Ray cluster: host:port, ray://host:port or auto "
+                                                            "(default: $RAY_ADDRESS, else a local Ray).")] = None,
+    shard_rows: Annotated[int, typer.Option(min=1, help="ray: records per shard (one transaction each).")] = 10_000,
+    workers: Annotated[Optional[int], typer.Option(min=1, help="ray: encoder actors (default: the cluster's CPUs).")] = None,
+    shard_dir: Annotated[Optional[Path], typer.Option(help="ray: folder for the shards (shared by every node; "
+                                                           "default beside the store).")] = None,
+    embed_only: Annotated[bool, typer.Option(help="ray: write the shards and their manifest, ingest nothing.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -60,12 +69,31 @@ def ingest_cmd(
       repspace ingest glove vectors.npy --ids words.txt --metric cosine
 
       repspace ingest layers sents.csv --encoder hf-layers:minilm --layer all
+
+      repspace ingest docs corpus/ --backend ray --ray-address head:6379 --shard-rows 20000
     """
+    from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
 
     options = {k: v for k, v in (("layer", _layer(layer)), ("pooling", pooling), ("normalize", normalize),
                                  ("prompt", prompt)) if v is not None}
     store = open_store()
+    if file.is_dir() and (file / "manifest.json").is_file():
+        from repspace.workflows.distributed import ingest_job
+
+        _show(ingest_job(store, space, file), json)
+        return
+    if check_backend(backend) == "ray":
+        from repspace.workflows.distributed import ingest_ray
+
+        with progress_bar(json) as bar:
+            job = ingest_ray(store, space, file, text_col=text_col, id_col=id_col, meta_cols=_split(meta_cols),
+                             auto_id=auto_id, encoder=encoder, encoder_options=options or None, metric=metric,
+                             dtype=dtype, batch_size=batch_size, shard_rows=shard_rows, workers=workers,
+                             address=ray_address, shard_dir=shard_dir, ingest=not embed_only,
+                             on_conflict=on_conflict, progress=bar)
+        _show(job, json)
+        return
     with progress_bar(json) as bar:
         report = ingest_file(
             store, space, file, text_col=text_col, id_col=id_col, vector_col=vector_col,
@@ -80,4 +108,15 @@ def ingest_cmd(
     table.add_row(", ".join(report.spaces), *(str(getattr(report, k)) for k in
                   ("read", "encoded", "reused", "added", "replaced", "updated", "unchanged")),
                   f"{report.seconds:.1f}")
+    out.print(table)
+
+
+def _show(job: Any, as_json: bool) -> None:
+    if as_json:
+        print_json(job.to_dict())
+        return
+    table = Table("space", "job", "shards", "embedded", "ingested", "skipped", "encoded", "added", "seconds")
+    table.add_row(job.space, job.job, *(str(getattr(job, k)) for k in
+                  ("shards", "embedded_shards", "ingested_shards", "skipped_shards", "encoded", "added")),
+                  f"{job.seconds:.1f}")
     out.print(table)

@@ -8,6 +8,7 @@ number and metadata may be nested); CSV and Parquet are read by pyarrow.
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError, NotFoundError
-from repspace.core.files import read_jsonl
+from repspace.core.files import parse_jsonl_lines, read_jsonl
 
 FORMATS = ("jsonl", "csv", "parquet", "npy")
 
@@ -98,7 +99,11 @@ def read_records(
 
 
 def _read_jsonl(path: Path) -> tuple[list[str], dict[str, list[Any]]]:
-    records = [obj for _, obj in read_jsonl(path, "file")]
+    return _as_columns([obj for _, obj in read_jsonl(path, "file")])
+
+
+def _as_columns(records: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
+    """JSON objects as columns, in order of first appearance; a key an object lacks is :data:`_MISSING`."""
     columns: list[str] = []
     seen: set[str] = set()
     for r in records:
@@ -285,3 +290,188 @@ def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
     if not texts:
         raise InputError(f"{path} holds no texts")
     return texts
+
+
+#: Suffixes of the files a folder given as input contributes (``.npy`` needs its ids file, so not here).
+TABLE_SUFFIXES = (".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".pq")
+
+
+def input_files(path: str | Path) -> list[Path]:
+    """The files of an input: the file itself, or every JSONL/CSV/Parquet file under a folder, sorted.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> for n in ("b.jsonl", "a.csv", "notes.txt"):
+    ...     _ = open(os.path.join(d, n), "w").write("")
+    >>> [p.name for p in input_files(d)]
+    ['a.csv', 'b.jsonl']
+    """
+    path = Path(path)
+    if path.is_file():
+        detect_format(path)
+        return [path]
+    if not path.exists():
+        raise NotFoundError(f"no such file or folder: {path}")
+    files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in TABLE_SUFFIXES)
+    if not files:
+        raise InputError(f"{path}: no JSONL, CSV or Parquet files in this folder")
+    return files
+
+
+@dataclass(frozen=True)
+class Slice:
+    """Rows ``[lo, hi)`` of one input file: the unit of work of a distributed ingest.
+
+    For JSONL the slice also holds the byte range of its lines (``byte_lo``,
+    ``byte_hi``) and the line number of its first byte, so that a worker reads only
+    its own lines and errors still name the file's line.
+    """
+
+    path: str
+    fmt: str
+    lo: int
+    hi: int
+    byte_lo: int = 0
+    byte_hi: int = -1
+    first_line: int = 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def plan_slices(path: str | Path, rows_per_slice: int) -> list[Slice]:
+    """Cut a JSONL, CSV or Parquet file into slices of ``rows_per_slice`` records (the last may be shorter).
+
+    The cut depends only on the file's content and ``rows_per_slice``, so planning
+    the same file again gives the same slices (what makes a distributed job resumable).
+    JSONL is cut at line starts in one pass over its bytes; Parquet by its row count
+    (metadata only); CSV is parsed once to count its records (quoted newlines allowed).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.jsonl")
+    >>> _ = open(p, "w").write("".join(f'{{"id": "{i}", "text": "t{i}"}}\\n' for i in range(5)))
+    >>> [(s.lo, s.hi, s.first_line) for s in plan_slices(p, 2)]
+    [(0, 2, 1), (2, 4, 3), (4, 5, 5)]
+    """
+    if rows_per_slice < 1:
+        raise InputError("rows per shard must be a positive integer")
+    path = Path(path)
+    fmt = detect_format(path)
+    if fmt == "npy":
+        raise InputError(f"{path}: .npy vectors need no embedding; ingest them with the local backend")
+    if fmt == "jsonl":
+        return _plan_jsonl(path, rows_per_slice)
+    n = _count_table_rows(path, fmt)
+    return [Slice(str(path), fmt, lo, min(n, lo + rows_per_slice)) for lo in range(0, n, rows_per_slice)]
+
+
+def _plan_jsonl(path: Path, step: int) -> list[Slice]:
+    slices: list[Slice] = []
+    start = offset = records = 0
+    start_line = line_no = 1
+    with path.open("rb") as f:
+        for raw in f:
+            if raw.strip():
+                if records and records % step == 0:
+                    slices.append(Slice(str(path), "jsonl", records - step, records, start, offset, start_line))
+                    start, start_line = offset, line_no
+                records += 1
+            offset += len(raw)
+            line_no += 1
+    if records:
+        lo = (records - 1) // step * step
+        slices.append(Slice(str(path), "jsonl", lo, records, start, offset, start_line))
+    return slices
+
+
+def _count_table_rows(path: Path, fmt: str) -> int:
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows
+        except (pa.ArrowInvalid, OSError) as e:
+            raise InputError(f"{path}: cannot read parquet: {str(e).splitlines()[0]}") from None
+    return len(_read_table(path, fmt, [])[1]["__len__"])
+
+
+def read_slice(
+    piece: Slice,
+    *,
+    text_col: str | None = "text",
+    id_col: str | None = "id",
+    meta_cols: list[str] | None = None,
+    auto_id: bool = False,
+    table_cache: dict[str, Any] | None = None,
+) -> Records:
+    """The records of one :class:`Slice`, validated like :func:`read_records` (errors name the file and row).
+
+    ``table_cache`` (a dict kept by the caller) holds the last CSV read whole, so a
+    worker given several slices of one CSV parses it once.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "a.jsonl")
+    >>> _ = open(p, "w").write("".join(f'{{"id": "{i}", "text": "t{i}"}}\\n' for i in range(5)))
+    >>> read_slice(plan_slices(p, 2)[1]).texts
+    ['t2', 't3']
+    """
+    path = Path(piece.path)
+    if not path.is_file():
+        raise NotFoundError(f"no such file: {path}")
+    source = f"{path} (records {piece.lo + 1}-{piece.hi})"
+    string_cols = [c for c in (text_col, id_col) if c]
+    if piece.fmt == "jsonl":
+        columns, data = _read_jsonl_bytes(path, piece.byte_lo, piece.byte_hi, piece.first_line)
+    elif piece.fmt == "parquet":
+        columns, data = _read_parquet_rows(path, piece.lo, piece.hi)
+    else:
+        key = str(path)
+        if table_cache is not None and key in table_cache:
+            columns, whole = table_cache[key]
+        else:
+            columns, whole = _read_table(path, piece.fmt, string_cols)
+            if table_cache is not None:
+                table_cache.clear()
+                table_cache[key] = (columns, whole)
+        data = {c: whole[c][piece.lo:piece.hi] for c in [*columns, "__len__"]}
+    if len(data["__len__"]) != piece.hi - piece.lo:
+        raise InputError(f"{source}: the file changed since the job was planned "
+                         f"({len(data['__len__'])} records where {piece.hi - piece.lo} were counted)")
+    return _to_records(source, columns, data, text_col, id_col, None, meta_cols, auto_id)
+
+
+def _read_jsonl_bytes(path: Path, lo: int, hi: int, first_line: int) -> tuple[list[str], dict[str, list[Any]]]:
+    with path.open("rb") as f:
+        f.seek(lo)
+        blob = f.read(hi - lo)
+    return _as_columns([obj for _, obj in parse_jsonl_lines(io.BytesIO(blob), path, first_line)])
+
+
+def _read_parquet_rows(path: Path, lo: int, hi: int) -> tuple[list[str], dict[str, list[Any]]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        groups, first, start = [], None, 0
+        for g in range(pf.metadata.num_row_groups):
+            n = pf.metadata.row_group(g).num_rows
+            if start + n > lo and start < hi:
+                groups.append(g)
+                first = start if first is None else first
+            start += n
+        table = pf.read_row_groups(groups) if groups else pf.schema_arrow.empty_table()
+    except (pa.ArrowInvalid, OSError) as e:
+        raise InputError(f"{path}: cannot read parquet: {str(e).splitlines()[0]}") from None
+    table = table.slice(lo - (first or 0), hi - lo)
+    columns = list(table.column_names)
+    data = {c: table.column(c).to_pylist() for c in columns}
+    data["__len__"] = [None] * table.num_rows
+    return columns, data

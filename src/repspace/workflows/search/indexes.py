@@ -1,6 +1,8 @@
 """A space's indexes by spec string: built, persisted, kept up to date, listed and dropped.
 
-``hnsw32`` is the graph of :mod:`repspace.engines.search.hnsw`; every other spec but
+``hnsw32`` is the graph of :mod:`repspace.engines.search.hnsw` and ``hnsw32,shards4``
+the same graph over four disjoint shards of rows, searched by fan-out
+(:class:`~repspace.workflows.search.hnsw.ShardedHNSW`); every other spec but
 ``exact`` (``int8>rescore4``, ``binary>rescore8``, ``pca64>rerank``,
 ``prefix64,hnsw32>rerank``, ``ivf1024,pq32>rerank``) is a
 :class:`~repspace.engines.search.funnel.FunnelIndex`. Both live in
@@ -11,6 +13,12 @@ Funnels keep only their compact codes in memory; the float vectors for the
 rescoring stage are read for the shortlisted rows only, from a memory-mapped
 copy of the space's vectors beside the store (:mod:`repspace.workflows.search.vectorfile`:
 two tiers), so a space larger than memory stays searchable.
+
+``build_index(..., backend="ray")`` builds the specs whose work splits by rows on a
+Ray cluster (:mod:`repspace.workflows.distributed.index`): ``ivfN,pqM`` trained here
+on the same seeded sample as a local build, filled by workers and merged (the index
+a local build makes, code for code), and ``hnswM,shardsN`` one graph per worker. The
+result is saved where and as the local build saves it, with the same stamp.
 """
 
 from __future__ import annotations
@@ -21,13 +29,31 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.progress import Progress
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.specs import IndexSpec, parse_spec
-from repspace.workflows.search.hnsw import ensure_hnsw, index_paths
-from repspace.workflows.search.persist import Loaded, ensure_index, forget
+from repspace.workflows.distributed.backend import check_backend
+from repspace.workflows.search.hnsw import (
+    ShardedHNSW,
+    ensure_hnsw,
+    ensure_sharded_hnsw,
+    index_paths,
+    sharded_ident,
+    sharded_paths,
+)
+from repspace.workflows.search.persist import (
+    ADD_BATCH,
+    Loaded,
+    ensure_index,
+    forget,
+    install_index,
+    training_rows,
+    usable_stamp,
+)
 from repspace.workflows.search.vectorfile import ensure_vector_file, vector_file_paths
 
 if TYPE_CHECKING:
@@ -85,6 +111,15 @@ class IndexReport:
         The space's generation the index was last brought to.
     memory_bytes : int or None
         Its size in memory (funnels: codes, graph and matrices; HNSW: file size).
+    backend : str or None
+        ``ray`` when the index was built on a Ray cluster (None otherwise).
+    nodes : dict or None
+        Ray builds: vectors added on each Ray node (node id to count).
+    merge : str or None
+        Ray builds of IVF-PQ: how the shards were merged, ``memory`` or ``disk``
+        (FAISS' on-disk merge); ``none`` for HNSW shards (kept apart).
+
+    ``backend``, ``nodes`` and ``merge`` are left out of :meth:`to_dict` when None.
     """
 
     spec: str
@@ -93,22 +128,37 @@ class IndexReport:
     rows: int
     generation: int
     memory_bytes: int | None
+    backend: str | None = None
+    nodes: dict[str, int] | None = None
+    merge: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """For ``--json``."""
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items()
+                if v is not None or k not in ("backend", "nodes", "merge")}
 
 
 def build_index(space: Space, spec: IndexSpec | str, *,
-                progress: Progress | None = None) -> IndexReport:
+                progress: Progress | None = None, backend: str = "local", address: str | None = None,
+                shards: int | None = None) -> IndexReport:
     """Build (or bring up to date) the index ``spec`` of a space and persist it.
 
     Parameters
     ----------
     space : Space
     spec : str or IndexSpec
-        ``hnsw32``, ``int8>rescore4``, ``binary>rescore8``, ``pca64>rerank``...
-        (``exact`` needs no index).
+        ``hnsw32``, ``hnsw32,shards4``, ``int8>rescore4``, ``binary>rescore8``,
+        ``pca64>rerank``, ``ivf1024,pq32``... (``exact`` needs no index).
+    backend : ``local`` or ``ray``
+        ``ray`` builds ``ivfN,pqM`` and ``hnswM,shardsN`` on a Ray cluster
+        (:mod:`repspace.workflows.distributed.index`); an index that is current, or
+        only behind by rows added since, is brought up to date here as a search would.
+    address : str, optional
+        The Ray cluster (``host:port``, ``ray://host:port``, ``auto``; default
+        ``$RAY_ADDRESS``, else a local Ray); ``backend="ray"`` only.
+    shards : int, optional
+        ``backend="ray"``, ``ivfN,pqM``: pieces of work (default: the cluster's CPUs);
+        an ``hnswM,shardsN`` spec names its own.
 
     Examples
     --------
@@ -125,8 +175,16 @@ def build_index(space: Space, spec: IndexSpec | str, *,
     spec = parse_spec(spec)
     if spec.kind == "exact":
         raise InputError("exact search needs no index")
-    if spec.kind == "hnsw" and spec.codes is None:
-        loaded: Loaded[Any] = ensure_hnsw(space, HNSWParams(m=spec.m), progress=progress)
+    if check_backend(backend) == "ray":
+        return _build_on_ray(space, spec, address, shards, progress)
+    if address is not None or shards is not None:
+        raise InputError("a Ray address and shards go with backend 'ray' (--backend ray)")
+    if spec.kind == "hnsw" and spec.shards is not None:
+        params = HNSWParams(m=spec.m)
+        loaded: Loaded[Any] = ensure_sharded_hnsw(space, params, spec.shards, progress=progress)
+        size = sharded_paths(space, params, spec.shards)[0].stat().st_size
+    elif spec.kind == "hnsw" and spec.codes is None:
+        loaded = ensure_hnsw(space, HNSWParams(m=spec.m), progress=progress)
         size = index_paths(space, HNSWParams(m=spec.m))[0].stat().st_size
     else:
         loaded = ensure_funnel(space, spec, progress=progress)
@@ -135,6 +193,77 @@ def build_index(space: Space, spec: IndexSpec | str, *,
             ensure_vector_file(space)
     return IndexReport(str(spec), loaded.action, loaded.stamp.ntotal, loaded.stamp.rows, loaded.stamp.generation,
                        size)
+
+
+def _build_on_ray(space: Space, spec: IndexSpec, address: str | None, shards: int | None,
+                  progress: Progress | None) -> IndexReport:
+    """:func:`build_index` with ``backend="ray"``: train here, fill or build the shards on Ray, save as local."""
+    from repspace.workflows.distributed.backend import ray_session
+    from repspace.workflows.distributed.index import add_ivf_shards, build_hnsw_shards
+
+    info = space.info()
+    if spec.kind == "ivfpq":
+        path, stamp_path = funnel_paths(space, spec)
+        ident: dict[str, Any] = {"spec": spec.slug}
+    elif spec.kind == "hnsw" and spec.shards is not None:
+        if shards is not None and shards != spec.shards:
+            raise InputError(f"{spec} has {spec.shards} shards, not {shards}: the spec names them")
+        params = HNSWParams(m=spec.m)
+        path, stamp_path = sharded_paths(space, params, spec.shards)
+        ident = sharded_ident(params, spec.shards)
+    else:
+        hint = f"; write hnsw{spec.m},shards4 to build its graph in shards" if spec.kind == "hnsw" else ""
+        raise InputError(f"backend 'ray' builds ivfN,pqM and hnswM,shardsN indexes, not {spec}{hint}; "
+                         "build it with backend 'local'")
+    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int) or shards < 1):
+        raise InputError(f"shards must be a positive integer, not {shards!r}")
+    if usable_stamp(path, stamp_path, ident, info) is not None:
+        # Current, or behind by rows added since: extended here, as the next search would.
+        report = build_index(space, spec, progress=progress)
+        return replace(report, backend="ray")
+    live = space.rows()
+    live = live[live < info.next_row]
+    with ray_session(address) as ray:
+        if spec.kind == "ivfpq":
+            index = FunnelIndex(spec, info.dim, info.metric)
+            sample = training_rows(space, info)
+            index.train(space.read_rows(sample))  # the local build's seeded sample, so the same quantisers
+            n = shards or max(1, int(ray.cluster_resources().get("CPU", 1)))
+            path.parent.mkdir(parents=True, exist_ok=True)  # an on-disk merge works beside the store
+            built = add_ivf_shards(index, _contiguous(space, live, n), n, address=address, workdir=path.parent,
+                                   progress=progress)
+            loaded: Loaded[Any] = install_index(space, path, stamp_path, ident, index, info)
+            size = index.memory_bytes()
+        else:
+            assert spec.shards is not None
+            built = build_hnsw_shards(_modulo(space, info.next_row, spec.shards), spec.shards, info.dim,
+                                      info.metric, params, address=address, progress=progress)
+            sharded = ShardedHNSW(spec.shards, info.dim, info.metric, params, built.index)
+            loaded = install_index(space, path, stamp_path, ident, sharded, info)
+            size = path.stat().st_size
+    if spec.exact_rerank:
+        ensure_vector_file(space)
+    return IndexReport(str(spec), loaded.action, loaded.stamp.ntotal, loaded.stamp.rows, loaded.stamp.generation,
+                       size, backend="ray", nodes=built.nodes, merge=built.merge)
+
+
+def _contiguous(space: Space, live: np.ndarray, n: int) -> Any:
+    """``(shard, vectors, rows)`` pieces: ``n`` contiguous, equal runs of the live rows, in row order."""
+    for s, part in enumerate(np.array_split(live, min(n, max(1, len(live))))):
+        for lo in range(0, len(part), ADD_BATCH):
+            chunk = part[lo : lo + ADD_BATCH]
+            rows, vectors = space.live_rows(int(chunk[0]), int(chunk[-1]) + 1)
+            yield s, vectors, rows
+
+
+def _modulo(space: Space, next_row: int, n: int) -> Any:
+    """``(shard, vectors, rows)`` pieces: row ``r`` to shard ``r % n`` (as :class:`ShardedHNSW` adds)."""
+    for start in range(0, next_row, ADD_BATCH):
+        rows, vectors = space.live_rows(start, min(start + ADD_BATCH, next_row))
+        for s in range(n):
+            pick = np.flatnonzero(rows % n == s)
+            if len(pick):
+                yield s, vectors[pick], rows[pick]
 
 
 def list_indexes(space: Space) -> list[IndexReport]:
@@ -164,8 +293,9 @@ def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
     elif data.get("tier") == "vectors":
         spec = VECTORS
     elif "m" in data:
-        spec = f"hnsw{data['m']}" + ("" if data.get("ef_construction") == HNSWParams().ef_construction
-                                     else f" (efConstruction {data.get('ef_construction')})")
+        spec = f"hnsw{data['m']}" + (f",shards{data['shards']}" if "shards" in data else "") + (
+            "" if data.get("ef_construction") == HNSWParams().ef_construction
+            else f" (efConstruction {data.get('ef_construction')})")
     else:
         return None
     if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row:
@@ -176,7 +306,7 @@ def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
         state = "current (deleted rows masked)"
     else:
         state = "current"
-    index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".faiss")
+    index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".shards" if "shards" in data else ".faiss")
     size = index_file.stat().st_size if index_file.exists() else None
     return IndexReport(spec, state, int(data.get("ntotal", 0)), int(data.get("rows", 0)),
                        int(data.get("generation", 0)), size)
@@ -199,7 +329,9 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
         label, missing = VECTORS, f"space {space.name} has no vector file"
     else:
         spec = parse_spec(spec)
-        if spec.kind == "hnsw" and spec.codes is None:
+        if spec.kind == "hnsw" and spec.shards is not None:
+            path, stamp_path = sharded_paths(space, HNSWParams(m=spec.m), spec.shards)
+        elif spec.kind == "hnsw" and spec.codes is None:
             path, stamp_path = index_paths(space, HNSWParams(m=spec.m))
         elif spec.kind == "exact":
             raise InputError("exact search has no index to drop")

@@ -212,16 +212,7 @@ def ensure_index(
     if fresh is not None:  # the common case: nothing changed since this process last used it
         return fresh
     stamp = read_stamp(stamp_path, ident)
-    ok = (
-        stamp is not None
-        and path.exists()
-        and stamp.format == FORMAT
-        and stamp.space_uid == info.uid
-        and stamp.metric == info.metric.value
-        and stamp.dim == info.dim
-        and stamp.rows <= info.next_row
-        and stamp.dead_rows_seen <= info.dead_rows
-    )
+    ok = _valid(stamp, path, info)
     action = "loaded"
     index: Any = None
     if ok:
@@ -281,6 +272,65 @@ def ensure_index(
     _MEMORY[(str(path), info.uid)] = (_mtime(path), result)
     _FILES[str(path)] = (_mtime(path), stamp_path.stat().st_mtime_ns)
     return result
+
+
+def _valid(stamp: Stamp | None, path: Path, info: SpaceInfo) -> bool:
+    """Whether an index file and its stamp describe this space as it is or was (extendable, not stale)."""
+    return (
+        stamp is not None
+        and path.exists()
+        and stamp.format == FORMAT
+        and stamp.space_uid == info.uid
+        and stamp.metric == info.metric.value
+        and stamp.dim == info.dim
+        and stamp.rows <= info.next_row
+        and stamp.dead_rows_seen <= info.dead_rows
+    )
+
+
+def usable_stamp(path: Path, stamp_path: Path, ident: dict[str, Any], info: SpaceInfo) -> Stamp | None:
+    """The stamp of an index :func:`ensure_index` would load (and perhaps extend) rather than rebuild.
+
+    None when the index is missing, of another identity, stale, or holds more than
+    :data:`REBUILD_DEAD_SHARE` dead rows. A caller that builds an index elsewhere (on a
+    cluster) asks this first, and builds only when it returns None.
+    """
+    stamp = read_stamp(stamp_path, ident)
+    if not _valid(stamp, path, info):
+        return None
+    assert stamp is not None
+    if info.dead_rows - stamp.dead_at_build > REBUILD_DEAD_SHARE * max(stamp.ntotal, 1):
+        return None
+    return stamp
+
+
+def install_index(space: Space, path: Path, stamp_path: Path, ident: dict[str, Any], index: IndexT,
+                  info: SpaceInfo) -> Loaded[IndexT]:
+    """Persist an index built elsewhere from the live rows of ``info``, stamped as :func:`ensure_index` would.
+
+    The index must hold exactly the live rows ``0 .. info.next_row - 1`` as they were
+    when ``info`` was read (a cluster build reads them after it); it is then stamped with
+    that state (rows, dead rows, generation) and written atomically, index first, so
+    that a crash leaves at worst a stamp that no longer matches (rebuilt, never
+    trusted). Returns it as :func:`ensure_index` would, with action ``built`` or
+    ``rebuilt``; this process's cached copy of an older file is dropped.
+    """
+    existed = path.exists() or stamp_path.exists()
+    stamp = Stamp(FORMAT, info.uid, info.metric.value, info.dim, rows=info.next_row, dead_rows_seen=info.dead_rows,
+                  dead_at_build=info.dead_rows, clean=True, generation=info.generation, ntotal=index.ntotal,
+                  ident=tuple(ident.items()))
+    forget(path)
+    index.save(path)
+    write_json(stamp_path, stamp.to_json())
+    result = Loaded(index, stamp, False, "rebuilt" if existed else "built")
+    _MEMORY[(str(path), info.uid)] = (_mtime(path), result)
+    _FILES[str(path)] = (_mtime(path), stamp_path.stat().st_mtime_ns)
+    return result
+
+
+def training_rows(space: Space, info: SpaceInfo) -> np.ndarray:
+    """The live rows an index of ``space`` learns from when built from scratch (as :func:`ensure_index` does)."""
+    return _training_rows(space.rows(), 0, info.next_row)
 
 
 def _training_rows(live: np.ndarray, lo: int, hi: int) -> np.ndarray:

@@ -24,7 +24,7 @@ from repspace.engines.search.hubness import (
     statistics_from_neighbours,
 )
 from repspace.engines.search.specs import IndexSpec, parse_spec
-from repspace.workflows.search.hnsw import ensure_hnsw
+from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def knn(
     ef : HNSW search beam (default 64, raised as a filter gets more selective; at most
         4096, and at least ``k``). ``k`` beyond the number of items returns every item.
     hnsw : HNSW construction parameters (default M=32, efConstruction=100).
-    index : an index spec (``exact``, ``hnsw32``, ``int8>rescore4``,
+    index : an index spec (``exact``, ``hnsw32``, ``hnsw32,shards4``, ``int8>rescore4``,
         ``binary>rescore8``, ``pca64>rerank``, ``prefix64,hnsw32>rerank``,
         ``ivf1024,pq32>rerank``; see :mod:`repspace.engines.search.specs`).
         Both ``method`` and ``index`` choose how to search: an index with a
@@ -116,6 +116,9 @@ def knn(
         spec = parse_spec(index)
         if spec.kind == "exact":
             method = "exact"
+        elif spec.kind == "hnsw" and spec.shards is not None:
+            method = "shards"
+            ef = ef or spec.ef
         elif spec.kind == "hnsw" and spec.codes is None:
             method, hnsw = "hnsw", HNSWParams(m=spec.m)
             ef = ef or spec.ef
@@ -159,7 +162,14 @@ def knn(
     if method == "exact":
         rows, scores = _exact(space, q, k, candidates, info, total)
         return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
-    loaded = ensure_hnsw(space, hnsw, progress=progress, info=info, recheck=False)
+    if method == "shards":  # one graph per shard of rows: fan-out, then the top k of all (IndexShards)
+        assert spec is not None and spec.shards is not None
+        loaded: Any = ensure_sharded_hnsw(space, HNSWParams(m=spec.m), spec.shards, progress=progress, info=info,
+                                          recheck=False)
+        plan_method = str(spec)
+    else:
+        loaded = ensure_hnsw(space, hnsw, progress=progress, info=info, recheck=False)
+        plan_method = "hnsw"
     # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
     allowed = _allowed_bits(space, info, loaded.stamp.rows, candidates, loaded.needs_mask)
     scores, rows = loaded.index.search(q, k, ef_used, allowed)
@@ -168,7 +178,7 @@ def knn(
     rows, scores = _score_then_row(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
                                    space.metric)
     return KnnResult(rows, scores,
-                     SearchPlan("hnsw", n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+                     SearchPlan(plan_method, n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
 
 
 def _check_ef(ef: Any) -> None:

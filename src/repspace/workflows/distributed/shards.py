@@ -1,0 +1,247 @@
+"""Shards: the Parquet files a distributed embed job writes, their manifest, and their ingest by one writer.
+
+A **shard** holds one slice of the input, embedded: columns ``id``, ``text``,
+``meta`` (JSON), ``hash`` (the text's content hash), ``vector`` (a fixed-size
+list of float32; null where the text was already in the space, whose stored
+vector is reused) and ``recipe_hash`` (the SHA-256 of the recipe that made the
+vectors). Workers write shards atomically (a temporary name, then a rename) and
+return their SHA-256; the driver keeps them in the job's ``manifest.json``.
+
+The store has one writer (SQLite): the driver. :func:`ingest_shard` checks the
+file against its manifest checksum and its recipe against the space's, then
+writes the whole shard **and** its entry in the space's shard ledger in one
+transaction (:meth:`repspace.core.store.Space.add` with ``shard=``). A shard whose
+checksum is in the ledger is never ingested again, so re-running a job, or
+resuming it after a crash, adds each item once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.atomic import write_atomic
+from repspace.core.errors import BackendError, ConflictError, InputError, NotFoundError
+from repspace.core.store import ShardEntry, Space
+from repspace.core.store import validate as v
+
+#: Version of the shard and manifest layout.
+FORMAT = 1
+#: The manifest's file name inside a job folder.
+MANIFEST = "manifest.json"
+#: Key of the shard's description in the Parquet file's key-value metadata.
+META_KEY = b"repspace.shard"
+
+
+def recipe_hash(provenance: Mapping[str, Any]) -> str:
+    """SHA-256 of a recipe (a space's provenance), canonical JSON: equal recipes, equal hashes.
+
+    Examples
+    --------
+    >>> recipe_hash({"encoder": "static", "dim": 256}) == recipe_hash({"dim": 256, "encoder": "static"})
+    True
+    """
+    return hashlib.sha256(json.dumps(dict(provenance), sort_keys=True, default=str).encode()).hexdigest()
+
+
+def file_sha256(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB pieces."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def write_shard(path: str | Path, *, job: str, name: str, recipe: str, ids: list[str], texts: list[str | None],
+                metadata: list[dict[str, Any]], hashes: list[str | None], vectors: np.ndarray,
+                embedded: np.ndarray, source: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Write one shard atomically; returns its manifest entry (``name``, ``sha256``, ``rows``, ``embedded``).
+
+    ``vectors`` has one row per item; rows where ``embedded`` is False are written
+    as null (the text's vector is already in the space).
+
+    Examples
+    --------
+    >>> import tempfile, os, numpy as np
+    >>> p = os.path.join(tempfile.mkdtemp(), "shard-00000.parquet")
+    >>> e = write_shard(p, job="j", name="shard-00000", recipe="r" * 64, ids=["a", "b"], texts=["x", "y"],
+    ...                 metadata=[{}, {"n": 1}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                 embedded=np.array([True, False]))
+    >>> e["rows"], e["embedded"], len(e["sha256"])
+    (2, 1, 64)
+    >>> read_shard(p).vectors.tolist()
+    [[1.0, 0.0], [nan, nan]]
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n, dim = vectors.shape
+    embedded = np.asarray(embedded, dtype=bool)
+    flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1))
+    vec = pa.FixedSizeListArray.from_arrays(flat, dim, mask=pa.array(~embedded))
+    table = pa.table({
+        "id": pa.array(ids, pa.string()),
+        "text": pa.array(texts, pa.string()),
+        "meta": pa.array([json.dumps(m, ensure_ascii=False, sort_keys=True) for m in metadata], pa.string()),
+        "hash": pa.array(hashes, pa.string()),
+        "vector": vec,
+        "recipe_hash": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, np.int32)), pa.array([recipe])),
+    })
+    info = {"format": FORMAT, "job": job, "name": name, "recipe_hash": recipe, "dim": dim, "rows": n,
+            "source": dict(source or {})}
+    table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    data = sink.getvalue()
+    write_atomic(path, lambda f: f.write(data), durable=True)
+    return {"name": name, "file": Path(path).name, "sha256": hashlib.sha256(data).hexdigest(), "rows": n,
+            "embedded": int(embedded.sum()), "source": dict(source or {})}
+
+
+@dataclass(frozen=True)
+class ShardData:
+    """A shard read back: its description (file metadata) and columns; null vectors as NaN rows."""
+
+    info: dict[str, Any]
+    ids: list[str]
+    texts: list[str | None]
+    metadata: list[dict[str, Any]]
+    hashes: list[str | None]
+    vectors: np.ndarray
+    embedded: np.ndarray
+    recipes: set[str] = field(default_factory=set)
+
+
+def read_shard(path: str | Path, data: bytes | None = None) -> ShardData:
+    """Read a shard file (or its bytes, already read and checked); a file that is not a shard is an InputError."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(pa.BufferReader(data) if data is not None else path)
+        raw = (table.schema.metadata or {}).get(META_KEY)
+        if raw is None:
+            raise InputError(f"{path}: not a repspace shard (no {META_KEY.decode()} metadata)")
+        info = json.loads(raw)
+        vec = table.column("vector").combine_chunks()
+        dim = int(info["dim"])
+        embedded = ~np.asarray(vec.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        # A null list still occupies its slots in the child array of a fixed-size list: read them all.
+        child = vec.values.slice(vec.offset * dim, len(vec) * dim)
+        flat = np.asarray(child.to_numpy(zero_copy_only=False), dtype=np.float32)
+        vectors = flat.reshape(len(table), dim).copy()
+        vectors[~embedded] = np.nan
+        recipes = set(table.column("recipe_hash").combine_chunks().dictionary_decode().unique().to_pylist())
+        return ShardData(
+            info, table.column("id").to_pylist(), table.column("text").to_pylist(),
+            [json.loads(m) for m in table.column("meta").to_pylist()], table.column("hash").to_pylist(),
+            vectors, embedded, recipes,
+        )
+    except (pa.ArrowInvalid, OSError, KeyError, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"{path}: not a readable shard: {str(e).splitlines()[0] if str(e) else type(e).__name__}") \
+            from None
+
+
+# ------------------------------------------------------------------ manifest
+def read_manifest(job_dir: str | Path) -> dict[str, Any] | None:
+    """The job's manifest, or None when the job has none yet."""
+    path = Path(job_dir) / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not a readable manifest ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "shards" not in manifest:
+        raise InputError(f"{path}: not a repspace shard manifest of format {FORMAT}")
+    return manifest
+
+
+def write_manifest(job_dir: str | Path, manifest: Mapping[str, Any]) -> None:
+    """Replace the job's manifest atomically (a reader sees the old one or the new one)."""
+    text = json.dumps(dict(manifest), indent=1, sort_keys=True).encode()
+    write_atomic(Path(job_dir) / MANIFEST, lambda f: f.write(text), durable=True)
+
+
+# ------------------------------------------------------------------ ingest
+@dataclass(frozen=True)
+class ShardIngest:
+    """What ingesting one shard did."""
+
+    name: str
+    rows: int
+    added: int
+    replaced: int
+    updated: int
+    unchanged: int
+    skipped: bool = False
+
+
+def ingest_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any], *, job: str) -> ShardIngest:
+    """Ingest one shard into ``space`` in one transaction, recorded in the space's shard ledger.
+
+    Refused with one error line, nothing written from the shard: a file whose
+    SHA-256 differs from the manifest's (:class:`BackendError`), a recipe other
+    than the space's (:class:`ConflictError`), a reused text whose vector is no
+    longer in the space. A shard already in the ledger is skipped.
+    """
+    name = str(entry["name"])
+    sha = str(entry["sha256"])
+    if sha in space.shards():
+        return ShardIngest(name, int(entry.get("rows", 0)), 0, 0, 0, 0, skipped=True)
+    path = Path(job_dir) / str(entry.get("file", f"{name}.parquet"))
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(f"shard {name}: file {path} is missing; nothing ingested from it") from None
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise BackendError(f"shard {name}: checksum mismatch ({path} is not the file the job wrote); "
+                           "nothing ingested from it")
+    shard = read_shard(path, data)
+    want = recipe_hash(space.provenance)
+    if shard.recipes != {want} or shard.info.get("recipe_hash") != want:
+        got = ", ".join(sorted(r[:12] for r in shard.recipes)) or "none"
+        raise ConflictError(f"shard {name} was embedded with recipe {got}, space {space.name!r} has {want[:12]}; "
+                            "nothing ingested from it")
+    if shard.vectors.shape[1] != space.dim:
+        raise ConflictError(f"shard {name} has {shard.vectors.shape[1]}-d vectors, space {space.name!r} "
+                            f"{space.dim}-d; nothing ingested from it")
+    vectors = shard.vectors
+    reused = np.flatnonzero(~shard.embedded)
+    if reused.size:
+        wanted = [shard.hashes[i] for i in reused]
+        if any(h is None for h in wanted):
+            raise InputError(f"shard {name}: a row without a vector has no text hash; nothing ingested from it")
+        found = space.rows_for_hashes(wanted)  # type: ignore[arg-type]
+        missing = [h for h in wanted if h not in found]
+        if missing:
+            raise ConflictError(f"shard {name}: {len(missing)} text(s) it reuses are no longer in space "
+                                f"{space.name!r} (e.g. hash {missing[0]}); delete the job folder {job_dir} "
+                                "and run the job again")
+        vectors = vectors.copy()
+        vectors[reused] = space.read_rows([found[h] for h in wanted])  # type: ignore[index]
+    r = space.add(shard.ids, vectors, shard.texts, shard.metadata,
+                  shard=ShardEntry(sha, job, name))
+    return ShardIngest(name, len(shard.ids), r.added, r.replaced, r.updated, r.unchanged)
+
+
+def check_hashes(texts: list[str | None]) -> list[str | None]:
+    """Content hashes of texts (None for a missing text), as the store computes them."""
+    return [v.text_hash(t) if t is not None else None for t in texts]
+
+
+def job_folder(store_path: str | Path, space: str, job: str) -> Path:
+    """The default folder of a job's shards: ``<store>.shards/<space>/<job>`` beside the store."""
+    safe = "".join(c if c.isalnum() or c in "-_.@" else "_" for c in space)
+    return Path(f"{os.fspath(store_path)}.shards") / safe / job
