@@ -19,11 +19,11 @@ from repspace import Store
 from repspace.core.errors import BackendError, InputError
 from repspace.core.space import Metric
 from repspace.engines.search.funnel import FunnelIndex
-from repspace.engines.search.hnsw import HNSWIndex, HNSWParams
+from repspace.engines.search.hnsw import HNSWIndex, HNSWParams, ShardedHNSW, merge_topk
 from repspace.engines.search.specs import parse_spec
 from repspace.interfaces.cli import main
 from repspace.workflows.distributed.index import add_ivf_shards, build_hnsw_shards
-from repspace.workflows.search.hnsw import ShardedHNSW, merge_topk, sharded_paths
+from repspace.workflows.search.hnsw import sharded_paths
 from repspace.workflows.search.indexes import build_index, drop_index, funnel_paths, list_indexes
 from repspace.workflows.search.query import knn
 

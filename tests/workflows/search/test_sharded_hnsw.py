@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from repspace.core.space import Metric
-from repspace.engines.search.hnsw import HNSWParams
-from repspace.workflows.search.hnsw import ShardedHNSW, ensure_sharded_hnsw, merge_topk, sharded_paths
+from repspace.engines.search.hnsw import HNSWParams, ShardedHNSW, merge_topk
+from repspace.workflows.search.hnsw import ensure_sharded_hnsw, sharded_paths
 from repspace.workflows.search.indexes import build_index, drop_index, list_indexes
 from repspace.workflows.search.query import knn
 

@@ -15,7 +15,7 @@ from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.fusion import rrf, weighted_sum
-from repspace.engines.search.hnsw import HNSWIndex, HNSWParams
+from repspace.engines.search.hnsw import HNSWIndex, HNSWParams, ShardedHNSW, merge_topk
 from repspace.engines.search.lexical import LexicalIndex
 from repspace.engines.search.mmr import mmr
 from repspace.engines.search.muvera import (
@@ -29,7 +29,7 @@ from repspace.engines.search.muvera import (
 from repspace.engines.search.specs import IndexSpec, parse_spec
 
 __all__ = [
-    "exact_search", "normalize_rows", "HNSWIndex", "HNSWParams", "Hit", "SearchPlan",
+    "exact_search", "normalize_rows", "HNSWIndex", "HNSWParams", "ShardedHNSW", "merge_topk", "Hit", "SearchPlan",
     "IndexSpec", "parse_spec", "FunnelIndex", "LexicalIndex", "rrf", "weighted_sum", "mmr",
     "FDEConfig", "MultiVectorIndex", "fde_documents", "fde_queries", "chamfer", "chamfer_scores",
 ]

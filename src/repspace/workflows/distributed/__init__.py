@@ -23,8 +23,9 @@ from repspace.workflows.distributed.measure import (
     moments_ray,
     ray_backend,
 )
-from repspace.workflows.distributed.shards import ingest_shard, read_shard, recipe_hash, write_shard
+from repspace.workflows.distributed.shards import ingest_shard, ingest_shards, read_shard, recipe_hash, write_shard
 
 __all__ = ["BACKENDS", "EmbedJobReport", "RayKnnGraph", "RayRun", "ShardedBuild", "add_ivf_shards",
            "build_hnsw_shards", "check_backend", "compare_ray", "ingest_job", "ingest_ray", "ingest_shard",
-           "knn_graph_ray", "moments_ray", "ray_backend", "ray_session", "read_shard", "recipe_hash", "write_shard"]
+           "ingest_shards", "knn_graph_ray", "moments_ray", "ray_backend", "ray_session", "read_shard", "recipe_hash",
+           "write_shard"]

@@ -11,6 +11,7 @@ dead address for minutes, so the address is probed with a plain TCP connect firs
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -68,6 +69,9 @@ def import_ray() -> Any:
         import ray.data  # noqa: F401  (the embed pipeline needs Ray Data)
     except ImportError as e:  # pragma: no cover - the test extra installs it
         raise BackendError(f"--backend ray needs Ray: pip install 'repspace[ray]' ({e})") from None
+    # Ray Data announces every dataset's start and end at INFO on stderr: noise in a CLI's output.
+    for name in ("ray", "ray.data"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     return ray
 
 
@@ -152,8 +156,8 @@ def ray_session(address: str | None = None, *, num_cpus: int | None = None) -> I
     address = address or os.environ.get("RAY_ADDRESS") or None
     if address is not None:
         probe(address)
-    # Ray's own INFO lines would drown a CLI's output; warnings and errors still show.
-    os.environ.setdefault("RAY_DATA_DISABLE_PROGRESS_BARS", "1")
+    # repspace shows its own progress (shards landed); Ray Data's bars would interleave with it.
+    ray.data.DataContext.get_current().enable_progress_bars = False
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": "warning"}
     if address is None:
         # "local": a new Ray of our own. ray.init() without an address would join any Ray it finds

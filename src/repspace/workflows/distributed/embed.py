@@ -53,6 +53,7 @@ from repspace.workflows.distributed.backend import node_id, one_line, ray_sessio
 from repspace.workflows.distributed.shards import (
     MANIFEST,
     ingest_shard,
+    ingest_shards,
     job_folder,
     read_manifest,
     recipe_hash,
@@ -245,8 +246,8 @@ def ingest_job(store: Store, space: str, job_dir: str | Path) -> EmbedJobReport:
         raise NotFoundError(f"{job_dir}: no {MANIFEST} (not a job folder)")
     target = store.space(space)
     totals: Counter[str] = Counter()
-    for name in sorted(manifest["shards"]):
-        r = ingest_shard(target, job_dir, manifest["shards"][name], job=str(manifest["job"]))
+    entries = [manifest["shards"][name] for name in sorted(manifest["shards"])]
+    for r in ingest_shards(target, job_dir, entries, job=str(manifest["job"])):
         totals.update({"skipped_shards" if r.skipped else "ingested_shards": 1, "added": r.added,
                        "replaced": r.replaced, "updated": r.updated, "unchanged": r.unchanged})
     n = len(manifest["shards"])

@@ -14,7 +14,7 @@ stamps and files, stay with the search workflow, which calls these):
 - :func:`build_hnsw_shards`: each worker builds one HNSW graph
   (:class:`~repspace.engines.search.hnsw.HNSWIndex`, the local graph's FAISS index and
   parameters) over its shard of rows; searched by fan-out with a top-``k`` merge
-  (:class:`repspace.workflows.search.hnsw.ShardedHNSW`).
+  (:class:`repspace.engines.search.hnsw.ShardedHNSW`).
 
 Vectors reach the workers through the object store (``ray.put`` per piece): a worker on
 another machine cannot read the driver's SQLite file. Every function takes ``address``

@@ -21,7 +21,7 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,6 @@ import numpy as np
 from repspace.core.atomic import write_atomic
 from repspace.core.errors import BackendError, ConflictError, InputError, NotFoundError
 from repspace.core.store import ShardEntry, Space
-from repspace.core.store import validate as v
 
 #: Version of the shard and manifest layout.
 FORMAT = 1
@@ -100,7 +99,10 @@ def write_shard(path: str | Path, *, job: str, name: str, recipe: str, ids: list
             "source": dict(source or {})}
     table = table.replace_schema_metadata({META_KEY: json.dumps(info).encode()})
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression="zstd")
+    # Float vectors barely compress (zstd kept 93% of random float32) and decoding them would cost more than
+    # reading them: the vector column is stored plain, the others zstd-compressed.
+    pq.write_table(table, sink, compression={c: "none" if c == "vector" else "zstd" for c in table.column_names},
+                   use_dictionary=["recipe_hash"])
     data = sink.getvalue()
     write_atomic(path, lambda f: f.write(data), durable=True)
     return {"name": name, "file": Path(path).name, "sha256": hashlib.sha256(data).hexdigest(), "rows": n,
@@ -109,13 +111,17 @@ def write_shard(path: str | Path, *, job: str, name: str, recipe: str, ids: list
 
 @dataclass(frozen=True)
 class ShardData:
-    """A shard read back: its description (file metadata) and columns; null vectors as NaN rows."""
+    """A shard read back: its description (file metadata) and columns; null vectors as NaN rows.
+
+    ``texts``, ``metadata`` and ``hashes`` are None when the shard has none (every text
+    null, every metadata ``{}``, every hash null).
+    """
 
     info: dict[str, Any]
     ids: list[str]
-    texts: list[str | None]
-    metadata: list[dict[str, Any]]
-    hashes: list[str | None]
+    texts: list[str | None] | None
+    metadata: list[dict[str, Any] | None] | None
+    hashes: list[str | None] | None
     vectors: np.ndarray
     embedded: np.ndarray
     recipes: set[str] = field(default_factory=set)
@@ -124,6 +130,7 @@ class ShardData:
 def read_shard(path: str | Path, data: bytes | None = None) -> ShardData:
     """Read a shard file (or its bytes, already read and checked); a file that is not a shard is an InputError."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     try:
@@ -137,15 +144,21 @@ def read_shard(path: str | Path, data: bytes | None = None) -> ShardData:
         embedded = ~np.asarray(vec.is_null().to_numpy(zero_copy_only=False), dtype=bool)
         # A null list still occupies its slots in the child array of a fixed-size list: read them all.
         child = vec.values.slice(vec.offset * dim, len(vec) * dim)
-        flat = np.asarray(child.to_numpy(zero_copy_only=False), dtype=np.float32)
-        vectors = flat.reshape(len(table), dim).copy()
-        vectors[~embedded] = np.nan
+        vectors = np.asarray(child.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(len(table), dim)
+        if not embedded.all():
+            vectors = vectors.copy()
+            vectors[~embedded] = np.nan
         recipes = set(table.column("recipe_hash").combine_chunks().dictionary_decode().unique().to_pylist())
-        return ShardData(
-            info, table.column("id").to_pylist(), table.column("text").to_pylist(),
-            [json.loads(m) for m in table.column("meta").to_pylist()], table.column("hash").to_pylist(),
-            vectors, embedded, recipes,
-        )
+        # A column with nothing in it (no texts, only empty metadata, no hashes) stays None: no Python list of
+        # n Nones is built here, and the store writes its defaults without a per-row pass. Building those
+        # lists holds the GIL, which stalls the store's writes running in another thread (ingest_shards).
+        n = len(table)
+        texts = None if table.column("text").null_count == n else table.column("text").to_pylist()
+        meta = table.column("meta")
+        metas = None if pc.all(pc.equal(meta, "{}")).as_py() in (True, None) else \
+            [None if m == "{}" else json.loads(m) for m in meta.to_pylist()]
+        hashes = None if table.column("hash").null_count == n else table.column("hash").to_pylist()
+        return ShardData(info, table.column("id").to_pylist(), texts, metas, hashes, vectors, embedded, recipes)
     except (pa.ArrowInvalid, OSError, KeyError, ValueError) as e:
         if isinstance(e, InputError):
             raise
@@ -196,10 +209,46 @@ def ingest_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any], *,
     than the space's (:class:`ConflictError`), a reused text whose vector is no
     longer in the space. A shard already in the ledger is skipped.
     """
+    return land_shard(space, check_shard(space, job_dir, entry), job=job)
+
+
+def ingest_shards(space: Space, job_dir: str | Path, entries: Iterable[Mapping[str, Any]], *,
+                  job: str) -> Iterator[ShardIngest]:
+    """Ingest shards in order, each as :func:`ingest_shard`, reading and checking the next one meanwhile.
+
+    The next shard's file is read, checksummed and decoded in a thread while SQLite
+    writes the current one (both release the GIL), so a job folder lands at about the
+    rate of the writes alone. A bad shard raises when its turn comes: the shards
+    before it are ingested, nothing from it or after it.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    todo = list(entries)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-reader") as pool:
+        ahead = pool.submit(check_shard, space, job_dir, todo[0]) if todo else None
+        for i in range(len(todo)):
+            assert ahead is not None
+            checked = ahead.result()
+            ahead = pool.submit(check_shard, space, job_dir, todo[i + 1]) if i + 1 < len(todo) else None
+            yield land_shard(space, checked, job=job)
+
+
+@dataclass(frozen=True)
+class CheckedShard:
+    """A shard read and checked against its manifest entry and the space (or one the ledger has: ``data`` None)."""
+
+    name: str
+    sha256: str
+    rows: int
+    data: ShardData | None
+
+
+def check_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any]) -> CheckedShard:
+    """Read a shard and check it (checksum, recipe, dimension) without writing anything."""
     name = str(entry["name"])
     sha = str(entry["sha256"])
     if sha in space.shards():
-        return ShardIngest(name, int(entry.get("rows", 0)), 0, 0, 0, 0, skipped=True)
+        return CheckedShard(name, sha, int(entry.get("rows", 0)), None)
     path = Path(job_dir) / str(entry.get("file", f"{name}.parquet"))
     try:
         data = path.read_bytes()
@@ -217,28 +266,31 @@ def ingest_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any], *,
     if shard.vectors.shape[1] != space.dim:
         raise ConflictError(f"shard {name} has {shard.vectors.shape[1]}-d vectors, space {space.name!r} "
                             f"{space.dim}-d; nothing ingested from it")
+    return CheckedShard(name, sha, len(shard.ids), shard)
+
+
+def land_shard(space: Space, checked: CheckedShard, *, job: str) -> ShardIngest:
+    """Write a checked shard and its ledger entry in one transaction (stored vectors filled in for reused texts)."""
+    shard = checked.data
+    if shard is None or checked.sha256 in space.shards():
+        return ShardIngest(checked.name, checked.rows, 0, 0, 0, 0, skipped=True)
     vectors = shard.vectors
     reused = np.flatnonzero(~shard.embedded)
     if reused.size:
-        wanted = [shard.hashes[i] for i in reused]
+        wanted = [None] * len(reused) if shard.hashes is None else [shard.hashes[i] for i in reused]
         if any(h is None for h in wanted):
-            raise InputError(f"shard {name}: a row without a vector has no text hash; nothing ingested from it")
+            raise InputError(f"shard {checked.name}: a row without a vector has no text hash; "
+                             "nothing ingested from it")
         found = space.rows_for_hashes(wanted)  # type: ignore[arg-type]
         missing = [h for h in wanted if h not in found]
         if missing:
-            raise ConflictError(f"shard {name}: {len(missing)} text(s) it reuses are no longer in space "
-                                f"{space.name!r} (e.g. hash {missing[0]}); delete the job folder {job_dir} "
-                                "and run the job again")
+            raise ConflictError(f"shard {checked.name}: {len(missing)} text(s) it reuses are no longer in space "
+                                f"{space.name!r} (e.g. hash {missing[0]}); delete the job folder and run the "
+                                "job again")
         vectors = vectors.copy()
         vectors[reused] = space.read_rows([found[h] for h in wanted])  # type: ignore[index]
-    r = space.add(shard.ids, vectors, shard.texts, shard.metadata,
-                  shard=ShardEntry(sha, job, name))
-    return ShardIngest(name, len(shard.ids), r.added, r.replaced, r.updated, r.unchanged)
-
-
-def check_hashes(texts: list[str | None]) -> list[str | None]:
-    """Content hashes of texts (None for a missing text), as the store computes them."""
-    return [v.text_hash(t) if t is not None else None for t in texts]
+    r = space.add(shard.ids, vectors, shard.texts, shard.metadata, shard=ShardEntry(checked.sha256, job, checked.name))
+    return ShardIngest(checked.name, len(shard.ids), r.added, r.replaced, r.updated, r.unchanged)
 
 
 def job_folder(store_path: str | Path, space: str, job: str) -> Path:

@@ -2,7 +2,7 @@
 
 ``hnsw32`` is the graph of :mod:`repspace.engines.search.hnsw` and ``hnsw32,shards4``
 the same graph over four disjoint shards of rows, searched by fan-out
-(:class:`~repspace.workflows.search.hnsw.ShardedHNSW`); every other spec but
+(:class:`~repspace.engines.search.hnsw.ShardedHNSW`); every other spec but
 ``exact`` (``int8>rescore4``, ``binary>rescore8``, ``pca64>rerank``,
 ``prefix64,hnsw32>rerank``, ``ivf1024,pq32>rerank``) is a
 :class:`~repspace.engines.search.funnel.FunnelIndex`. Both live in
@@ -34,11 +34,10 @@ import numpy as np
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.progress import Progress
 from repspace.engines.search.funnel import FunnelIndex
-from repspace.engines.search.hnsw import HNSWParams
+from repspace.engines.search.hnsw import HNSWParams, ShardedHNSW
 from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.distributed.backend import check_backend
 from repspace.workflows.search.hnsw import (
-    ShardedHNSW,
     ensure_hnsw,
     ensure_sharded_hnsw,
     index_paths,
