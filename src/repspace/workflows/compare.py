@@ -137,7 +137,7 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
     """
-    check_backend(backend)
+    check_backend(backend, ray_address)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
     if isinstance(changed, bool) or not isinstance(changed, int) or changed < 0:

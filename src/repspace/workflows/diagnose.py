@@ -61,7 +61,7 @@ def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
     """
-    check_backend(backend)
+    check_backend(backend, ray_address)
     if backend == "ray" and exact is False:
         raise InputError("--backend ray builds exact kNN graphs; it does not combine with --hnsw")
     generation = space.info().generation  # read first: a change after it refuses the save

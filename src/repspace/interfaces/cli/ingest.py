@@ -83,7 +83,7 @@ def ingest_cmd(
 
         _show(ingest_job(store, space, file), json)
         return
-    if check_backend(backend) == "ray":
+    if check_backend(backend, ray_address) == "ray":
         from repspace.workflows.distributed import ingest_ray
 
         with progress_bar(json) as bar:

@@ -26,8 +26,11 @@ BACKENDS = ("local", "ray")
 PROBE_TIMEOUT_S = 5.0
 
 
-def check_backend(name: str) -> str:
-    """``name`` if it is a known backend, else one clear error.
+def check_backend(name: str, address: str | None = None) -> str:
+    """``name`` if it is a known backend, else one clear error; with ``ray`` and an address, the address is probed.
+
+    Checked before any work, so a typo or a cluster that is down costs seconds, not the
+    reading of a space.
 
     Examples
     --------
@@ -37,9 +40,17 @@ def check_backend(name: str) -> str:
     Traceback (most recent call last):
     ...
     repspace.core.errors.InputError: unknown backend 'spark'; use local or ray
+    >>> check_backend("local", "head:6379")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: --ray-address goes with --backend ray
     """
     if name not in BACKENDS:
         raise InputError(f"unknown backend {name!r}; use {' or '.join(BACKENDS)}")
+    if address is not None:
+        if name != "ray":
+            raise InputError("--ray-address goes with --backend ray")
+        probe(address)
     return name
 
 
