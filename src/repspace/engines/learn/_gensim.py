@@ -1,0 +1,227 @@
+"""What the gensim trainers share: checks of hyper-parameters, the result type, saving and loading models."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import zlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from repspace.core.atomic import write_atomic
+from repspace.core.checks import positive_int
+from repspace.core.errors import InputError
+from repspace.engines.learn.corpus import Corpus, corpus_from_tokens
+
+#: Anything that names a trained gensim model: its bytes, a file, or the model itself.
+ModelLike = Any
+
+
+def stable_hash(text: str) -> int:
+    """CRC-32 of the UTF-8 text: a string hash that does not depend on ``PYTHONHASHSEED``.
+
+    Passed to gensim as ``hashfxn``. (gensim 4.4 draws the initial vectors from
+    ``numpy.random.default_rng(seed)`` and no longer calls ``hashfxn`` while
+    training; it is passed so that no version of gensim hashes with Python's
+    salted ``hash``.)
+
+    Examples
+    --------
+    >>> stable_hash("king")
+    2731404643
+    """
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def check_seed(seed: Any) -> int:
+    """``seed`` when it is an integer in ``[0, 2**32)``; else one :class:`InputError` line."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise InputError(f"seed must be an integer from 0 to 2**32 - 1, not {seed!r}")
+    return int(seed)
+
+
+def check_fraction(value: Any, name: str, *, lo: float = 0.0, hi: float = 1.0, open_lo: bool = False) -> float:
+    """``value`` as a float in ``[lo, hi)`` (``(lo, hi)`` when ``open_lo``); else one :class:`InputError` line."""
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float, np.floating, np.integer))
+          and math.isfinite(value) and (value > lo if open_lo else value >= lo) and value < hi)
+    if not ok:
+        bracket = "(" if open_lo else "["
+        raise InputError(f"{name} must be a number in {bracket}{lo:g}, {hi:g}), not {value!r}")
+    return float(value)
+
+
+def check_positive_float(value: Any, name: str) -> float:
+    """``value`` as a finite float ``> 0``; else one :class:`InputError` line."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{name} must be a positive number, not {value!r}")
+    return float(value)
+
+
+def as_corpus(docs: Corpus | Iterable[Sequence[str]]) -> Corpus:
+    """``docs`` itself when it is a :class:`Corpus`, else a corpus of the given token lists (checked)."""
+    return docs if isinstance(docs, Corpus) else corpus_from_tokens(docs)
+
+
+def most_frequent(documents: Iterable[Sequence[str]]) -> tuple[str, int]:
+    """The most frequent token and its count (the first of ties), for the min_count error."""
+    counts: dict[str, int] = {}
+    for doc in documents:
+        for t in doc:
+            counts[t] = counts.get(t, 0) + 1
+    word = max(counts, key=counts.__getitem__)
+    return word, counts[word]
+
+
+def versions() -> dict[str, str]:
+    """The library versions a recipe records."""
+    import gensim
+
+    return {"gensim_version": gensim.__version__, "numpy_version": np.__version__}
+
+
+def model_to_bytes(model: Any) -> bytes:
+    """The model as gensim saves it (one pickle; no side files), read back as bytes."""
+    saved_hash = getattr(model, "hashfxn", None)
+    # The pickle would name stable_hash by module, so only a process that can import repspace could load
+    # it; gensim 4.4 no longer calls hashfxn, so the bytes carry Python's hash and load in plain gensim.
+    if saved_hash is not None:
+        model.hashfxn = hash
+    try:
+        with tempfile.TemporaryDirectory(prefix="repspace-learn-") as tmp:
+            path = Path(tmp) / "model"
+            model.save(str(path), separately=[])
+            files = sorted(p.name for p in Path(tmp).iterdir())
+            if files != ["model"]:  # pragma: no cover - gensim wrote side files despite separately=[]
+                raise RuntimeError(f"gensim saved the model as several files: {files}")
+            return path.read_bytes()
+    finally:
+        if saved_hash is not None:
+            model.hashfxn = saved_hash
+
+
+def load_model(model: ModelLike) -> Any:
+    """A gensim ``Word2Vec``/``FastText``/``Doc2Vec`` model from its bytes, a file, or itself.
+
+    The bytes are a Python pickle (gensim's ``save`` format): load only models
+    you trained or trust.
+    """
+    from gensim.models import Word2Vec
+
+    if isinstance(model, Word2Vec):
+        return model
+    if isinstance(model, TrainedVectors):
+        model = model.model_bytes
+    try:
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            with tempfile.TemporaryDirectory(prefix="repspace-learn-") as tmp:
+                path = Path(tmp) / "model"
+                path.write_bytes(bytes(model))
+                return Word2Vec.load(str(path))
+        if isinstance(model, (str, Path)):
+            path = Path(model)
+            if not path.is_file():
+                raise InputError(f"model file {path} does not exist")
+            return Word2Vec.load(str(path))
+    except InputError:
+        raise
+    except Exception as e:  # a pickle of something else, a truncated file, ...
+        raise InputError(f"not a gensim word2vec/fastText/doc2vec model: {type(e).__name__}: {e}") from None
+    raise InputError(f"expected model bytes, a model file or a gensim model, not {type(model).__name__}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrainedVectors:
+    """Vectors learned by gensim, with the full recipe and the model itself.
+
+    Attributes
+    ----------
+    method : str
+        ``word2vec``, ``fasttext`` or ``doc2vec``.
+    keys : tuple of str
+        The vocabulary (most frequent first, as gensim orders it) or the
+        document tags (in corpus order).
+    vectors : ndarray of float32, shape (len(keys), vector_size)
+        Row ``i`` is the vector of ``keys[i]`` (read-only).
+    counts : ndarray of int64
+        For words their corpus frequency (after phrase joining); for documents
+        their number of tokens.
+    recipe : dict
+        Everything needed to train the same vectors again: ``method``,
+        ``architecture``, ``params`` (every hyper-parameter passed to gensim,
+        seed included), ``workers``, ``deterministic``, ``phrases``,
+        ``tokenizer``, ``corpus`` (fingerprint, counts, source),
+        ``corpus_fingerprint``, ``gensim_version``, ``numpy_version``.
+    model_bytes : bytes
+        The gensim model as ``model.save`` writes it (a pickle: load only your
+        own); :func:`load_model` reads it back.
+    seconds : float
+        Wall seconds of vocabulary building and training.
+    info : dict
+        Counts that describe the run (``vocabulary``, ``phrases`` found, ...).
+    """
+
+    method: str
+    keys: tuple[str, ...]
+    vectors: np.ndarray
+    counts: np.ndarray
+    recipe: dict[str, Any]
+    model_bytes: bytes
+    seconds: float
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def vector_size(self) -> int:
+        """Dimensions of each vector."""
+        return int(self.vectors.shape[1])
+
+    def index(self, key: str) -> int:
+        """The row of ``key``; :class:`InputError` when it was not learned."""
+        try:
+            return self.keys.index(key)
+        except ValueError:
+            raise InputError(f"{key!r} is not among the {len(self.keys)} learned keys") from None
+
+    def save_model(self, path: str | Path) -> Path:
+        """Write :attr:`model_bytes` to ``path`` (atomically); gensim's ``Word2Vec.load`` reads it."""
+        path = Path(path)
+        write_atomic(path, lambda f: f.write(self.model_bytes), durable=True)
+        return path
+
+    def load_model(self) -> Any:
+        """The trained gensim model (see :func:`load_model`)."""
+        return load_model(self.model_bytes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything but the vectors and the model bytes, as plain JSON values."""
+        return {
+            "method": self.method,
+            "n": len(self.keys),
+            "vector_size": self.vector_size,
+            "seconds": self.seconds,
+            "model_bytes": len(self.model_bytes),
+            "info": dict(self.info),
+            "recipe": self.recipe,
+        }
+
+    def __repr__(self) -> str:
+        what = "documents" if self.method == "doc2vec" else "words"
+        return (f"TrainedVectors(method={self.method!r}, {len(self.keys)} {what} x {self.vector_size}, "
+                f"seed={self.recipe['params']['seed']}, workers={self.recipe['workers']}, "
+                f"corpus={self.recipe['corpus_fingerprint'][:12]}…, seconds={self.seconds:.2f})")
+
+
+def frozen(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """A read-only C-contiguous copy of ``array`` as ``dtype``."""
+    out = np.array(array, dtype=dtype, order="C", copy=True)
+    out.setflags(write=False)
+    return out
+
+
+def check_workers(workers: Any) -> int:
+    """``workers`` as a positive int."""
+    return positive_int(workers, "workers")
