@@ -105,10 +105,17 @@ class TransformedEncoder(Encoder):
 def encoder_for_space(space: Space, **kwargs: Any) -> Encoder:
     """The encoder that puts texts into ``space``: its recorded encoder, then its fitted transforms if any.
 
-    ``kwargs`` go to :func:`repspace.engines.encoders.from_provenance`.
+    ``kwargs`` go to :func:`repspace.engines.encoders.from_provenance`. A space learned by
+    ``repspace learn`` (encoder ``learn:<method>``) gets its stored model instead
+    (:func:`repspace.workflows.learn.learned_encoder`, which checks the model file's SHA-256).
     """
     from repspace.engines.encoders import from_provenance
 
-    base = from_provenance(space.provenance, **kwargs)
+    if str(space.provenance.get("encoder", "")).startswith("learn:"):
+        from repspace.workflows.learn import learned_encoder
+
+        base = learned_encoder(space)
+    else:
+        base = from_provenance(space.provenance, **kwargs)
     chain = stored_transforms(space)
     return TransformedEncoder(base, chain) if chain else base

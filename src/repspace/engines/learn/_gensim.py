@@ -94,9 +94,10 @@ def model_to_bytes(model: Any) -> bytes:
     try:
         with tempfile.TemporaryDirectory(prefix="repspace-learn-") as tmp:
             path = Path(tmp) / "model"
-            model.save(str(path), separately=[])
+            # sep_limit: gensim otherwise writes arrays of 10M+ entries (fastText's buckets) to side files.
+            model.save(str(path), separately=[], sep_limit=2**62)
             files = sorted(p.name for p in Path(tmp).iterdir())
-            if files != ["model"]:  # pragma: no cover - gensim wrote side files despite separately=[]
+            if files != ["model"]:  # pragma: no cover - gensim wrote side files despite separately=[] and sep_limit
                 raise RuntimeError(f"gensim saved the model as several files: {files}")
             return path.read_bytes()
     finally:

@@ -100,6 +100,7 @@ def build_app() -> Any:
         index,
         ingest,
         interpret,
+        learn,
         search,
         serve,
         spaces,

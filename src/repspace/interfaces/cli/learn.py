@@ -1,0 +1,215 @@
+"""``repspace learn``: train word2vec, fastText or doc2vec on a corpus and store the vectors as a space."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, show_progress
+
+learn_app = typer.Typer(
+    help=(
+        "Learn a space from your own texts (gensim): word2vec, fasttext, doc2vec.\n\n"
+        "The corpus is a text file (one document per line), a JSON-lines file (--text-field, --id-field) "
+        "or a stored space's texts (--from-space). The space keeps the full recipe in its provenance "
+        "(corpus fingerprint, hyper-parameters, seed, workers, tokenizer, versions), and text queries "
+        "work: repspace search NAME 'some text'.\n\n"
+        "Examples:\n\n"
+        "  repspace learn word2vec corpus.txt --space w2v --sg --epochs 10\n\n"
+        "  repspace learn fasttext corpus.txt --space ft --min-count 2\n\n"
+        "  repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20"
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(learn_app, name="learn")
+
+Corpus = Annotated[Optional[Path], typer.Argument(
+    help="Text file (one document per line) or JSON-lines file (.jsonl); omit with --from-space.",
+    show_default=False)]
+SpaceName = Annotated[str, typer.Option("--space", help="The new space (must not exist).")]
+FromSpace = Annotated[Optional[str], typer.Option(
+    "--from-space", help="Learn from this stored space's texts (item ids become document ids).")]
+TextField = Annotated[Optional[str], typer.Option(
+    "--text-field", help="JSON lines: the field holding the text (default: text).")]
+IdField = Annotated[Optional[str], typer.Option(
+    "--id-field", help="JSON lines: the field holding the document id (default: the line number).")]
+Format = Annotated[str, typer.Option("--format", help="Corpus format: auto (.jsonl/.ndjson or a field given "
+                                                     "means JSON lines), text or jsonl.")]
+Encoding = Annotated[str, typer.Option(help="Text encoding of a text corpus (latin-1 for older corpora).")]
+Seed = Annotated[int, typer.Option(help="Seeds the initial vectors and every random draw of training.")]
+Workers = Annotated[int, typer.Option(
+    min=1, help="Training threads. Only 1 is deterministic (same seed, same vectors); more are faster "
+                "but vary a little from run to run.")]
+VectorSize = Annotated[int, typer.Option("--vector-size", min=1, help="Dimensions.")]
+Window = Annotated[int, typer.Option(min=1, help="Context window (words on each side).")]
+MinCount = Annotated[int, typer.Option("--min-count", min=1, help="Drop words seen fewer times than this.")]
+Negative = Annotated[int, typer.Option(min=1, help="Negative samples per positive one.")]
+Sample = Annotated[float, typer.Option(
+    help="Subsampling of frequent words (0 keeps every word; 1e-3 to 1e-5 drops more of the frequent ones).")]
+Alpha = Annotated[float, typer.Option(help="Initial learning rate (decays linearly to --min-alpha).")]
+MinAlpha = Annotated[float, typer.Option("--min-alpha", help="Final learning rate.")]
+Sg = Annotated[bool, typer.Option("--sg/--cbow", help="Skip-gram, or CBOW (gensim's default).")]
+Phrases = Annotated[bool, typer.Option(
+    "--phrases", help="Join frequent bigrams into one token (new_york) before training (gensim's Phrases).")]
+PhrasesMinCount = Annotated[int, typer.Option("--phrases-min-count", min=1, help="Phrases: minimum bigram count.")]
+PhrasesThreshold = Annotated[float, typer.Option("--phrases-threshold", help="Phrases: score threshold "
+                                                                            "(higher: fewer phrases).")]
+Json = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
+
+
+def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[str], text_field: Optional[str],
+         id_field: Optional[str], corpus_format: str, encoding: str, json: bool, **params: Any) -> None:
+    from repspace.workflows.learn import learn_space
+
+    store = open_store(create=True)
+    if not json and show_progress():  # a progress line on a terminal only: errors stay one line
+        what = f"space {from_space!r}" if from_space is not None else str(corpus)
+        note(f"learning {method} from {what} (seed {params['seed']}, {params['workers']} worker(s))…")
+    with progress_bar(json) as bar:
+        report = learn_space(store, space, method, corpus, from_space=from_space, corpus_format=corpus_format,
+                             text_field=text_field, id_field=id_field, encoding=encoding, progress=bar, **params)
+    if json:
+        print_json(report.to_dict())
+        return
+    what = "documents" if method == "doc2vec" else "words"
+    note(f"{report.space}: {report.n:,} {what} × {report.dim} (cosine), {method} "
+         f"({report.recipe.get('architecture')}) on {report.documents:,} documents, {report.tokens:,} tokens, "
+         f"seed {report.seed}, {report.workers} worker(s), {report.train_seconds:.1f} s; "
+         f"model {report.model_path}")
+
+
+@learn_app.command("word2vec")
+def word2vec_cmd(
+    space: SpaceName,
+    corpus: Corpus = None,
+    from_space: FromSpace = None,
+    text_field: TextField = None,
+    id_field: IdField = None,
+    corpus_format: Format = "auto",
+    encoding: Encoding = "utf-8",
+    seed: Seed = 0,
+    workers: Workers = 1,
+    vector_size: VectorSize = 100,
+    window: Window = 5,
+    min_count: MinCount = 5,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 5,
+    negative: Negative = 5,
+    sample: Sample = 1e-3,
+    alpha: Alpha = 0.025,
+    min_alpha: MinAlpha = 0.0001,
+    sg: Sg = False,
+    phrases: Phrases = False,
+    phrases_min_count: PhrasesMinCount = 5,
+    phrases_threshold: PhrasesThreshold = 10.0,
+    json: Json = False,
+) -> None:
+    """Learn word2vec word vectors (CBOW or skip-gram, negative sampling): one item per word.
+
+    Each item's id is the word and its metadata its corpus count. A text query
+    is the mean of its in-vocabulary words' vectors.
+
+    Examples:
+
+      repspace learn word2vec corpus.txt --space w2v --sg --vector-size 100 --epochs 10
+
+      repspace learn word2vec news.jsonl --space news-w2v --text-field body --phrases
+
+      repspace search w2v --id king -k 10
+    """
+    _run("word2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
+         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, phrases=phrases,
+         phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
+
+
+@learn_app.command("fasttext")
+def fasttext_cmd(
+    space: SpaceName,
+    corpus: Corpus = None,
+    from_space: FromSpace = None,
+    text_field: TextField = None,
+    id_field: IdField = None,
+    corpus_format: Format = "auto",
+    encoding: Encoding = "utf-8",
+    seed: Seed = 0,
+    workers: Workers = 1,
+    vector_size: VectorSize = 100,
+    window: Window = 5,
+    min_count: MinCount = 5,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 5,
+    negative: Negative = 5,
+    sample: Sample = 1e-3,
+    alpha: Alpha = 0.025,
+    min_alpha: MinAlpha = 0.0001,
+    sg: Sg = False,
+    min_n: Annotated[int, typer.Option("--min-n", min=1, help="Shortest character n-gram.")] = 3,
+    max_n: Annotated[int, typer.Option("--max-n", min=1, help="Longest character n-gram.")] = 6,
+    bucket: Annotated[int, typer.Option(
+        min=1, help="Rows of the character n-gram hash table. gensim's default, 2,000,000, costs 1.6 GB at 100 "
+                    "dimensions (twice over while training, and a model file as large); a corpus of a few "
+                    "million tokens has far fewer distinct n-grams, so 200,000 loses little. Raise it for "
+                    "large corpora.")] = 200_000,
+    phrases: Phrases = False,
+    phrases_min_count: PhrasesMinCount = 5,
+    phrases_threshold: PhrasesThreshold = 10.0,
+    json: Json = False,
+) -> None:
+    """Learn fastText word vectors (word2vec plus character n-gram subwords): one item per word.
+
+    Words never seen in training still get a vector through their subwords, so
+    a text query (misspellings included) is the mean of its words' vectors.
+
+    Examples:
+
+      repspace learn fasttext corpus.txt --space ft --sg --min-count 2 --epochs 10
+
+      repspace search ft 'goverment' -k 5
+    """
+    _run("fasttext", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
+         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, min_n=min_n, max_n=max_n,
+         bucket=bucket, phrases=phrases, phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
+
+
+@learn_app.command("doc2vec")
+def doc2vec_cmd(
+    space: SpaceName,
+    corpus: Corpus = None,
+    from_space: FromSpace = None,
+    text_field: TextField = None,
+    id_field: IdField = None,
+    corpus_format: Format = "auto",
+    encoding: Encoding = "utf-8",
+    seed: Seed = 0,
+    workers: Workers = 1,
+    vector_size: VectorSize = 100,
+    window: Window = 5,
+    min_count: MinCount = 5,
+    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 10,
+    negative: Negative = 5,
+    sample: Sample = 1e-3,
+    alpha: Alpha = 0.025,
+    min_alpha: MinAlpha = 0.0001,
+    dm: Annotated[bool, typer.Option("--dm/--dbow", help="PV-DM (gensim's default) or PV-DBOW.")] = True,
+    json: Json = False,
+) -> None:
+    """Learn doc2vec (Paragraph Vector) document vectors: one item per document, with its text.
+
+    A text query gets an inferred vector (deterministic: seeded with the
+    recipe's seed), so 'repspace search NAME "some text"' works.
+
+    Examples:
+
+      repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20 --min-count 2
+
+      repspace learn doc2vec --from-space docs --space docs-d2v
+
+      repspace search d2v 'boundary layer on a flat plate' -k 5
+    """
+    _run("doc2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
+         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, dm=dm)
