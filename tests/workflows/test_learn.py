@@ -157,6 +157,29 @@ def test_doc2vec_finds_a_documents_own_text_first(cran_store, cranfield):
     assert np.array_equal(enc.encode([sample[0]["text"]]), enc.encode([sample[0]["text"]]))
 
 
+def test_new_documents_ingested_into_a_doc2vec_space_are_inferred(tmp_path, cranfield):
+    from repspace.workflows.ingest import ingest_file
+
+    lines = [line for line in cranfield.read_text(encoding="utf-8").splitlines() if line.strip()]
+    first, later = tmp_path / "first.jsonl", tmp_path / "later.jsonl"
+    first.write_text("\n".join(lines[:600]) + "\n", encoding="utf-8")
+    later.write_text("\n".join(lines[600:640]) + "\n", encoding="utf-8")
+    store = Store(tmp_path / "s.db")
+    learn_space(store, "d2v", "doc2vec", first, text_field="text", id_field="_id", **D2V)
+    space = store.space("d2v")
+    before = len(space)  # the first 600 documents but those without text
+    report = ingest_file(store, "d2v", later, id_col="_id")
+    added = [json.loads(line) for line in lines[600:640]]
+    assert 590 < before <= 600 and (report.added, report.encoded, len(space)) == (40, 40, before + 40)
+    # The stored vectors are the model's inference for those texts (what a text query gets).
+    want = encoder_for_space(space).encode([r["text"] for r in added[:5]])
+    got = space.vectors_of([r["_id"] for r in added[:5]])
+    assert np.allclose(got, want, atol=1e-6)
+    hits = [space.search(r["text"], k=1)[0].id for r in added[:10]]
+    assert sum(h == r["_id"] for h, r in zip(hits, added[:10])) >= 8, hits
+    store.close()
+
+
 def test_learning_from_a_stored_spaces_texts_reads_the_same_corpus(cran_store):
     store, report = cran_store
     r = learn_space(store, "cran-w2v", "word2vec", from_space="cran", vector_size=8, epochs=1, min_count=5)

@@ -163,7 +163,7 @@ def ingest_records(
     if any(t is None for t in texts):
         i = next(i for i, t in enumerate(texts) if t is None)
         raise InputError(f"{records.source}: item {ids[i]!r} has no text to embed")
-    from repspace.engines.encoders import from_provenance, get_encoder
+    from repspace.engines.encoders import get_encoder
     from repspace.workflows.stored_transforms import STATE_NAME, encoder_for_space
 
     opts = dict(encoder_options or {})
@@ -183,7 +183,9 @@ def ingest_records(
                              "add texts to it without encoder options")
         enc = encoder_for_space(existing)
     elif existing is not None and not opts:
-        enc = from_provenance(existing.provenance)
+        # encoder_for_space, not from_provenance alone: a space learned by `repspace learn` embeds new texts with
+        # its stored model (doc2vec infers them), which the encoder registry does not know.
+        enc = encoder_for_space(existing)
     else:
         enc = get_encoder(spec, **opts)
     if layer == "all" or (isinstance(layer, (list, tuple))):
