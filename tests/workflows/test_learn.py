@@ -26,20 +26,6 @@ FT = dict(sg=True, vector_size=50, epochs=10, min_count=2, seed=0, bucket=50_000
 D2V = dict(dm=False, vector_size=50, epochs=20, min_count=2, seed=0)
 
 
-def gensim_data(name: str) -> Path:
-    from gensim.test.utils import datapath
-
-    path = Path(datapath(name))
-    if not path.is_file():
-        pytest.skip(f"gensim's test data {name} is absent from this install")
-    return path
-
-
-@pytest.fixture(scope="module")
-def lee_path() -> Path:
-    return gensim_data("lee_background.cor")
-
-
 @pytest.fixture(scope="module")
 def cranfield(shared_data) -> Path:
     path = shared_data / "cranfield-beir" / "corpus.jsonl"

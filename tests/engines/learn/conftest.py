@@ -1,26 +1,11 @@
-"""The Lee background corpus that gensim's wheel ships, and models trained on it once per session."""
+"""Models trained once per session on the Lee background corpus (``lee_path``, ``gensim_data``: tests/conftest.py, tests/_gensim_data.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
-
-def gensim_data(name: str) -> Path:
-    """A file of gensim's test data (the wheel ships the Lee corpus, WordSim-353, ...)."""
-    from gensim.test.utils import datapath
-
-    path = Path(datapath(name))
-    if not path.is_file():
-        pytest.skip(f"gensim's test data {name} is absent from this install")
-    return path
-
-
-@pytest.fixture(scope="session")
-def lee_path() -> Path:
-    """lee_background.cor: 300 news stories, one per line (58,152 tokens under the default tokeniser)."""
-    return gensim_data("lee_background.cor")
+from _gensim_data import gensim_data
 
 
 @pytest.fixture(scope="session")

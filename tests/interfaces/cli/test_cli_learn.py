@@ -17,16 +17,6 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-@pytest.fixture(scope="module")
-def lee_path() -> str:
-    from gensim.test.utils import datapath
-
-    path = Path(datapath("lee_background.cor"))
-    if not path.is_file():
-        pytest.skip("gensim's test data lee_background.cor is absent from this install")
-    return str(path)
-
-
 @pytest.fixture()
 def db(tmp_path) -> str:
     return str(tmp_path / "s.db")
@@ -48,7 +38,7 @@ def test_fasttext_help_explains_the_smaller_bucket(capsys):
 
 
 def test_word2vec_then_search_by_text_and_by_id(capsys, db, lee_path):
-    code, out, err = run(capsys, "--store", db, "learn", "word2vec", lee_path, "--space", "w2v", "--sg",
+    code, out, err = run(capsys, "--store", db, "learn", "word2vec", str(lee_path), "--space", "w2v", "--sg",
                          "--vector-size", "32", "--epochs", "5", "--min-count", "2", "--seed", "3", "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -65,7 +55,7 @@ def test_word2vec_then_search_by_text_and_by_id(capsys, db, lee_path):
 
 
 def test_fasttext_answers_a_misspelled_word(capsys, db, lee_path):
-    code, out, err = run(capsys, "--store", db, "learn", "fasttext", lee_path, "--space", "ft", "--sg",
+    code, out, err = run(capsys, "--store", db, "learn", "fasttext", str(lee_path), "--space", "ft", "--sg",
                          "--vector-size", "50", "--epochs", "10", "--min-count", "2", "--bucket", "50000", "--json")
     assert code == 0, err
     assert json.loads(out)["recipe"]["params"]["bucket"] == 50_000
@@ -75,7 +65,7 @@ def test_fasttext_answers_a_misspelled_word(capsys, db, lee_path):
 
 
 def test_fasttext_with_the_default_settings(capsys, db, lee_path):
-    code, out, err = run(capsys, "--store", db, "learn", "fasttext", lee_path, "--space", "ft", "--min-count", "2",
+    code, out, err = run(capsys, "--store", db, "learn", "fasttext", str(lee_path), "--space", "ft", "--min-count", "2",
                          "--epochs", "1", "--json")
     assert code == 0, err
     report = json.loads(out)
@@ -109,13 +99,13 @@ def test_doc2vec_on_cranfield_jsonl_finds_a_documents_own_text(capsys, db, share
     (["learn", "word2vec", "NOPE", "--space", "x"], "does not exist"),
 ])
 def test_bad_input_is_one_line_and_stores_nothing(capsys, db, tmp_path, lee_path, args, message):
-    code, _, err = run(capsys, "--store", db, "learn", "word2vec", lee_path, "--space", "taken", "--vector-size", "4",
+    code, _, err = run(capsys, "--store", db, "learn", "word2vec", str(lee_path), "--space", "taken", "--vector-size", "4",
                        "--epochs", "1", "--min-count", "20")
     assert code == 0, err
     files = learned_files(db)
     empty = tmp_path / "empty.txt"
     empty.write_text("\n\n")
-    paths = {"EMPTY": str(empty), "LEE": lee_path, "NOPE": str(tmp_path / "nope.txt")}
+    paths = {"EMPTY": str(empty), "LEE": str(lee_path), "NOPE": str(tmp_path / "nope.txt")}
     code, out, err = run(capsys, "--store", db, *[paths.get(a, a) for a in args])
     assert code != 0 and message in err and len(err.strip().splitlines()) == 1, err
     with Store(db) as store:
@@ -126,7 +116,7 @@ def test_bad_input_is_one_line_and_stores_nothing(capsys, db, tmp_path, lee_path
 def test_a_swapped_model_file_is_one_error_line_on_a_text_query(capsys, db, lee_path):
     paths = []
     for name, seed in (("a", "0"), ("b", "1")):
-        code, out, err = run(capsys, "--store", db, "learn", "word2vec", lee_path, "--space", name, "--seed", seed,
+        code, out, err = run(capsys, "--store", db, "learn", "word2vec", str(lee_path), "--space", name, "--seed", seed,
                              "--vector-size", "8", "--epochs", "1", "--min-count", "3", "--json")
         assert code == 0, err
         paths.append(Path(json.loads(out)["model_path"]))

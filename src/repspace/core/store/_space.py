@@ -666,8 +666,8 @@ class Space:
                 "SELECT DISTINCT hash FROM items WHERE space_id = ? AND hash IS NOT NULL ORDER BY hash", (sid,))]
         return np.array([h.encode() for h in found], dtype="S32")
 
-    def shards(self, job: str | None = None) -> dict[str, ShardEntry]:
-        """The shards ingested into this space (all, or one job's), by SHA-256.
+    def shards(self, job: str | None = None, *, sha256: str | None = None) -> dict[str, ShardEntry]:
+        """The shards ingested into this space (all, one job's, or the one with this SHA-256: a key lookup), by SHA-256.
 
         Examples
         --------
@@ -677,11 +677,15 @@ class Space:
         >>> _ = sp.add(["a"], [[1.0, 0.0]], shard=ShardEntry("ab" * 32, "job1", "shard-00000"))
         >>> [(e.name, e.n_rows) for e in sp.shards().values()]
         [('shard-00000', 1)]
+        >>> sp.shards(sha256="cd" * 32)
+        {}
         """
         sql = "SELECT sha256, job, name, n_rows, ingested_at FROM shards WHERE space_id = ?"
+        given = [(column, value) for column, value in (("job", job), ("sha256", sha256)) if value is not None]
+        sql += "".join(f" AND {column} = ?" for column, _ in given)
         with self.store.db.read() as c:
             sid = self._state(c)[0]
-            rows = c.execute(sql + (" AND job = ?" if job else ""), (sid, job) if job else (sid,)).fetchall()
+            rows = c.execute(sql, (sid, *(value for _, value in given))).fetchall()
         return {r[0]: ShardEntry(*r) for r in rows}
 
     def filter_rows(self, where: str | Filter) -> np.ndarray:

@@ -51,15 +51,6 @@ def recipe_hash(provenance: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(dict(provenance), sort_keys=True, default=str).encode()).hexdigest()
 
 
-def file_sha256(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, read in 1 MiB pieces."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def write_shard(path: str | Path, *, job: str, name: str, recipe: str, ids: list[str], texts: list[str | None],
                 metadata: list[dict[str, Any]], hashes: list[str | None], vectors: np.ndarray,
                 embedded: np.ndarray, source: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -247,7 +238,7 @@ def check_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any]) -> 
     """Read a shard and check it (checksum, recipe, dimension) without writing anything."""
     name = str(entry["name"])
     sha = str(entry["sha256"])
-    if sha in space.shards():
+    if space.shards(sha256=sha):  # a key lookup: the ledger may hold thousands of shards
         return CheckedShard(name, sha, int(entry.get("rows", 0)), None)
     path = Path(job_dir) / str(entry.get("file", f"{name}.parquet"))
     try:
@@ -272,7 +263,7 @@ def check_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any]) -> 
 def land_shard(space: Space, checked: CheckedShard, *, job: str) -> ShardIngest:
     """Write a checked shard and its ledger entry in one transaction (stored vectors filled in for reused texts)."""
     shard = checked.data
-    if shard is None or checked.sha256 in space.shards():
+    if shard is None or space.shards(sha256=checked.sha256):
         return ShardIngest(checked.name, checked.rows, 0, 0, 0, 0, skipped=True)
     vectors = shard.vectors
     reused = np.flatnonzero(~shard.embedded)
