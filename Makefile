@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast bench evaluation clean web browser
+.PHONY: install demo test test-fast bench evaluation clean web browser wordnet
 
 install: $(STAMP)
 
@@ -31,18 +31,24 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium for the browser tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# WordNet 3.0 (Debian's wordnet-base, 28 MB of text files in /usr/share/wordnet): the noun hierarchy behind the
+# Poincare tests and evaluation, and the synonym sets behind retrofitting (installed here when missing).
+wordnet:
+	@test -f /usr/share/wordnet/data.noun || { echo "installing Debian's wordnet-base for the learn tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null; }
+
 # Rebuild the explorer's front end (web/, npm packages pinned by its lockfile) into the package.
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 # The import contract first (pyproject.toml: layers, independent engines, no cycles), then every test.
-test: $(STAMP) browser
+test: $(STAMP) browser wordnet
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 # The quick loop: every test and docstring example except those marked slow (they load a transformer model,
 # distil one or spawn processes; see the `slow` marker in pyproject.toml). `make test` still runs everything.
-test-fast: $(STAMP)
+test-fast: $(STAMP) wordnet
 	$(PY) -m pytest -q -m "not slow"
 
 bench: $(STAMP)
@@ -50,7 +56,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 # Quality on real data (published figures reproduced): regenerates EVALUATION.md.
-evaluation: $(STAMP)
+evaluation: $(STAMP) wordnet
 	$(PY) benchmarks/evaluation.py
 
 clean:

@@ -13,6 +13,7 @@ fitted map without pickle. Arithmetic is float64; outputs are float32.
 :class:`Unsupervised`          orthogonal map with **no pairs**: profile / Gromov–Wasserstein matching, then
                                iterative Procrustes on mutual CSLS neighbours
 :func:`relative_representation`  ``[cos(x, a₁), …, cos(x, a_K)]`` (Moschella et al. 2023)
+:func:`fit_cca`                regularised CCA between two spaces over shared items (closed form, float64)
 :func:`score_map`              ``top1``, ``mean_cosine``, ``mean_rank`` on held-out pairs, ± CSLS
 =============================  ================================================================
 
@@ -30,6 +31,7 @@ Examples
 (1.0, 1.0)
 """
 
+from repspace.engines.align.cca import CCAResult, fit_cca
 from repspace.engines.align.maps import DEFAULT_ALPHAS, Procrustes, RidgeMap
 from repspace.engines.align.relative import Relative, relative_representation
 from repspace.engines.align.scores import MapScores, score_map
@@ -37,11 +39,13 @@ from repspace.engines.align.unsupervised import Unsupervised, similarity_profile
 
 __all__ = [
     "DEFAULT_ALPHAS",
+    "CCAResult",
     "MapScores",
     "Procrustes",
     "Relative",
     "RidgeMap",
     "Unsupervised",
+    "fit_cca",
     "relative_representation",
     "score_map",
     "similarity_profiles",

@@ -8,6 +8,14 @@ model). The query side: :func:`word_vectors` (fastText: unseen words through
 their subwords) and :func:`infer_vectors` (doc2vec: new texts, deterministic).
 With ``workers=1`` and a fixed seed training is bit-for-bit repeatable.
 
+Beyond texts: :func:`train_poincare` (Poincare embeddings of a hierarchy, with
+:func:`train_euclidean` trained the same way and :func:`reconstruction` to
+score both), :func:`train_node2vec` on a :class:`Graph` read by
+:func:`read_edges`, :func:`retrofit` to a :class:`Lexicon` (WordNet's synonyms
+from :func:`synonym_lexicon`), and linear heads on frozen vectors
+(:func:`train_matryoshka_head`, :func:`train_pair_adapter`; torch, imported when
+called).
+
 This engine imports only :mod:`repspace.core` and third-party libraries.
 
 Examples
@@ -32,22 +40,47 @@ from repspace.engines.learn.corpus import (
     read_text_corpus,
 )
 from repspace.engines.learn.doc2vec import infer_vectors, train_doc2vec
+from repspace.engines.learn.graph import Graph, graph_from_edges, read_edges
+from repspace.engines.learn.heads import HeadResult, train_matryoshka_head, train_pair_adapter
+from repspace.engines.learn.node2vec import random_walks, train_node2vec
+from repspace.engines.learn.poincare import reconstruction, train_euclidean, train_poincare
+from repspace.engines.learn.retrofit import Lexicon, RetrofitResult, lexicon_from_mapping, read_lexicon, retrofit
 from repspace.engines.learn.word2vec import train_fasttext, train_word2vec, word_vectors
+from repspace.engines.learn.wordnet import hypernym_closure, synonym_lexicon, wordnet_available
 
 __all__ = [
     "DEFAULT_PATTERN",
     "Corpus",
+    "Graph",
+    "HeadResult",
+    "Lexicon",
+    "RetrofitResult",
     "Tokenizer",
     "TrainedVectors",
     "corpus_fingerprint",
     "corpus_from_texts",
     "corpus_from_tokens",
+    "graph_from_edges",
+    "hypernym_closure",
     "infer_vectors",
+    "lexicon_from_mapping",
     "load_model",
+    "random_walks",
+    "read_edges",
     "read_jsonl_corpus",
+    "read_lexicon",
     "read_text_corpus",
+    "reconstruction",
+    "retrofit",
+    "synonym_lexicon",
     "train_doc2vec",
+    "train_euclidean",
     "train_fasttext",
+    "train_matryoshka_head",
+    "train_node2vec",
+    "train_pair_adapter",
+    "train_poincare",
     "train_word2vec",
     "word_vectors",
+    "wordnet_available",
 ]
