@@ -65,13 +65,14 @@ def exact_search(
         ``metric="ip"`` to skip that work on repeated calls.
     k : int
         Results per query (fewer when ``n < k``).
-    metric : ``cosine``, ``ip`` or ``l2``
+    metric : ``cosine``, ``ip``, ``l2`` or ``poincare``
 
     Returns
     -------
     scores : (m, k') float32
-        Similarities (``cosine``, ``ip``; descending) or Euclidean distances
-        (``l2``; ascending).
+        Similarities (``cosine``, ``ip``; descending) or distances (``l2``
+        Euclidean, ``poincare`` hyperbolic: :func:`repspace.core.hyperbolic.poincare_search`;
+        ascending).
     indices : (m, k') int64
         Row numbers in ``base``; equal scores go to the lower row.
 
@@ -91,6 +92,10 @@ def exact_search(
     kk = min(k, n)
     if m == 0 or kk <= 0:
         return np.empty((m, 0), np.float32), np.empty((m, 0), np.int64)
+    if metric is Metric.POINCARE:  # hyperbolic distance: no BLAS shortcut, blocked float64 scan
+        from repspace.core.hyperbolic import poincare_search
+
+        return poincare_search(q, x, kk)
     if metric is Metric.COSINE:
         q, x = normalize_rows(q), normalize_rows(x)
     l2 = metric is Metric.L2

@@ -123,7 +123,7 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
         One vector per row; finite; ``n > k``.
     k : int
         Neighbours per item (``k ≥ 1``); the item itself is excluded.
-    metric : ``cosine``, ``ip`` or ``l2``
+    metric : ``cosine``, ``ip``, ``l2`` or ``poincare`` (hyperbolic distance; always an exact scan)
         ``cosine`` treats a zero row as the zero vector: its cosine with every
         row is 0 (distance 1), never NaN.
     exact : bool or None
@@ -171,6 +171,11 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
     n = X.shape[0]
     if n <= k:
         raise InputError(f"k={k} needs at least {k + 1} items (an item's neighbours exclude itself), got {n}")
+    if metric is Metric.POINCARE:  # hyperbolic distance: exact scan here, whatever n or backend
+        if exact is False:
+            metric.require_vector_space("an HNSW neighbour graph")
+        scores, idx = _exact_graph(np.ascontiguousarray(X, dtype=np.float32), k, metric.value)
+        return KnnGraph(idx, scores.astype(np.float32), metric.value, "exact")
     builder = _BUILDER.get()
     if builder is not None:
         return builder(X, k, metric=metric.value, exact=exact, recall_sample=recall_sample, seed=seed)

@@ -33,17 +33,25 @@ class Metric(str, enum.Enum):
     """How two vectors are compared.
 
     ``cosine`` and ``ip`` are similarities (higher is better); ``l2`` is the
-    Euclidean distance (lower is better).
+    Euclidean distance (lower is better); ``poincare`` is the hyperbolic
+    distance between points of the open unit ball (lower is better; Nickel &
+    Kiela 2017), the metric of a space learned by ``repspace learn poincare``.
+    A Poincare space is searched exactly and measured through its distances
+    (neighbour graphs); what needs a vector space (FAISS indexes, PCA,
+    whitening, CKA, ...) refuses it with one line (:meth:`require_vector_space`).
 
     Examples
     --------
     >>> Metric.parse("L2")
     <Metric.L2: 'l2'>
+    >>> Metric.parse("poincare").higher_is_better, Metric.POINCARE.is_vector_space
+    (False, False)
     """
 
     COSINE = "cosine"
     IP = "ip"
     L2 = "l2"
+    POINCARE = "poincare"
 
     @classmethod
     def parse(cls, value: str | Metric) -> Metric:
@@ -55,12 +63,32 @@ class Metric(str, enum.Enum):
         try:
             return cls(key)
         except ValueError:
-            raise InputError(f"unknown metric {value!r}; use one of: cosine, ip, l2") from None
+            raise InputError(f"unknown metric {value!r}; use one of: cosine, ip, l2, poincare") from None
 
     @property
     def higher_is_better(self) -> bool:
         """True for similarities, False for distances."""
-        return self is not Metric.L2
+        return self is not Metric.L2 and self is not Metric.POINCARE
+
+    @property
+    def is_vector_space(self) -> bool:
+        """Whether the metric lives in a vector space (cosine, ip, l2); False for ``poincare``."""
+        return self is not Metric.POINCARE
+
+    def require_vector_space(self, what: str) -> None:
+        """Refuse ``what`` (one :class:`InputError` line) for a metric that is not a vector space's.
+
+        Examples
+        --------
+        >>> Metric.POINCARE.require_vector_space("an HNSW index")
+        Traceback (most recent call last):
+        ...
+        repspace.core.errors.InputError: an HNSW index is not defined for a poincare space (points of the hyperbolic unit ball, not of a vector space); exact search, neighbour graphs, hubness, intrinsic dimension, mutual k-NN and the hyperbolic functions of repspace.core.hyperbolic work on it
+        """
+        if not self.is_vector_space:
+            raise InputError(f"{what} is not defined for a {self.value} space (points of the hyperbolic unit ball, "
+                             f"not of a vector space); exact search, neighbour graphs, hubness, intrinsic dimension, "
+                             f"mutual k-NN and the hyperbolic functions of repspace.core.hyperbolic work on it")
 
 
 def check_space_name(name: str) -> str:

@@ -106,6 +106,8 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
         raise InputError("relative representations put both spaces in a third space; --out needs procrustes, "
                          "ridge or unsupervised")
     src, tgt = store.space(source), store.space(target)
+    for sp in (src, tgt):
+        sp.metric.require_vector_space(f"aligning {sp.name!r} ({method})")
     j = joined(src, tgt)
     n = len(j.ids)
     n_test = min(1000, max(1, n // 5)) if test is None else positive_int(test, "test")

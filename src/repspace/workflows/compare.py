@@ -142,6 +142,10 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         raise InputError(f"k must be a positive integer, not {k!r}")
     if isinstance(changed, bool) or not isinstance(changed, int) or changed < 0:
         raise InputError(f"changed must be a non-negative integer, not {changed!r}")
+    # Neighbour graphs are cosine (METRICS.md); a poincare space keeps its hyperbolic distance (neighbour
+    # measures only: the engine records the measures on coordinates as undefined for it).
+    metrics = ("cosine" if a.metric.is_vector_space else a.metric.value,
+               "cosine" if b.metric.is_vector_space else b.metric.value)
     j = joined(a, b)
     if len(j.ids) <= k:
         raise InputError(f"spaces {a.name!r} and {b.name!r} share {len(j.ids)} item(s); comparing with k={k} "
@@ -153,9 +157,11 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         from repspace.workflows.distributed.measure import ray_backend
 
         with ray_backend(ray_address, knn=False):
-            result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)
+            result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed,
+                             metrics=metrics)
     else:
-        result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed)  # one pair of graphs
+        result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed,
+                         metrics=metrics)  # one pair of graphs
     listed = [{"id": j.ids[c.row], "jaccard": c.jaccard, "old": [j.ids[r] for r in c.neighbours_x],
                "new": [j.ids[r] for r in c.neighbours_y], "lost": [j.ids[r] for r in c.lost],
                "gained": [j.ids[r] for r in c.gained]} for c in (result.changed or ())]

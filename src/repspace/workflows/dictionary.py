@@ -288,6 +288,7 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
     model = SparseAutoencoder(n_latents, k, seed=seed, progress=progress)
     if epochs is not None:
         model.set_params(epochs=epochs)
+    space.metric.require_vector_space("a sparse dictionary (a linear decomposition of vectors)")
     snap = space.snapshot()
     n = len(snap.ids)
     if n < 2:

@@ -65,11 +65,17 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
         return Layout(kept[0], kept[1], method, info.generation, True)
     snap = space.snapshot()
     vectors = normalize_rows(snap.vectors) if space.metric is Metric.COSINE else snap.vectors
+    if space.metric is Metric.POINCARE and len(snap.ids):
+        # PCA is linear: it projects the ball's points from the tangent space at the origin (log map),
+        # where distances from the origin are the hyperbolic ones; UMAP uses the Poincare distance itself.
+        from repspace.core.hyperbolic import log_map
+
+        vectors = np.asarray(log_map(snap.vectors), dtype=np.float32)
     if not len(snap.ids):
         coords = np.zeros((0, 2), np.float32)
     elif method == "umap":
         if space.metric is Metric.IP:
-            raise InputError("a UMAP layout needs a cosine or l2 space; this space's metric is ip")
+            raise InputError("a UMAP layout needs a cosine, l2 or poincare space; this space's metric is ip")
         coords = umap_layout(snap.vectors, metric=space.metric.value)
     else:
         coords = pca_layout(vectors)

@@ -107,12 +107,12 @@ def encoder_for_space(space: Space, **kwargs: Any) -> Encoder:
 
     ``kwargs`` go to :func:`repspace.engines.encoders.from_provenance`. A space learned by
     ``repspace learn`` (encoder ``learn:<method>``) gets its stored model instead
-    (:func:`repspace.workflows.learn.learned_encoder`, which checks the model file's SHA-256).
+    (:func:`repspace.workflows.learned_encoder.learned_encoder`, which checks the model file's SHA-256).
     """
     from repspace.engines.encoders import from_provenance
 
     if str(space.provenance.get("encoder", "")).startswith("learn:"):
-        from repspace.workflows.learn import learned_encoder
+        from repspace.workflows.learned_encoder import learned_encoder
 
         base = learned_encoder(space)
     else:

@@ -89,6 +89,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
     if not chain:
         raise InputError("the transform spec is empty")
     src = store.space(source)
+    src.metric.require_vector_space(f"transform {spec!r}")
     try:
         store.space(new)
     except NotFoundError:

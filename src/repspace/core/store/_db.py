@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from repspace.core.errors import NotFoundError, StoreError
-from repspace.core.store._schema import MIGRATIONS, SCHEMA_VERSION
+from repspace.core.store._schema import FOREIGN_KEYS_OFF, MIGRATIONS, SCHEMA_VERSION
 
 #: How long a writer waits for another writer's lock before giving up (seconds).
 BUSY_TIMEOUT_S = 60.0
@@ -148,13 +148,23 @@ class Database:
                 f"repspace knows ({SCHEMA_VERSION}); upgrade repspace"
             )
         for number in range(version + 1, SCHEMA_VERSION + 1):
-            with self.write() as c:
-                # Re-check under the write lock: another process may have migrated.
-                if c.execute("PRAGMA user_version").fetchone()[0] >= number:
-                    continue
-                for statement in _split_sql(MIGRATIONS[number - 1]):
-                    c.execute(statement)
-                c.execute(f"PRAGMA user_version = {number}")
+            rebuild = number in FOREIGN_KEYS_OFF
+            if rebuild:  # only outside a transaction does this pragma take effect
+                self.conn.execute("PRAGMA foreign_keys = OFF")
+            try:
+                with self.write() as c:
+                    # Re-check under the write lock: another process may have migrated.
+                    if c.execute("PRAGMA user_version").fetchone()[0] >= number:
+                        continue
+                    for statement in _split_sql(MIGRATIONS[number - 1]):
+                        c.execute(statement)
+                    if rebuild and c.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                        raise StoreError(f"store {self.path}: migration {number} would break a reference; "
+                                         "nothing was changed")
+                    c.execute(f"PRAGMA user_version = {number}")
+            finally:
+                if rebuild:
+                    self.conn.execute("PRAGMA foreign_keys = ON")
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

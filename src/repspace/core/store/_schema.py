@@ -92,6 +92,35 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (space_id, sha256)
     ) WITHOUT ROWID;
     """,
+    # 5: the poincare metric (spaces learned by `repspace learn poincare`). SQLite cannot alter a CHECK
+    # constraint, so the table is rebuilt (SQLite's documented 12-step procedure: run with foreign keys
+    # off, see FOREIGN_KEYS_OFF, so that dropping the old table does not cascade to the items).
+    """
+    CREATE TABLE spaces_new (
+        id          INTEGER PRIMARY KEY,
+        uid         TEXT    NOT NULL UNIQUE,
+        name        TEXT    NOT NULL UNIQUE,
+        dim         INTEGER NOT NULL CHECK (dim > 0),
+        metric      TEXT    NOT NULL CHECK (metric IN ('cosine', 'ip', 'l2', 'poincare')),
+        dtype       TEXT    NOT NULL CHECK (dtype IN ('float32', 'float16')),
+        provenance  TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(provenance)),
+        generation  INTEGER NOT NULL DEFAULT 0,
+        next_row    INTEGER NOT NULL DEFAULT 0,
+        dead_rows   INTEGER NOT NULL DEFAULT 0,
+        created_at  TEXT    NOT NULL,
+        updated_at  TEXT    NOT NULL
+    );
+    INSERT INTO spaces_new (id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows,
+                            created_at, updated_at)
+        SELECT id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows, created_at, updated_at
+        FROM spaces;
+    DROP TABLE spaces;
+    ALTER TABLE spaces_new RENAME TO spaces;
+    """,
 ]
+
+#: Migrations (by number) that rebuild a table others refer to: applied with foreign keys off, then
+#: checked with ``PRAGMA foreign_key_check`` before they commit.
+FOREIGN_KEYS_OFF: frozenset[int] = frozenset({5})
 
 SCHEMA_VERSION = len(MIGRATIONS)

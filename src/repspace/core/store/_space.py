@@ -254,6 +254,8 @@ class Space:
         metas = v.check_metas(metadata, ids)
         hashes = [v.text_hash(t) if t is not None else None for t in texts]
         stored = vecs.astype(self.dtype, copy=False)
+        if self.metric is Metric.POINCARE:
+            _check_in_ball(stored, ids)
         with self.store.db.write() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             if shard is not None and c.execute("SELECT 1 FROM shards WHERE space_id = ? AND sha256 = ?",
@@ -801,3 +803,14 @@ def _as_ids(ids: str | Iterable[Any]) -> list[str]:
     if isinstance(ids, str):
         return [ids]
     return [str(i) if isinstance(i, (int, np.integer)) and not isinstance(i, bool) else i for i in ids]
+
+
+def _check_in_ball(vectors: np.ndarray, ids: list[str]) -> None:
+    """A poincare space holds points of the open unit ball: the first row at norm >= 1 is one error line
+    (checked as stored, so a float16 rounding that reaches the sphere is caught too)."""
+    norms = np.sqrt(np.einsum("ij,ij->i", vectors.astype(np.float64), vectors.astype(np.float64)))
+    bad = np.flatnonzero(norms >= 1.0)
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(f"item {ids[i]!r} has norm {norms[i]:.6g}: a poincare space holds points of the open unit "
+                         f"ball (norm < 1); {len(bad)} of {len(ids)} vectors are outside it")

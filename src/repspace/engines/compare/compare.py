@@ -17,6 +17,7 @@ import numpy as np
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
 from repspace.core.moments import moments
+from repspace.core.space import Metric
 from repspace.engines.compare import neighbours as _nb
 from repspace.engines.compare._inputs import check_precision
 from repspace.engines.compare._measure import MEASURES
@@ -127,7 +128,8 @@ def _keys(measures: str | Iterable[str] | None) -> list[str]:
 
 def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int = _nb.DEFAULT_K, *,
             seed: int | None = 0, exact_knn: bool | None = None, precision: str = "auto",
-            strict: bool = False, changed: int = 0) -> Comparison:
+            strict: bool = False, changed: int = 0,
+            metrics: tuple[str, str] = ("cosine", "cosine")) -> Comparison:
     """Compare two spaces over the same items with every measure (or those named).
 
     Parameters
@@ -153,6 +155,11 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
     changed : int, default 0
         Also list this many items whose neighbourhoods changed most
         (:func:`~repspace.engines.compare.changed_items`), from the same kNN graphs.
+    metrics : (str, str), default ("cosine", "cosine")
+        The metric of each side's kNN graph. A ``poincare`` side (points of the
+        hyperbolic ball) is compared through its neighbours only: the measures
+        on coordinates (CKA, Procrustes, SVCCA, RSA) are undefined for it and
+        recorded in ``skipped`` with that reason (raised with ``strict``).
 
     Returns
     -------
@@ -188,7 +195,11 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                 raise
             skipped[key] = str(e)
 
-    on_moments = [key for key in keys if key in _FROM_MOMENTS]
+    hyperbolic = [Metric.parse(m) for m in metrics if not Metric.parse(m).is_vector_space]
+    undefined = {key for key in keys if hyperbolic and (key in _FROM_MOMENTS or key == "rsa")}
+    for key in sorted(undefined):  # coordinates of the ball are not vectors: only neighbour measures are defined
+        attempt(key, lambda key=key: hyperbolic[0].require_vector_space(f"{key} (a measure on coordinates)"))
+    on_moments = [key for key in keys if key in _FROM_MOMENTS and key not in undefined]
     if on_moments:
         m = moments(X, Y, grams=on_moments != ["procrustes"], debiased="cka_debiased" in keys,
                     precision="float64" if "svcca" in keys else precision)
@@ -200,7 +211,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
     moved = None
     if on_graphs or changed:
         try:
-            gx, gy = _nb.graphs(X, Y, k, exact=exact_knn, seed=seed)
+            gx, gy = _nb.graphs(X, Y, k, exact=exact_knn, seed=seed, metrics=metrics)
         except InputError as e:
             if strict or changed:  # the moved items were asked for explicitly: no silent skip
                 raise
@@ -210,7 +221,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                 attempt(key, lambda key=key: _FROM_GRAPHS[key](gx, gy))
             if changed:
                 moved = _nb._changed_from(gx, gy, int(changed))
-    if "rsa" in keys:
+    if "rsa" in keys and "rsa" not in undefined:
         attempt("rsa", lambda: rsa(X, Y, seed=seed))
     ordered = {key: results[key] for key in keys if key in results}
     return Comparison(int(X.shape[0]), int(k), ordered, {key: skipped[key] for key in keys if key in skipped},

@@ -80,11 +80,13 @@ def overlap_counts(ix: np.ndarray, iy: np.ndarray) -> np.ndarray:
     return out
 
 
-def graphs(X: Any, Y: Any, k: int, *, exact: bool | None = None, seed: int | None = 0) -> tuple[KnnGraph, KnnGraph]:
-    """The cosine kNN graphs of ``X`` and ``Y`` (same ``n`` checked first)."""
+def graphs(X: Any, Y: Any, k: int, *, exact: bool | None = None, seed: int | None = 0,
+           metrics: tuple[str, str] = ("cosine", "cosine")) -> tuple[KnnGraph, KnnGraph]:
+    """The kNN graphs of ``X`` and ``Y`` (same ``n`` checked first): cosine, or each side's own
+    ``metrics`` (a ``poincare`` side is searched by hyperbolic distance)."""
     X, Y = check_pair(X, Y, scan=False)
-    return (knn_graph(X, k, metric="cosine", exact=exact, seed=seed),
-            knn_graph(Y, k, metric="cosine", exact=exact, seed=seed))
+    return (knn_graph(X, k, metric=metrics[0], exact=exact, seed=seed),
+            knn_graph(Y, k, metric=metrics[1], exact=exact, seed=seed))
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,38 +48,49 @@ ROGUE_MIN_COSINE = 0.1
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Every geometry metric of one space, and readings; ``to_dict()`` in METRICS.md names."""
+    """Every geometry metric of one space, and readings; ``to_dict()`` in METRICS.md names.
+
+    For a ``poincare`` space (points of the hyperbolic ball) the measures on
+    coordinates (isotropy, spectrum and rank, uniformity) are ``None`` and
+    ``undefined`` says why, by JSON name.
+    """
 
     n: int
     d: int
     metric: str
     norms: NormStats
     hubness: HubnessResult
-    isotropy: IsotropyResult
+    isotropy: IsotropyResult | None
     intrinsic_dimension: IntrinsicDimension
-    spectrum: SpectrumResult
-    uniformity: Estimate
+    spectrum: SpectrumResult | None
+    uniformity: Estimate | None
     alignment: float | None = None
     readings: tuple[str, ...] = field(default=())
+    undefined: Mapping[str, str] = field(default_factory=dict)
 
     def to_dict(self, per_item: bool = False) -> dict[str, Any]:
         """All metrics, flat, in the JSON names of METRICS.md (per-item lists with ``per_item``)."""
         out: dict[str, Any] = {"n": self.n, "d": self.d, "metric": self.metric}
         out.update(self.norms.to_dict())
         out.update(self.hubness.to_dict(per_item=per_item))
-        out.update(self.isotropy.to_dict())
+        if self.isotropy is not None:
+            out.update(self.isotropy.to_dict())
         out.update(self.intrinsic_dimension.to_dict(per_item=per_item))
-        out.update(self.spectrum.to_dict())
-        out["uniformity"] = self.uniformity.to_dict()
+        if self.spectrum is not None:
+            out.update(self.spectrum.to_dict())
+        if self.uniformity is not None:
+            out["uniformity"] = self.uniformity.to_dict()
         if self.alignment is not None:
             out["alignment"] = float(self.alignment)
+        out.update({f"undefined.{key}": why for key, why in self.undefined.items()})
         out["readings"] = list(self.readings)
         return dict(sorted(out.items()))
 
     def __repr__(self) -> str:
+        iso = "" if self.isotropy is None else f"mean_cosine={self.isotropy.mean_cosine.value:.3g}, "
+        rank = "" if self.spectrum is None else f", effective_rank={self.spectrum.effective_rank:.3g}"
         return (f"Diagnosis(n={self.n}, d={self.d}, k_skewness={self.hubness.k_skewness:.3g}, "
-                f"mean_cosine={self.isotropy.mean_cosine.value:.3g}, twonn={self.intrinsic_dimension.twonn:.3g}, "
-                f"effective_rank={self.spectrum.effective_rank:.3g})")
+                f"{iso}twonn={self.intrinsic_dimension.twonn:.3g}{rank})")
 
 
 def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None = None,
@@ -90,8 +102,13 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
     X : array of shape (n, d)
     k : int
         Neighbourhood size of the hubness metrics (intrinsic dimension uses its own 20).
-    metric : ``cosine``, ``ip`` or ``l2``
+    metric : ``cosine``, ``ip``, ``l2`` or ``poincare``
         Of the neighbour graph behind hubness (intrinsic dimension is Euclidean).
+        ``poincare``: rows are points of the open unit ball; hubness and
+        intrinsic dimension are measured with the hyperbolic distance (one
+        exact graph), the norms are the rows' Euclidean norms (depth in a
+        hierarchy), and the measures on coordinates are left out
+        (``undefined``).
     exact : bool, optional
         Force exact (True) or HNSW (False) neighbour graphs; default: exact up to
         :data:`repspace.engines.geometry.EXACT_MAX` items, HNSW with measured recall beyond.
@@ -110,6 +127,8 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
     x = as_matrix(X, min_rows=2)
     n, d = x.shape
     nrm = norms(x)
+    if str(metric) == "poincare":
+        return _diagnose_poincare(x, k, nrm, positives)
     shared = None
     if str(metric) == "cosine" and n > max(k, ID_K) and _rows_have_unit_norm(x):
         # On unit vectors the cosine and Euclidean neighbour orders are the same (‖x − y‖² = 2 − 2cos):
@@ -135,6 +154,29 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
 #: Neighbours beyond max(k, 20) in a shared graph, so that duplicate rows rarely leave a list short.
 SHARED_EXTRA = 4
 
+#: Why each measure on coordinates is left out for a poincare space (by JSON name).
+POINCARE_UNDEFINED = {
+    "isotropy": "mean cosine, top-PC share, IsoScore and rogue dimensions measure directions and variance of "
+                "vectors; the Poincare ball is not a vector space (its points are compared by hyperbolic distance)",
+    "rank": "effective rank and the spectrum are of a covariance of vectors: not defined on the Poincare ball",
+    "uniformity": "uniformity (Wang & Isola) is defined on the unit sphere, not the Poincare ball",
+    "alignment": "alignment (Wang & Isola) is defined on the unit sphere, not the Poincare ball",
+}
+
+
+def _diagnose_poincare(x: np.ndarray, k: int, nrm: NormStats, positives: Any) -> Diagnosis:
+    """Hubness and intrinsic dimension from one exact graph of hyperbolic distances; the rest undefined."""
+    from repspace.core.hyperbolic import check_ball
+
+    check_ball(x, "a poincare space's vectors")
+    n, d = x.shape
+    graph = knn_graph(x, min(n - 1, max(k, ID_K) + SHARED_EXTRA), metric="poincare")
+    hub = hubness(KnnGraph(graph.indices[:, :k], graph.distances[:, :k], "poincare", graph.method), k=k)
+    intr = intrinsic_dimension(x, graph=graph, metric="poincare")
+    undefined = {key: why for key, why in POINCARE_UNDEFINED.items() if key != "alignment" or positives is not None}
+    return Diagnosis(n, d, "poincare", nrm, hub, None, intr, None, None, None, _readings(d, hub, None, intr, None),
+                     undefined)
+
 
 def _rows_have_unit_norm(x: np.ndarray, tol: float = 1e-5) -> bool:
     """Whether every row has unit L2 norm (within ``tol``), computed block by block in float64."""
@@ -145,19 +187,25 @@ def _rows_have_unit_norm(x: np.ndarray, tol: float = 1e-5) -> bool:
     return True
 
 
-def _readings(d: int, hub: HubnessResult, iso: IsotropyResult, intr: IntrinsicDimension,
-              spec: SpectrumResult) -> tuple[str, ...]:
-    """One line per finding, with what to try."""
+def _readings(d: int, hub: HubnessResult, iso: IsotropyResult | None, intr: IntrinsicDimension,
+              spec: SpectrumResult | None) -> tuple[str, ...]:
+    """One line per finding, with what to try (a poincare space has neither ``iso`` nor ``spec``)."""
     out = []
     nk = hub.k_occurrence
     if hub.k_skewness > STRONG_SKEW and nk.sum() > 0:
         top = np.sort(nk)[::-1]
         hubs = max(1, int(hub.hub_flag.sum()))
         share = top[:hubs].sum() / nk.sum()
+        hint = ("; try search --hubness csls" if iso is not None else
+                " (in a hierarchy, general nodes near the centre of the ball are near everything)")
         out.append(f"strong hubness (k-skewness {hub.k_skewness:.2f}): {hubs / len(nk):.1%} of items are in "
-                   f"{share:.0%} of neighbour lists; {hub.antihub_rate:.1%} are in none; try search --hubness csls")
+                   f"{share:.0%} of neighbour lists; {hub.antihub_rate:.1%} are in none{hint}")
     else:
         out.append(f"no strong hubness: k-skewness {hub.k_skewness:.2f}")
+    if iso is None or spec is None:  # a poincare space: neither is defined
+        out.append(f"intrinsic dimension ~{intr.twonn:.0f} (TwoNN, hyperbolic distances) of {d}; isotropy, rank "
+                   f"and uniformity are not defined on the Poincare ball")
+        return tuple(out)
     mc = iso.mean_cosine.value
     if mc > ANISOTROPIC_COSINE:
         out.append(f"anisotropic: mean cosine {mc:.2f} (random directions give ~0); try centring or whitening")

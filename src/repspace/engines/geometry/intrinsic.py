@@ -93,6 +93,7 @@ class IntrinsicDimension:
     discard: float
     knn_method: str = "exact"
     knn_recall: float | None = None
+    knn_metric: str = "l2"
 
     def to_dict(self, per_item: bool = False) -> dict[str, Any]:
         """``intrinsic_dimension.{twonn, mle, duplicates_removed, k, discard, knn}``; with ``per_item``
@@ -106,7 +107,7 @@ class IntrinsicDimension:
             "intrinsic_dimension.duplicates_removed": int(self.duplicates_removed),
             "intrinsic_dimension.k": int(self.k),
             "intrinsic_dimension.discard": float(self.discard),
-            "intrinsic_dimension.knn": {"method": self.knn_method, "metric": "l2",
+            "intrinsic_dimension.knn": {"method": self.knn_method, "metric": self.knn_metric,
                                         "recall": None if self.knn_recall is None else float(self.knn_recall)},
         }
         if per_item:
@@ -248,8 +249,9 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
 
 def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DISCARD, *,
                         exact: bool | None = None, recall_sample: int = 1000,
-                        seed: int | None = 0, graph: KnnGraph | None = None) -> IntrinsicDimension:
-    """TwoNN, MLE and local MLE from one Euclidean ``k``-NN graph (``intrinsic_dimension.*``).
+                        seed: int | None = 0, graph: KnnGraph | None = None,
+                        metric: str = "l2") -> IntrinsicDimension:
+    """TwoNN, MLE and local MLE from one ``k``-NN graph, Euclidean by default (``intrinsic_dimension.*``).
 
     Parameters
     ----------
@@ -268,6 +270,10 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         between hubness and intrinsic dimension for unit vectors); used only
         when ``X`` has no duplicate rows, since the estimators need distinct
         points.
+    metric : ``l2`` or ``poincare``
+        The distance of the neighbour graph. Both estimators need only the
+        distances to the nearest neighbours of a Riemannian manifold (locally
+        Euclidean), so the hyperbolic distance of a Poincare ball serves as well.
 
     Returns
     -------
@@ -293,16 +299,18 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
     discard = _check_discard(discard)
     X = as_matrix(X)
     xu, inverse, removed = _distinct_rows(X)
-    usable = graph is not None and graph.metric == "l2" and graph.n == X.shape[0] and graph.k >= k
+    if metric not in ("l2", "poincare"):
+        raise InputError(f"intrinsic dimension is measured with l2 or poincare distances, not {metric!r}")
+    usable = graph is not None and graph.metric == metric and graph.n == X.shape[0] and graph.k >= k
     if usable and removed == 0:
         assert graph is not None
-        graph = KnnGraph(graph.indices[:, :k], graph.distances[:, :k], "l2", graph.method, graph.recall,
+        graph = KnnGraph(graph.indices[:, :k], graph.distances[:, :k], metric, graph.method, graph.recall,
                          graph.recall_sample)
     elif usable and xu.shape[0] > k:
         assert graph is not None
         graph = _distinct_graph(graph, inverse, xu, k)
     else:
-        graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
+        graph = _graph(xu, k, "MLE", exact, recall_sample, seed, metric)
     sums = _log_sums(graph.distances)
     return IntrinsicDimension(
         twonn=_twonn_from(graph.distances[:, :2], discard),
@@ -312,6 +320,7 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         k=k,
         discard=discard,
         knn_method=graph.method,
+        knn_metric=graph.metric,
         knn_recall=graph.recall,
     )
 
@@ -381,10 +390,10 @@ def _check_mle_k(k: Any) -> int:
 
 
 def _graph(xu: np.ndarray, k: int, what: str, exact: bool | None, recall_sample: int,
-           seed: int | None) -> KnnGraph:
+           seed: int | None, metric: str = "l2") -> KnnGraph:
     if xu.shape[0] <= k:
         raise InputError(f"{what} with k={k} needs at least {k + 1} distinct points, got {xu.shape[0]}")
-    return knn_graph(xu, k, metric="l2", exact=exact, recall_sample=recall_sample, seed=seed)
+    return knn_graph(xu, k, metric=metric, exact=exact, recall_sample=recall_sample, seed=seed)
 
 
 def _distinct_graph(graph: KnnGraph, inverse: np.ndarray, xu: np.ndarray, k: int) -> KnnGraph:
@@ -418,12 +427,12 @@ def _distinct_graph(graph: KnnGraph, inverse: np.ndarray, xu: np.ndarray, k: int
             redo.append(u)
     if redo:
         rows = np.asarray(redo, np.int64)
-        s, i = exact_search(xu[rows], xu, k + 1, "l2")
+        s, i = exact_search(xu[rows], xu, k + 1, graph.metric)
         keep = i != rows[:, None]
         keep[keep.all(axis=1), -1] = False
         out_i[rows] = i[keep].reshape(len(rows), k)
         out_d[rows] = s[keep].reshape(len(rows), k)
-    return KnnGraph(out_i, out_d, "l2", graph.method, graph.recall, graph.recall_sample)
+    return KnnGraph(out_i, out_d, graph.metric, graph.method, graph.recall, graph.recall_sample)
 
 
 def _distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

@@ -74,15 +74,16 @@ def umap_layout(X: np.ndarray, *, metric: str = "cosine", n_neighbors: int = 15,
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[0] <= n_neighbors:
         raise InputError(f"UMAP with {n_neighbors} neighbours needs more than {n_neighbors} rows, not shape {X.shape}")
-    if metric not in ("cosine", "l2"):
-        raise InputError(f"a UMAP layout needs a cosine or l2 space, not {metric}")
+    if metric not in ("cosine", "l2", "poincare"):
+        raise InputError(f"a UMAP layout needs a cosine, l2 or poincare space, not {metric}")
     graph = knn_graph(X, n_neighbors - 1, metric=metric)
     n = X.shape[0]
     indices = np.concatenate([np.arange(n)[:, None], graph.indices], axis=1)
     distances = np.concatenate([np.zeros((n, 1), np.float32), np.maximum(graph.distances, 0)], axis=1)
-    model = umap.UMAP(n_neighbors=n_neighbors, n_components=dims, metric="cosine" if metric == "cosine" else "euclidean",
+    model = umap.UMAP(n_neighbors=n_neighbors, n_components=dims, metric={"l2": "euclidean"}.get(metric, metric),
                       random_state=seed, precomputed_knn=(indices, distances, None))
     with warnings.catch_warnings():  # umap-learn warns of what is chosen here: no transform(), one thread with a seed
         warnings.filterwarnings("ignore", message=".*knn_search_index.*")
         warnings.filterwarnings("ignore", message=".*n_jobs value .* overridden.*")
+        warnings.filterwarnings("ignore", message=".*gradient function is not yet implemented.*")  # poincare
         return np.asarray(model.fit_transform(X), dtype=np.float32)

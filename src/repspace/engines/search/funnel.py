@@ -119,6 +119,7 @@ class FunnelIndex:
             raise InputError(f"dimension must be a positive integer, not {dim!r}")
         self.dim = int(dim)
         self.metric = Metric.parse(metric)
+        self.metric.require_vector_space(f"index {str(self.spec)!r}")
         #: What the first stage holds and how FAISS searches it (one class per kind).
         self.stage: Stage = stage_for(self.spec, self.dim, self.metric)
         self.index: Any = None  # the FAISS index searched (IDMap / binary IDMap / IVF)

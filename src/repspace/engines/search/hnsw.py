@@ -39,7 +39,8 @@ class HNSWParams:
 
 
 def faiss_metric(metric: Metric) -> int:
-    """The FAISS metric constant used for a space metric (cosine = IP on normalised rows)."""
+    """The FAISS metric constant used for a space metric (cosine = IP on normalised rows); none for poincare."""
+    metric.require_vector_space("an HNSW index")
     return faiss.METRIC_L2 if metric is Metric.L2 else faiss.METRIC_INNER_PRODUCT
 
 

@@ -518,6 +518,9 @@ def _search_metric(metric: Metric) -> str:
 
 def _prepare(a: Any, what: str, metric: Metric, d: int | None = None) -> np.ndarray:
     """A float32 C-contiguous 2-D array, checked; unit rows for cosine."""
+    if not metric.is_vector_space:
+        raise InputError(f"hubness reduction is not available for a {metric.value} space: its rescoring works on "
+                         f"l2 or inner-product scores (search it without --hubness)")
     try:
         arr = np.asarray(a, dtype=np.float32)
     except (TypeError, ValueError) as e:

@@ -70,6 +70,7 @@ def mmr(
             math.isfinite(lambda_) and 0.0 <= lambda_ <= 1.0):
         raise InputError(f"lambda_ must be a number in [0, 1], not {lambda_!r}")
     metric = Metric.parse(metric)
+    metric.require_vector_space("MMR diversification")
     q, x, rows = _check(query_vector, candidate_vectors, candidate_rows)
     lam = float(lambda_)
     if metric is Metric.COSINE:

@@ -101,6 +101,8 @@ def build_app() -> Any:
         ingest,
         interpret,
         learn,
+        learn_derived,
+        learn_graphs,
         search,
         serve,
         spaces,

@@ -12,15 +12,18 @@ from repspace.interfaces.cli._common import note, open_store, print_json, progre
 
 learn_app = typer.Typer(
     help=(
-        "Learn a space from your own texts (gensim): word2vec, fasttext, doc2vec.\n\n"
-        "The corpus is a text file (one document per line), a JSON-lines file (--text-field, --id-field) "
-        "or a stored space's texts (--from-space). The space keeps the full recipe in its provenance "
-        "(corpus fingerprint, hyper-parameters, seed, workers, tokenizer, versions), and text queries "
-        "work: repspace search NAME 'some text'.\n\n"
+        "Learn a space from your own data: texts (word2vec, fasttext, doc2vec on gensim), edge lists (poincare, "
+        "node2vec), or a stored space (retrofit to a lexicon; matryoshka and adapter heads on labelled pairs; cca "
+        "between two spaces).\n\n"
+        "A corpus is a text file (one document per line), a JSON-lines file (--text-field, --id-field) "
+        "or a stored space's texts (--from-space). Every learned space keeps the full recipe in its provenance "
+        "(data fingerprint, hyper-parameters, seed, workers, versions); text spaces and heads answer text "
+        "queries: repspace search NAME 'some text'.\n\n"
         "Examples:\n\n"
         "  repspace learn word2vec corpus.txt --space w2v --sg --epochs 10\n\n"
-        "  repspace learn fasttext corpus.txt --space ft --min-count 2\n\n"
-        "  repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20"
+        "  repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20\n\n"
+        "  repspace learn poincare closure.tsv --space mammals --dim 10\n\n"
+        "  repspace learn node2vec edges.tsv --space graph --p 1 --q 0.5"
     ),
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -269,6 +269,12 @@ def _detail_figures(g: Diagnosis) -> list[str]:
     hub_caption = (f"k-occurrence N<sub>k</sub>: in how many of the {hub.k}-nearest-neighbour lists each item "
                    f"appears (mean {hub.k}). {n_hubs:,} hubs (N<sub>k</sub> ≥ {threshold:g}) take "
                    f"{hub.hub_occurrence:.1%} of all slots; {hub.antihub_rate:.1%} of items appear in none.")
+    id_svg, beyond = _local_id_plot(intr.local, intr.twonn, intr.mle)
+    cut = f" {beyond:,} item{'s' if beyond > 1 else ''} not drawn (above the axis, or not finite)." if beyond else ""
+    id_caption = (f"Per-item MLE intrinsic dimension (k = {intr.k}); lines: global TwoNN {intr.twonn:.3g}, "
+                  f"MLE {intr.mle:.3g}.{cut}")
+    if spec is None or iso is None:  # a poincare space: the measures on coordinates are undefined
+        return [_figure(_k_occurrence_plot(hub.k_occurrence, hub.k, threshold), hub_caption), _figure(id_svg, id_caption)]
     lo, hi = spec.alpha_ranks
     fit = f"fitted decay α = {spec.alpha:.3g} on ranks {lo}–{hi}" if lo else "no decay fitted"
     spec_caption = f"Covariance eigenvalues by rank, log-log ({fit}; non-positive eigenvalues are not drawn)."
@@ -283,10 +289,6 @@ def _detail_figures(g: Diagnosis) -> list[str]:
                       f"the mean cosine {iso.mean_cosine.value:.2g} ≤ {ROGUE_MIN_COSINE} makes the shares noise")
     var_caption = (f"Variance of each dimension, and its share of the mean cosine (Timkey &amp; van Schijndel "
                    f"2021): {rogue_text}.")
-    id_svg, beyond = _local_id_plot(intr.local, intr.twonn, intr.mle)
-    cut = f" {beyond:,} item{'s' if beyond > 1 else ''} not drawn (above the axis, or not finite)." if beyond else ""
-    id_caption = (f"Per-item MLE intrinsic dimension (k = {intr.k}); lines: global TwoNN {intr.twonn:.3g}, "
-                  f"MLE {intr.mle:.3g}.{cut}")
     return [_figure(_k_occurrence_plot(hub.k_occurrence, hub.k, threshold), hub_caption),
             _figure(_spectrum_plot(spec.eigenvalues, spec.alpha, spec.alpha_ranks), spec_caption),
             _figure(_variance_plot(iso.variances, iso.rogue_dimensions.shares, iso.rogue_dimensions.threshold,

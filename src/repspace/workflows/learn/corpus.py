@@ -45,21 +45,17 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import threading
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from repspace.core.atomic import write_atomic
-from repspace.core.errors import ConflictError, EncoderError, InputError, NotFoundError
+from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
-from repspace.engines.encoders.base import Encoder, Tick
+from repspace.workflows.learn._store import refuse_existing, write_space
+from repspace.workflows.learned_encoder import PREFIX, LearnedEncoder, learned_encoder, model_path
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
@@ -73,17 +69,8 @@ METHODS: tuple[str, ...] = ("word2vec", "fasttext", "doc2vec")
 #: fastText's default n-gram hash rows here (gensim's 2,000,000 costs 1.6 GB at 100 dimensions, twice over
 #: while training, and a model file as large; a corpus of a few million tokens has far fewer distinct n-grams).
 DEFAULT_BUCKET = 200_000
-#: The prefix of a learned space's ``encoder`` in its provenance.
-PREFIX = "learn:"
-#: Items written per transaction.
-BATCH = 100_000
 #: Suffixes read as JSON lines when the format is ``auto``.
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
-
-
-def model_path(store: Store, uid: str, method: str) -> Path:
-    """Where the gensim model of the learned space ``uid`` is kept: ``STORE.indexes/<uid>/learn/<method>.model``."""
-    return store.index_dir / uid / "learn" / f"{method}.model"
 
 
 @dataclass(frozen=True)
@@ -314,7 +301,7 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     check_space_name(name)
     trainer = _trainer(method)
     params = _check_params(method, trainer, params)
-    _refuse_existing(store, name)
+    refuse_existing(store, name)
     tok = _as_tokenizer(tokenizer)
     c, docs, from_info = _read_corpus(store, corpus, from_space, corpus_format=corpus_format,
                                       text_field=text_field, id_field=id_field, encoding=encoding, tokenizer=tok,
@@ -324,7 +311,7 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     trained = trainer(c, **params)
     if progress is not None:
         progress("train", 1, 1)
-    _refuse_existing(store, name)  # another process may have taken the name while training
+    refuse_existing(store, name)  # another process may have taken the name while training
     sha = hashlib.sha256(trained.model_bytes).hexdigest()
     prov = {"encoder": PREFIX + method, **trained.recipe, "model_file": f"learn/{method}.model",
             "model_sha256": sha, "model_bytes": len(trained.model_bytes)}
@@ -342,189 +329,19 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     )
 
 
-def _refuse_existing(store: Store, name: str) -> None:
-    try:
-        store.space(name)
-    except NotFoundError:
-        return
-    raise ConflictError(f"space {name!r} already exists")
-
-
 def _write(store: Store, name: str, trained: TrainedVectors, prov: dict[str, Any],
            docs: Mapping[str, tuple[str, dict[str, Any]]], progress: Progress | None) -> Space:
     """The items, their vectors and the model file, under a temporary name renamed to ``name`` when complete."""
-    keys, X, counts = trained.keys, trained.vectors, trained.counts
-    n = len(keys)
-    temp = f"{name[:100]}.partial-{uuid.uuid4().hex[:8]}"
-    target = store.create_space(temp, dim=trained.vector_size, metric="cosine", provenance=prov)
-    try:
-        model = trained.model_bytes
-        write_atomic(model_path(store, target.uid, trained.method), lambda f: f.write(model), durable=True)
-        for lo in range(0, n, BATCH):
-            ids = list(keys[lo:lo + BATCH])
-            if trained.method == "doc2vec":
-                texts = [docs[i][0] if i in docs else None for i in ids]
-                metadata = [{**(docs[i][1] if i in docs else {}), "tokens": int(t)}
-                            for i, t in zip(ids, counts[lo:lo + BATCH])]
-            else:
-                texts = None
-                metadata = [{"count": int(t)} for t in counts[lo:lo + BATCH]]
-            target.add(ids, X[lo:lo + BATCH], texts=texts, metadata=metadata, on_conflict="error")
-            if progress is not None:
-                progress("write", min(lo + BATCH, n), n)
-        return store.rename_space(temp, name)
-    except BaseException:
-        try:
-            store.delete_space(temp)  # its folder beside the store (the model file) goes with it
-        except NotFoundError:
-            pass
-        raise
+    keys, counts = trained.keys, trained.counts
 
+    def texts(lo: int, hi: int) -> list[str | None]:
+        return [docs[i][0] if i in docs else None for i in keys[lo:hi]]
 
-# ----------------------------------------------------------------------------- queries
+    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
+        if trained.method == "doc2vec":
+            return [{**(docs[i][1] if i in docs else {}), "tokens": int(t)} for i, t in zip(keys[lo:hi], counts[lo:hi])]
+        return [{"count": int(t)} for t in counts[lo:hi]]
 
-
-class LearnedEncoder(Encoder):
-    """Texts into a learned space: the recipe's tokeniser, then the stored gensim model.
-
-    fastText: the mean of the tokens' vectors (unseen words through their
-    subwords); word2vec: the mean of the vectors of the tokens in the
-    vocabulary (:class:`InputError` when none is); doc2vec: an inferred vector
-    (deterministic, seeded with the recipe's seed). With phrase detection in the
-    recipe, adjacent tokens whose joined form (``new_york``) is in the
-    vocabulary are joined first. Build one with :func:`learned_encoder`.
-
-    Parameters
-    ----------
-    provenance : mapping
-        The space's provenance (its ``encoder`` is ``learn:<method>``).
-    model : gensim model
-        Loaded from the checked model file.
-    """
-
-    def __init__(self, provenance: Mapping[str, Any], model: Any) -> None:
-        super().__init__(str(provenance["encoder"]))
-        from repspace.engines.learn import Tokenizer
-
-        self.method = str(provenance["encoder"])[len(PREFIX):]
-        self._provenance = dict(provenance)
-        self._model = model
-        spec = provenance.get("tokenizer")
-        self.tokenizer = Tokenizer.from_dict(spec) if spec else Tokenizer()
-        self._seed = int(provenance.get("params", {}).get("seed", 0))
-        self._phrases = bool(provenance.get("phrases"))
-        self._lock = threading.Lock()  # doc2vec inference swaps the model's random state while it runs
-
-    @property
-    def dim(self) -> int:
-        return int(self._model.vector_size)
-
-    def provenance(self) -> dict[str, Any]:
-        return dict(self._provenance)
-
-    def _tokens(self, text: str) -> list[str]:
-        tokens = self.tokenizer.tokenize(text)
-        if not tokens:
-            raise InputError(f"the text {_short(text)} has no token under the space's tokenizer "
-                             f"{self.tokenizer.to_dict()}")
-        if self._phrases:
-            tokens = _join_phrases(tokens, self._model.wv.key_to_index)
-        return tokens
-
-    def _encode(self, texts: list[str], *, batch_size: int, progress: Tick | None) -> np.ndarray:
-        from repspace.engines.learn import infer_vectors, word_vectors
-
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        token_lists = [self._tokens(t) for t in texts]
-        if self.method == "doc2vec":
-            for lo in range(0, len(texts), batch_size):
-                with self._lock:
-                    out[lo:lo + batch_size] = infer_vectors(self._model, token_lists[lo:lo + batch_size],
-                                                            seed=self._seed)
-                if progress is not None:
-                    progress(len(token_lists[lo:lo + batch_size]))
-            return out
-        vocab = self._model.wv.key_to_index
-        for i, (text, tokens) in enumerate(zip(texts, token_lists)):
-            if self.method == "word2vec":
-                tokens = [t for t in tokens if t in vocab]
-                if not tokens:
-                    raise InputError(f"no token of the text {_short(text)} is in the word2vec vocabulary "
-                                     f"({len(vocab)} words); a fastText space would give it a vector")
-            out[i] = word_vectors(self._model, tokens).mean(axis=0)
-            if progress is not None:
-                progress(1)
-        return out
-
-
-def _short(text: str) -> str:
-    return repr(text if len(text) <= 60 else text[:57] + "...")
-
-
-def _join_phrases(tokens: list[str], vocab: Mapping[str, int]) -> list[str]:
-    """Adjacent tokens joined by ``_`` where the joined form is in the vocabulary (left to right)."""
-    out: list[str] = []
-    i = 0
-    while i < len(tokens):
-        if i + 1 < len(tokens) and f"{tokens[i]}_{tokens[i + 1]}" in vocab:
-            out.append(f"{tokens[i]}_{tokens[i + 1]}")
-            i += 2
-        else:
-            out.append(tokens[i])
-            i += 1
-    return out
-
-
-#: Loaded models kept per process (a text query would otherwise re-read, re-hash and unpickle the file).
-CACHE_SIZE = 4
-_CACHE: dict[str, tuple[tuple[Any, ...], LearnedEncoder]] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def learned_encoder(space: Space) -> LearnedEncoder:
-    """The encoder of a learned space: its model file, checked against the recorded SHA-256, then loaded.
-
-    A loaded model is kept for the next query while the file is the same one
-    (inode, size, times); any change to the file means it is hashed again.
-
-    Raises
-    ------
-    EncoderError
-        The model file is missing, or differs from the one the space was
-        learned with (replaced or damaged).
-    """
-    from repspace.engines.learn import load_model
-
-    prov = space.provenance
-    method = str(prov.get("encoder", ""))[len(PREFIX):]
-    if method not in METHODS:
-        raise InputError(f"space {space.name!r} was not learned by repspace learn (encoder {prov.get('encoder')!r})")
-    relative = str(prov.get("model_file") or f"learn/{method}.model")
-    path = space.store.index_dir / space.uid / relative
-    source = prov.get("derived_from")
-    if not path.is_file() and isinstance(source, Mapping) and source.get("uid"):
-        path = space.store.index_dir / str(source["uid"]) / relative  # a space derived from a learned one
-    try:
-        st = path.stat()
-        signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, prov.get("model_sha256"))
-        key = f"{space.uid}:{path}"
-        with _CACHE_LOCK:
-            cached = _CACHE.get(key)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise EncoderError(f"the {method} model of space {space.name!r} is missing ({path}); "
-                           "learn the space again to embed texts (search by id still works)") from None
-    except OSError as e:
-        raise EncoderError(f"cannot read the {method} model of space {space.name!r} ({path}): {e}") from None
-    if hashlib.sha256(data).hexdigest() != prov.get("model_sha256"):
-        raise EncoderError(f"the {method} model file {path} is not the one space {space.name!r} was learned with "
-                           "(its SHA-256 differs): it was replaced or damaged; learn the space again")
-    encoder = LearnedEncoder(prov, load_model(data))
-    with _CACHE_LOCK:
-        _CACHE.pop(key, None)
-        _CACHE[key] = (signature, encoder)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-    return encoder
+    return write_space(store, name, keys, trained.vectors, metric="cosine", provenance=prov,
+                       texts=texts if trained.method == "doc2vec" else None, metadata=metadata,
+                       files={f"learn/{trained.method}.model": trained.model_bytes}, progress=progress)

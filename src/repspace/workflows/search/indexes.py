@@ -174,6 +174,7 @@ def build_index(space: Space, spec: IndexSpec | str, *,
     spec = parse_spec(spec)
     if spec.kind == "exact":
         raise InputError("exact search needs no index")
+    space.metric.require_vector_space(f"index {str(spec)!r}")
     if check_backend(backend) == "ray":
         return _build_on_ray(space, spec, address, shards, progress)
     if address is not None or shards is not None:

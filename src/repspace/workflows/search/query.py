@@ -141,7 +141,11 @@ def knn(
         ef_used = max(_widened(ef_used, n_cand, total), k)
     selective = candidates is not None and (n_cand / total <= EXACT_MAX_SELECTIVITY
                                             or _exact_is_cheaper(n_cand, space.dim, ef_used))
-    if method == "auto":
+    if space.metric is Metric.POINCARE:  # no FAISS index measures hyperbolic distance
+        if method != "auto" and method != "exact":
+            space.metric.require_vector_space(f"{spec if spec is not None else method} search")
+        method, reason = "exact", "Poincare distance: exact search (no index measures it)"
+    elif method == "auto":
         if total <= EXACT_MAX_ITEMS:
             method, reason = "exact", f"{total} items <= {EXACT_MAX_ITEMS}: exact is fast and exact"
         elif selective:
@@ -598,7 +602,7 @@ def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, 
     if fusion == "rrf":
         f_scores, f_rows = rrf([d.rows[0], l_rows[0]], k, weights=[1.0, lexical_weight])
     else:
-        dense_scores = -d.scores[0] if space.metric is Metric.L2 else d.scores[0]  # larger = nearer for the sum
+        dense_scores = d.scores[0] if space.metric.higher_is_better else -d.scores[0]  # larger = nearer for the sum
         f_scores, f_rows = weighted_sum([(dense_scores, d.rows[0]), (l_scores[0], l_rows[0])], k,
                                         weights=[1.0, lexical_weight])
     plan = SearchPlan(f"hybrid ({fusion}: {d.plan.method} + bm25)", d.plan.candidates, d.plan.total, ef=d.plan.ef,
