@@ -139,7 +139,46 @@ def measure(quick: bool) -> dict[str, Any]:
     out["analogy_source"] = "gensim/test/test_data/questions-words.txt (Mikolov et al. 2013)"
     out.update(measure_repairs(quick, tasks, glove=(words, vectors)))
     out.update(measure_upgrade(quick, tasks["retrieval"]))
+    out.update(measure_learn(quick))
     return out
+
+
+#: The learn evaluations (one script each, runnable alone): module name -> heading.
+LEARN_PARTS = {
+    "eval_learn_graph": "node2vec on Zachary's karate club; Lee corpus document similarity",
+    "eval_learn_poincare": "Poincare embeddings of the WordNet mammal closure",
+    "eval_learn_retrofit": "Retrofitting GloVe 6B 50d to WordNet synonyms",
+    "eval_learn_heads": "Heads on frozen all-MiniLM-L6-v2, trained on STS-B train",
+}
+
+
+def measure_learn(quick: bool) -> dict[str, Any]:
+    """Every learn evaluation (``repspace learn``): each script's ``measure(quick)``."""
+    import importlib
+
+    out = {}
+    for name in LEARN_PARTS:
+        c.log(f"evaluation: {name}")
+        t0 = time.perf_counter()
+        out[name] = importlib.import_module(name).measure(quick)
+        out[name]["evaluation_seconds"] = round(time.perf_counter() - t0, 1)
+    return {"learn": out}
+
+
+def _render_learn(res: dict[str, Any]) -> list[str]:
+    import importlib
+
+    lines = ["", "## Learned spaces (`repspace learn`)", "",
+             "Each part is measured by its own script in `benchmarks/` (`eval_learn_*.py`, runnable alone with",
+             "`--quick`); the tables below are theirs.", ""]
+    for name, title in LEARN_PARTS.items():
+        if name not in res:
+            continue
+        part = importlib.import_module(name).render(res[name])
+        if part and part[0].startswith("## "):  # the script's own title: replaced by this section's heading
+            part = part[1:]
+        lines += [f"### {title}", ""] + ["#" + line if line.startswith("### ") else line for line in part] + [""]
+    return lines
 
 
 #: The distilled static model of the upgrade check (made on first use, ~1-3 minutes).
@@ -510,6 +549,8 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
         lines += _render_repairs(res)
     if "upgrade" in res:
         lines += _render_upgrade(res["upgrade"])
+    if "learn" in res:
+        lines += _render_learn(res["learn"])
     return "\n".join(lines)
 
 
@@ -568,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade"],
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn"],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
     args = ap.parse_args(argv)
     if args.only:
@@ -576,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
         path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
         part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
-                "upgrade": measure_upgrade}[args.only]
+                "upgrade": measure_upgrade, "learn": measure_learn}[args.only]
         doc["evaluation"].update(part(args.quick))
         path.write_text(json.dumps(doc, indent=1) + "\n")
         if args.quick:

@@ -1,21 +1,24 @@
-"""Reading the text files users hand over (CSV, JSON lines): one encoding rule and one error line per problem.
+"""Reading the text files users hand over (CSV, JSON lines, plain lines): one encoding rule and one error line
+per problem.
 
-Every reader of a user's CSV or JSON-lines file goes through these two
-functions, so each accepts the same input (UTF-8, a byte-order mark skipped,
-blank lines ignored) and names a bad line the same way (``path:line: ...``).
+Every reader of a user's CSV, JSON-lines or line-oriented text file (a corpus,
+an edge list, a lexicon) goes through these functions, so each accepts the same
+input (UTF-8 unless told, a byte-order mark skipped) and names a bad line the
+same way (``path:line: ...``).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import InputError
 
-__all__ = ["read_csv_rows", "read_jsonl"]
+__all__ = ["read_csv_rows", "read_jsonl", "text_lines"]
 
 
 def read_csv_rows(path: str | Path, what: str, *, delimiter: str = ",") -> list[list[str]]:
@@ -97,3 +100,46 @@ def parse_jsonl_lines(lines: Iterable[bytes], path: str | Path, first_line: int 
             raise InputError(f"{path}:{number}: expected a JSON object, got {type(obj).__name__}")
         rows.append((number, obj))
     return rows
+
+
+def text_lines(path: str | Path, what: str, *, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
+    """Each line of a text file with its number (from 1), decoded, without its line ending.
+
+    A UTF-8 byte-order mark is skipped; any Python codec may be named. An
+    unknown codec, a missing file, a folder, an unreadable file or a line that
+    does not decode is one :class:`InputError` line naming ``what`` (``corpus
+    file``, ``edge file``, ...) or ``path:line``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
+    >>> _ = open(path, "wb").write("\\ufeffone\\r\\ntwo\\n".encode("utf-8"))
+    >>> list(text_lines(path, "text file"))
+    [(1, 'one'), (2, 'two')]
+    >>> list(text_lines(path + ".missing", "corpus file"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: corpus file ....missing does not exist
+    """
+    path = Path(path)
+    try:
+        codec = codecs.lookup(encoding).name
+    except (LookupError, TypeError):
+        raise InputError(f"unknown text encoding {encoding!r}") from None
+    try:
+        with path.open("rb") as f:
+            for number, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 and codec == "utf-8" else codec)
+                except UnicodeDecodeError as e:
+                    name = "UTF-8" if codec == "utf-8" else codec
+                    raise InputError(f"{path}:{number}: invalid {name} at byte {e.start} "
+                                     "(pass the file's encoding)") from None
+                yield number, line.rstrip("\r\n")
+    except FileNotFoundError:
+        raise InputError(f"{what} {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"{what} {path} is a folder") from None
+    except OSError as e:
+        raise InputError(f"cannot read {what} {path}: {e}") from None

@@ -160,10 +160,12 @@ def learned_encoder(space: Space) -> LearnedEncoder:
     if method not in TEXT_METHODS:
         raise InputError(f"space {space.name!r} was not learned by repspace learn (encoder {prov.get('encoder')!r})")
     relative = str(prov.get("model_file") or f"learn/{method}.model")
-    path = space.store.index_dir / space.uid / relative
+    # The learned space's own folder; a derived space's provenance names the learned one (``model_uid``,
+    # kept through any chain of derivations) and its direct source.
     source = prov.get("derived_from")
-    if not path.is_file() and isinstance(source, Mapping) and source.get("uid"):
-        path = space.store.index_dir / str(source["uid"]) / relative  # a space derived from a learned one
+    owners = [space.uid, prov.get("model_uid"), source.get("uid") if isinstance(source, Mapping) else None]
+    paths = [space.store.index_dir / str(uid) / relative for uid in owners if uid]
+    path = next((p for p in paths if p.is_file()), paths[0])
     try:
         st = path.stat()
         signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, prov.get("model_sha256"))

@@ -133,6 +133,8 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
     n = len(items)
     full = stored_transforms(src) + list(chain)
     prov = dict(src.provenance)
+    if str(prov.get("encoder", "")).startswith("learn:") and "model_uid" not in prov:
+        prov["model_uid"] = src.uid  # where the learned model is kept, for every space derived from this one
     prov["transforms"] = transforms_provenance(full)
     prov["transforms_spec"] = format_transforms(full)
     prov["derived_from"] = derived_from

@@ -178,7 +178,7 @@ def test_train_keys_recipe_and_progress():
     r = train_node2vec(g, epochs=3, progress=lambda *a: calls.append(a), **SMALL)
     assert r.method == "node2vec" and r.keys == g.nodes and r.vectors.shape == (8, 8)
     assert r.vectors.dtype == np.float32 and not r.vectors.flags.writeable
-    assert calls == [("walk", 4, 4), ("train", 1, 3), ("train", 2, 3), ("train", 3, 3)]
+    assert calls == [("walk", 4, 4), ("train", 0, 3), ("train", 1, 3), ("train", 2, 3), ("train", 3, 3)]
     rec = r.recipe
     assert {k: rec["params"][k] for k in ("walk_length", "num_walks", "p", "q", "vector_size", "window", "epochs",
                                           "negative", "min_count", "sample", "seed", "sg")} == {

@@ -123,3 +123,19 @@ def test_a_swapped_model_file_is_one_error_line_on_a_text_query(capsys, db, lee_
     paths[0].write_bytes(paths[1].read_bytes())
     code, out, err = run(capsys, "--store", db, "search", "a", "government")
     assert code != 0 and "SHA-256" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_tokenizer_options_are_part_of_the_recipe(capsys, db, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("NASA flew to Mars in 2021\nnasa and ESA plan a Mars base\n" * 10)
+    code, out, err = run(capsys, "--store", db, "learn", "word2vec", str(corpus), "--space", "w", "--keep-case",
+                         "--token-pattern", r"[A-Za-z0-9]+", "--min-len", "1", "--min-count", "1",
+                         "--vector-size", "4", "--epochs", "1", "--json")
+    assert code == 0, err
+    tok = json.loads(out)["recipe"]["tokenizer"]
+    assert tok == {"lowercase": False, "pattern": "[A-Za-z0-9]+", "min_len": 1, "max_len": 15}
+    ids = set(Store(db).space("w").ids())
+    assert {"NASA", "nasa", "2021", "a"} <= ids
+    code, _, err = run(capsys, "--store", db, "learn", "word2vec", str(corpus), "--space", "w2", "--token-pattern",
+                       "([", "--min-count", "1")
+    assert code == 2 and err.count("\n") == 1

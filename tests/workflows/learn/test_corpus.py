@@ -182,6 +182,10 @@ def test_a_space_derived_from_a_learned_one_embeds_texts_through_its_chain(learn
     derived = derive_space(store, "w2v", "w2v-centered", "center")
     hits = [h.id for h in derived.search("palestinian", k=3)]
     assert hits[0] == "palestinian", hits
+    twice = derive_space(store, "w2v-centered", "w2v-centered-unit", "normalize")  # the model is two steps away
+    assert twice.provenance["model_uid"] == store.space("w2v").uid
+    assert [h.id for h in twice.search("palestinian", k=1)] == ["palestinian"]
+    store.delete_space("w2v-centered-unit")
 
 
 @pytest.mark.parametrize("case", ["empty", "min_count", "existing", "method", "param", "both", "write"])
@@ -237,3 +241,13 @@ def test_a_swapped_or_missing_model_file_is_refused_on_a_text_query(tmp_path, le
     store.delete_space("b")  # the model file goes with its space
     assert not b.model_path.exists()
     store.close()
+
+
+@pytest.mark.parametrize("method", ["word2vec", "fasttext", "doc2vec"])
+def test_progress_reports_every_epoch_then_the_write(store, lee_path, method):
+    seen = []
+    extra = {"bucket": 20_000} if method == "fasttext" else {}
+    learn_space(store, "p", method, lee_path, vector_size=8, epochs=3, min_count=5,
+                progress=lambda phase, done, total: seen.append((phase, done, total)), **extra)
+    assert [s for s in seen if s[0] == "train"] == [("train", k, 3) for k in range(4)]
+    assert seen[-1][0] == "write" and seen[-1][1] == seen[-1][2]

@@ -210,10 +210,12 @@ class TrainedVectors:
         }
 
     def __repr__(self) -> str:
-        what = "documents" if self.method == "doc2vec" else "words"
+        what = {"doc2vec": "documents", "word2vec": "words", "fasttext": "words"}.get(self.method, "nodes")
+        seed = self.recipe.get("params", {}).get("seed", self.recipe.get("seed"))
+        data = self.recipe.get("corpus_fingerprint") or self.recipe.get("fingerprint") or ""
         return (f"TrainedVectors(method={self.method!r}, {len(self.keys)} {what} x {self.vector_size}, "
-                f"seed={self.recipe['params']['seed']}, workers={self.recipe['workers']}, "
-                f"corpus={self.recipe['corpus_fingerprint'][:12]}…, seconds={self.seconds:.2f})")
+                f"seed={seed}, workers={self.recipe.get('workers', 1)}, data={data[:12]}…, "
+                f"seconds={self.seconds:.2f})")
 
 
 def frozen(array: np.ndarray, dtype: Any) -> np.ndarray:
@@ -226,3 +228,26 @@ def frozen(array: np.ndarray, dtype: Any) -> np.ndarray:
 def check_workers(workers: Any) -> int:
     """``workers`` as a positive int."""
     return positive_int(workers, "workers")
+
+
+def epoch_progress(progress: Any, epochs: int) -> list[Any]:
+    """gensim callbacks reporting ``progress("train", done, epochs)`` after each epoch (none without ``progress``).
+
+    Reporting changes nothing in training: the callback only counts epochs.
+    """
+    if progress is None:
+        return []
+    from gensim.models.callbacks import CallbackAny2Vec
+
+    class EpochProgress(CallbackAny2Vec):
+        def __init__(self) -> None:
+            self.done = 0
+
+        def on_train_begin(self, model: Any) -> None:
+            progress("train", 0, epochs)
+
+        def on_epoch_end(self, model: Any) -> None:
+            self.done += 1
+            progress("train", self.done, epochs)
+
+    return [EpochProgress()]

@@ -26,7 +26,6 @@ True
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import re
@@ -36,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import InputError
-from repspace.core.files import read_jsonl
+from repspace.core.files import read_jsonl, text_lines
 
 __all__ = [
     "DEFAULT_PATTERN",
@@ -324,31 +323,13 @@ def read_text_corpus(path: str | Path, *, tokenizer: Tokenizer | None = None, en
     """
     tokenizer = Tokenizer() if tokenizer is None else tokenizer
     path = Path(path)
-    try:
-        codec = codecs.lookup(encoding).name
-    except (LookupError, TypeError):
-        raise InputError(f"unknown text encoding {encoding!r}") from None
     blank = 0
     pairs = []
-    try:
-        with path.open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 and codec == "utf-8" else codec)
-                except UnicodeDecodeError as e:
-                    name = "UTF-8" if codec == "utf-8" else codec
-                    raise InputError(f"{path}:{number}: invalid {name} at byte {e.start} "
-                                     "(pass the file's encoding)") from None
-                if not line.strip():
-                    blank += 1
-                    continue
-                pairs.append((str(number), tokenizer.tokenize(line)))
-    except FileNotFoundError:
-        raise InputError(f"corpus file {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"corpus file {path} is a folder") from None
-    except OSError as e:
-        raise InputError(f"cannot read corpus file {path}: {e}") from None
+    for number, line in text_lines(path, "corpus file", encoding=encoding):
+        if not line.strip():
+            blank += 1
+            continue
+        pairs.append((str(number), tokenizer.tokenize(line)))
     return _build(pairs, tokenizer, str(path), blank)
 
 

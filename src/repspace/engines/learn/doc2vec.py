@@ -36,6 +36,7 @@ from repspace.engines.learn._gensim import (
     check_positive_float,
     check_seed,
     check_workers,
+    epoch_progress,
     frozen,
     load_model,
     model_to_bytes,
@@ -78,7 +79,7 @@ def _as_tagged(docs: Corpus | Iterable[Any]) -> Corpus:
 def train_doc2vec(docs_with_tags: Corpus | Iterable[Any], *, dm: bool = True, vector_size: int = 100,
                   window: int = 5, min_count: int = 5, negative: int = 5, sample: float = 1e-3,
                   epochs: int = 10, alpha: float = 0.025, min_alpha: float = 0.0001, seed: int = 0,
-                  workers: int = 1) -> TrainedVectors:
+                  workers: int = 1, progress: Any = None) -> TrainedVectors:
     """Train doc2vec (gensim's ``Doc2Vec``, negative sampling): one vector per tagged document.
 
     Parameters
@@ -93,6 +94,8 @@ def train_doc2vec(docs_with_tags: Corpus | Iterable[Any], *, dm: bool = True, ve
     vector_size, window, min_count, negative, sample, epochs, alpha, min_alpha, seed, workers
         As in :func:`repspace.engines.learn.word2vec.train_word2vec`; ``epochs``
         defaults to gensim's 10.
+    progress : callable, optional
+        ``progress("train", done, epochs)`` after each epoch.
 
     Returns
     -------
@@ -154,7 +157,7 @@ def train_doc2vec(docs_with_tags: Corpus | Iterable[Any], *, dm: bool = True, ve
                          f"(the most frequent, {word!r}, occurs {count})")
     try:
         model.train(tagged, total_examples=model.corpus_count, total_words=model.corpus_total_words,
-                    epochs=model.epochs)
+                    epochs=model.epochs, callbacks=epoch_progress(progress, model.epochs))
     except RuntimeError as e:  # "you must first build vocabulary before training the model"
         raise InputError(f"no token occurs at least min_count={params['min_count']} times ({e})") from None
     seconds = time.perf_counter() - start

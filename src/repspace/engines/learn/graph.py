@@ -44,7 +44,6 @@ Graph(3 nodes, 3 undirected edges, fingerprint=...…)
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import math
 from collections.abc import Iterable, Iterator, Sequence
@@ -55,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.files import text_lines
 
 __all__ = ["Graph", "graph_from_edges", "read_edges"]
 
@@ -343,38 +343,19 @@ def read_edges(path: str | Path, *, directed: bool = False, nodes: Iterable[str]
     repspace.core.errors.InputError: ...g.tsv:2: self-loop 'bob' -> 'bob' (node2vec has no use for it; drop the edge)
     """
     path = Path(path)
-    try:
-        codec = codecs.lookup(encoding).name
-    except (LookupError, TypeError):
-        raise InputError(f"unknown text encoding {encoding!r}") from None
     builder = _Builder(directed, nodes, duplicates, lambda number: f"{path}:{number}")
-    try:
-        with path.open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 and codec == "utf-8" else codec)
-                except UnicodeDecodeError as e:
-                    name = "UTF-8" if codec == "utf-8" else codec
-                    raise InputError(f"{path}:{number}: invalid {name} at byte {e.start} "
-                                     "(pass the file's encoding)") from None
-                line = line.rstrip("\r\n")
-                stripped = line.strip()
-                if not stripped or stripped.startswith("#"):
-                    continue
-                fields = line.split("\t")
-                if len(fields) not in (2, 3):
-                    raise InputError(f"{path}:{number}: expected source<TAB>target[<TAB>weight], found "
-                                     f"{len(fields)} tab-separated column{'s' if len(fields) != 1 else ''}")
-                where = f"{path}:{number}"
-                source, target = _name(fields[0], where), _name(fields[1], where)
-                weight = _weight(fields[2], where) if len(fields) == 3 else 1.0
-                builder.add(source, target, weight, number)
-    except FileNotFoundError:
-        raise InputError(f"edge file {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"edge file {path} is a folder") from None
-    except OSError as e:
-        raise InputError(f"cannot read edge file {path}: {e}") from None
+    for number, line in text_lines(path, "edge file", encoding=encoding):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) not in (2, 3):
+            raise InputError(f"{path}:{number}: expected source<TAB>target[<TAB>weight], found "
+                             f"{len(fields)} tab-separated column{'s' if len(fields) != 1 else ''}")
+        where = f"{path}:{number}"
+        source, target = _name(fields[0], where), _name(fields[1], where)
+        weight = _weight(fields[2], where) if len(fields) == 3 else 1.0
+        builder.add(source, target, weight, number)
     return builder.build(f"{path}: no edges (only blank lines and comments)")
 
 

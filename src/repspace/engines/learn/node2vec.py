@@ -58,6 +58,7 @@ from repspace.engines.learn._gensim import (
     check_positive_float,
     check_seed,
     check_workers,
+    epoch_progress,
     frozen,
     model_to_bytes,
     stable_hash,
@@ -292,20 +293,6 @@ class _Walks:
             yield [nodes[i] for i in row[:length]]
 
 
-def _epoch_callback(progress: Progress, epochs: int) -> Any:
-    from gensim.models.callbacks import CallbackAny2Vec
-
-    class EpochProgress(CallbackAny2Vec):
-        def __init__(self) -> None:
-            self.done = 0
-
-        def on_epoch_end(self, model: Any) -> None:
-            self.done += 1
-            progress("train", self.done, epochs)
-
-    return EpochProgress()
-
-
 def train_node2vec(graph: Graph, *, dimensions: int = 128, walk_length: int = 80, num_walks: int = 10,
                    p: float = 1.0, q: float = 1.0, window: int = 10, epochs: int = 1, negative: int = 5,
                    min_count: int = 0, sample: float = 1e-3, alpha: float = 0.025, min_alpha: float = 0.0001,
@@ -424,7 +411,7 @@ def train_node2vec(graph: Graph, *, dimensions: int = 128, walk_length: int = 80
     model.build_vocab(sentences)
     if len(model.wv) == 0:
         raise InputError(f"no node occurs at least min_count={min_count} times in the walks")
-    callbacks = [] if progress is None else [_epoch_callback(progress, params["epochs"])]
+    callbacks = epoch_progress(progress, params["epochs"])
     model.train(sentences, total_examples=model.corpus_count, total_words=model.corpus_total_words,
                 epochs=model.epochs, callbacks=callbacks)
     seconds = time.perf_counter() - start

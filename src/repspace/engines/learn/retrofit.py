@@ -64,7 +64,6 @@ Examples
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import math
 import time
@@ -79,6 +78,7 @@ import numpy as np
 from repspace.core.arrays import as_matrix, unit_rows
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
+from repspace.core.files import text_lines
 
 __all__ = ["UPDATES", "Lexicon", "RetrofitResult", "lexicon_from_mapping", "read_lexicon", "retrofit"]
 
@@ -248,32 +248,14 @@ def read_lexicon(path: str | Path, *, lowercase: bool = True, encoding: str = "u
     True
     """
     path = Path(path)
-    try:
-        codec = codecs.lookup(encoding).name
-    except (LookupError, TypeError):
-        raise InputError(f"unknown text encoding {encoding!r}") from None
     entries: dict[str, set[str]] = {}
-    try:
-        with path.open("rb") as f:
-            for number, raw in enumerate(f, start=1):
-                try:
-                    line = raw.decode("utf-8-sig" if number == 1 and codec == "utf-8" else codec)
-                except UnicodeDecodeError as e:
-                    name = "UTF-8" if codec == "utf-8" else codec
-                    raise InputError(f"{path}:{number}: invalid {name} at byte {e.start} "
-                                     "(pass the file's encoding)") from None
-                if lowercase:
-                    line = line.lower()
-                words = line.split()
-                if not words or words[0].startswith("#"):
-                    continue
-                entries.setdefault(words[0], set()).update(words[1:])
-    except FileNotFoundError:
-        raise InputError(f"lexicon file {path} does not exist") from None
-    except IsADirectoryError:
-        raise InputError(f"lexicon file {path} is a folder") from None
-    except OSError as e:
-        raise InputError(f"cannot read lexicon file {path}: {e}") from None
+    for _, line in text_lines(path, "lexicon file", encoding=encoding):
+        if lowercase:
+            line = line.lower()
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        entries.setdefault(words[0], set()).update(words[1:])
     return _build(entries, str(path))
 
 

@@ -45,6 +45,7 @@ from repspace.engines.learn._gensim import (
     check_positive_float,
     check_seed,
     check_workers,
+    epoch_progress,
     frozen,
     load_model,
     model_to_bytes,
@@ -66,7 +67,8 @@ def _phrase(sentences: list[list[str]], min_count: int, threshold: float) -> tup
 
 
 def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str, Any], extra: dict[str, Any],
-           workers: int, phrases: bool, phrases_min_count: int, phrases_threshold: float) -> TrainedVectors:
+           workers: int, phrases: bool, phrases_min_count: int, phrases_threshold: float,
+           progress: Any = None) -> TrainedVectors:
     """Check the common hyper-parameters, train ``method`` and package the result."""
     from gensim.models import FastText, Word2Vec
 
@@ -116,7 +118,7 @@ def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str
                          f"(the most frequent, {word!r}, occurs {count})")
     try:
         model.train(sentences, total_examples=model.corpus_count, total_words=model.corpus_total_words,
-                    epochs=model.epochs)
+                    epochs=model.epochs, callbacks=epoch_progress(progress, params["epochs"]))
     except RuntimeError as e:  # "you must first build vocabulary before training the model"
         raise InputError(f"no token occurs at least min_count={params['min_count']} times ({e})") from None
     seconds = time.perf_counter() - start
@@ -145,7 +147,7 @@ def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
                    window: int = 5, min_count: int = 5, negative: int = 5, sample: float = 1e-3,
                    epochs: int = 5, alpha: float = 0.025, min_alpha: float = 0.0001, seed: int = 0,
                    workers: int = 1, phrases: bool = False, phrases_min_count: int = 5,
-                   phrases_threshold: float = 10.0) -> TrainedVectors:
+                   phrases_threshold: float = 10.0, progress: Any = None) -> TrainedVectors:
     """Train word2vec (gensim's ``Word2Vec``, negative sampling) on a corpus.
 
     Parameters
@@ -172,6 +174,8 @@ def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
         Join frequent bigrams into one token (``new_york``) with gensim's
         ``Phrases`` before training (one pass; ``phrases_min_count`` and
         ``phrases_threshold`` are its ``min_count`` and ``threshold``).
+    progress : callable, optional
+        ``progress("train", done, epochs)`` after each epoch.
 
     Returns
     -------
@@ -201,7 +205,7 @@ def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
     return _train("word2vec",
                   docs, dict(sg=sg, vector_size=vector_size, window=window, min_count=min_count, negative=negative,
                              sample=sample, epochs=epochs, alpha=alpha, min_alpha=min_alpha, seed=seed), {},
-                  workers, phrases, phrases_min_count, phrases_threshold)
+                  workers, phrases, phrases_min_count, phrases_threshold, progress)
 
 
 def train_fasttext(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, vector_size: int = 100,
@@ -209,7 +213,7 @@ def train_fasttext(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
                    epochs: int = 5, alpha: float = 0.025, min_alpha: float = 0.0001, seed: int = 0,
                    workers: int = 1, min_n: int = 3, max_n: int = 6, bucket: int = 2_000_000,
                    phrases: bool = False, phrases_min_count: int = 5,
-                   phrases_threshold: float = 10.0) -> TrainedVectors:
+                   phrases_threshold: float = 10.0, progress: Any = None) -> TrainedVectors:
     """Train fastText word vectors (gensim's ``FastText``): word2vec plus character n-gram subwords.
 
     Each word's vector is the mean of its own vector and those of its character
@@ -251,7 +255,7 @@ def train_fasttext(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
     return _train("fasttext",
                   docs, dict(sg=sg, vector_size=vector_size, window=window, min_count=min_count, negative=negative,
                              sample=sample, epochs=epochs, alpha=alpha, min_alpha=min_alpha, seed=seed), extra,
-                  workers, phrases, phrases_min_count, phrases_threshold)
+                  workers, phrases, phrases_min_count, phrases_threshold, progress)
 
 
 def word_vectors(model: ModelLike, words: Sequence[str]) -> np.ndarray:

@@ -62,10 +62,16 @@ PhrasesMinCount = Annotated[int, typer.Option("--phrases-min-count", min=1, help
 PhrasesThreshold = Annotated[float, typer.Option("--phrases-threshold", help="Phrases: score threshold "
                                                                             "(higher: fewer phrases).")]
 Json = Annotated[bool, typer.Option("--json", help="Print the report as JSON.")]
+KeepCase = Annotated[bool, typer.Option("--keep-case", help="Tokens keep their case (default: lowercased).")]
+TokenPattern = Annotated[Optional[str], typer.Option("--token-pattern", help="Regular expression of a token (default: runs "
+                                                                   "of letters, as gensim's simple_preprocess).")]
+MinLen = Annotated[int, typer.Option("--min-len", min=1, help="Shortest token kept (characters).")]
+MaxLen = Annotated[int, typer.Option("--max-len", min=1, help="Longest token kept (characters).")]
 
 
 def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[str], text_field: Optional[str],
-         id_field: Optional[str], corpus_format: str, encoding: str, json: bool, **params: Any) -> None:
+         id_field: Optional[str], corpus_format: str, encoding: str, json: bool, tokenizer: dict[str, Any],
+         **params: Any) -> None:
     from repspace.workflows.learn import learn_space
 
     store = open_store(create=True)
@@ -74,7 +80,8 @@ def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[s
         note(f"learning {method} from {what} (seed {params['seed']}, {params['workers']} worker(s))…")
     with progress_bar(json) as bar:
         report = learn_space(store, space, method, corpus, from_space=from_space, corpus_format=corpus_format,
-                             text_field=text_field, id_field=id_field, encoding=encoding, progress=bar, **params)
+                             text_field=text_field, id_field=id_field, encoding=encoding, tokenizer=tokenizer,
+                             progress=bar, **params)
     if json:
         print_json(report.to_dict())
         return
@@ -83,6 +90,13 @@ def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[s
          f"({report.recipe.get('architecture')}) on {report.documents:,} documents, {report.tokens:,} tokens, "
          f"seed {report.seed}, {report.workers} worker(s), {report.train_seconds:.1f} s; "
          f"model {report.model_path}")
+
+
+def _tokenizer(keep_case: bool, pattern: Optional[str], min_len: int, max_len: int) -> dict[str, Any]:
+    spec: dict[str, Any] = {"lowercase": not keep_case, "min_len": min_len, "max_len": max_len}
+    if pattern is not None:
+        spec["pattern"] = pattern
+    return spec
 
 
 @learn_app.command("word2vec")
@@ -108,6 +122,10 @@ def word2vec_cmd(
     phrases: Phrases = False,
     phrases_min_count: PhrasesMinCount = 5,
     phrases_threshold: PhrasesThreshold = 10.0,
+    keep_case: KeepCase = False,
+    token_pattern: TokenPattern = None,
+    min_len: MinLen = 2,
+    max_len: MaxLen = 15,
     json: Json = False,
 ) -> None:
     """Learn word2vec word vectors (CBOW or skip-gram, negative sampling): one item per word.
@@ -124,6 +142,7 @@ def word2vec_cmd(
       repspace search w2v --id king -k 10
     """
     _run("word2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         _tokenizer(keep_case, token_pattern, min_len, max_len),
          seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
          negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, phrases=phrases,
          phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
@@ -159,6 +178,10 @@ def fasttext_cmd(
     phrases: Phrases = False,
     phrases_min_count: PhrasesMinCount = 5,
     phrases_threshold: PhrasesThreshold = 10.0,
+    keep_case: KeepCase = False,
+    token_pattern: TokenPattern = None,
+    min_len: MinLen = 2,
+    max_len: MaxLen = 15,
     json: Json = False,
 ) -> None:
     """Learn fastText word vectors (word2vec plus character n-gram subwords): one item per word.
@@ -173,6 +196,7 @@ def fasttext_cmd(
       repspace search ft 'goverment' -k 5
     """
     _run("fasttext", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         _tokenizer(keep_case, token_pattern, min_len, max_len),
          seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
          negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, min_n=min_n, max_n=max_n,
          bucket=bucket, phrases=phrases, phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
@@ -198,6 +222,10 @@ def doc2vec_cmd(
     alpha: Alpha = 0.025,
     min_alpha: MinAlpha = 0.0001,
     dm: Annotated[bool, typer.Option("--dm/--dbow", help="PV-DM (gensim's default) or PV-DBOW.")] = True,
+    keep_case: KeepCase = False,
+    token_pattern: TokenPattern = None,
+    min_len: MinLen = 2,
+    max_len: MaxLen = 15,
     json: Json = False,
 ) -> None:
     """Learn doc2vec (Paragraph Vector) document vectors: one item per document, with its text.
@@ -214,5 +242,6 @@ def doc2vec_cmd(
       repspace search d2v 'boundary layer on a flat plate' -k 5
     """
     _run("doc2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
+         _tokenizer(keep_case, token_pattern, min_len, max_len),
          seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
          negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, dm=dm)

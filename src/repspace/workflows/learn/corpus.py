@@ -143,7 +143,7 @@ def _trainer(method: str) -> Any:
 
 
 def _check_params(method: str, trainer: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-    accepted = [p for p in inspect.signature(trainer).parameters if p not in ("docs", "docs_with_tags")]
+    accepted = [p for p in inspect.signature(trainer).parameters if p not in ("docs", "docs_with_tags", "progress")]
     unknown = sorted(set(params) - set(accepted))
     if unknown:
         raise InputError(f"{method} has no hyper-parameter {', '.join(unknown)}; it takes {', '.join(accepted)}")
@@ -179,9 +179,7 @@ def _is_jsonl(path: Path, corpus_format: str, text_field: str | None, id_field: 
 def _file_documents(path: Path, jsonl: bool, text_field: str, id_field: str | None,
                     encoding: str) -> dict[str, tuple[str, dict[str, Any]]]:
     """Each document's raw text and metadata by the id the engine's reader gave it (a second, light pass)."""
-    import codecs
-
-    from repspace.core.files import read_jsonl
+    from repspace.core.files import read_jsonl, text_lines
 
     docs: dict[str, tuple[str, dict[str, Any]]] = {}
     if jsonl:
@@ -190,11 +188,8 @@ def _file_documents(path: Path, jsonl: bool, text_field: str, id_field: str | No
             meta = {k: v for k, v in obj.items() if k not in (text_field, id_field)}
             docs[doc_id] = (str(obj.get(text_field, "")), meta)
         return docs
-    codec = codecs.lookup(encoding).name  # the engine's reader checked it
-    with path.open("rb") as f:
-        for number, raw in enumerate(f, start=1):
-            line = raw.decode("utf-8-sig" if number == 1 and codec == "utf-8" else codec, errors="replace")
-            docs[str(number)] = (line.strip(), {"line": number})
+    for number, line in text_lines(path, "corpus file", encoding=encoding):  # the engine's reader checked it
+        docs[str(number)] = (line.strip(), {"line": number})
     return docs
 
 
@@ -261,7 +256,7 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     tokenizer : Tokenizer or its settings, optional
         Default :class:`repspace.engines.learn.Tokenizer()` (recorded in the recipe).
     progress : callable, optional
-        ``(phase, done, total)``: phases ``train`` and ``write``.
+        ``(phase, done, total)``: ``train`` (after each epoch) and ``write``.
     **params
         Hyper-parameters of :func:`repspace.engines.learn.train_word2vec`,
         :func:`~repspace.engines.learn.train_fasttext` or
@@ -306,11 +301,7 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     c, docs, from_info = _read_corpus(store, corpus, from_space, corpus_format=corpus_format,
                                       text_field=text_field, id_field=id_field, encoding=encoding, tokenizer=tok,
                                       want_texts=method == "doc2vec")
-    if progress is not None:
-        progress("train", 0, 1)
-    trained = trainer(c, **params)
-    if progress is not None:
-        progress("train", 1, 1)
+    trained = trainer(c, progress=progress, **params)  # ("train", epoch, epochs) after each epoch
     refuse_existing(store, name)  # another process may have taken the name while training
     sha = hashlib.sha256(trained.model_bytes).hexdigest()
     prov = {"encoder": PREFIX + method, **trained.recipe, "model_file": f"learn/{method}.model",

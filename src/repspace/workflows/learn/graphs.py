@@ -86,6 +86,31 @@ def _edges_record(edges: str | Path, graph: Graph, directed: bool) -> dict[str, 
             "edges": int(len(graph.indices) if directed else len(graph.indices) // 2), "directed": directed}
 
 
+def _store_nodes(store: Store, name: str, edges: str | Path, graph: Graph, trained: Any, *, metric: str,
+                 labels: tuple[str, str], t0: float, progress: Progress | None,
+                 details: dict[str, Any]) -> LearnedSpace:
+    """One item per trained node (metadata: its degrees under ``labels``, one name when they are equal)."""
+    refuse_existing(store, name)  # another process may have taken the name while training
+    record = _edges_record(edges, graph, graph.directed)
+    prov = {"encoder": f"learn:{trained.method}", **trained.recipe, "edges": record}
+    out_deg, in_deg = _degrees(graph)
+    index = {node: i for i, node in enumerate(graph.nodes)}
+    keys = list(trained.keys)
+    rows = np.array([index[k] for k in keys], dtype=np.int64)
+
+    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
+        if labels[0] == labels[1]:
+            return [{labels[0]: int(out_deg[r])} for r in rows[lo:hi].tolist()]
+        return [{labels[0]: int(out_deg[r]), labels[1]: int(in_deg[r])} for r in rows[lo:hi].tolist()]
+
+    space = write_space(store, name, keys, trained.vectors, metric=metric, provenance=prov, metadata=metadata,
+                        progress=progress)
+    return LearnedSpace(space=name, uid=space.uid, method=trained.method, n=len(keys),
+                        dim=int(trained.vectors.shape[1]), metric=metric, train_seconds=trained.seconds,
+                        seconds=time.perf_counter() - t0, recipe=space.provenance,
+                        details={"nodes": len(keys), "edges": record, **details})
+
+
 def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | Path | Iterable[str] | None = None,
                    encoding: str = "utf-8", progress: Progress | None = None, **params: Any) -> LearnedSpace:
     """Train Poincare embeddings of the relations in ``edges`` and store them as the ``poincare`` space ``name``.
@@ -136,23 +161,8 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
     starts = np.repeat(np.arange(len(graph.nodes)), np.diff(graph.indptr))
     relations = [(graph.nodes[a], graph.nodes[b]) for a, b in zip(starts.tolist(), graph.indices.tolist())]
     trained = train_poincare(relations, progress=progress, **params)
-    refuse_existing(store, name)  # another process may have taken the name while training
-    record = _edges_record(edges, graph, True)
-    prov = {"encoder": "learn:poincare", **trained.recipe, "edges": record}
-    out_deg, in_deg = _degrees(graph)
-    index = {node: i for i, node in enumerate(graph.nodes)}
-    keys = list(trained.keys)
-    rows = np.array([index[k] for k in keys], dtype=np.int64)
-
-    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
-        return [{"parents": int(out_deg[r]), "children": int(in_deg[r])} for r in rows[lo:hi].tolist()]
-
-    space = write_space(store, name, keys, trained.vectors, metric="poincare", provenance=prov, metadata=metadata,
-                        progress=progress)
-    return LearnedSpace(space=name, uid=space.uid, method="poincare", n=len(keys), dim=int(trained.vectors.shape[1]),
-                        metric="poincare", train_seconds=trained.seconds, seconds=time.perf_counter() - t0,
-                        recipe=space.provenance, details={"relations": len(relations), "nodes": len(keys),
-                                                          "edges": record})
+    return _store_nodes(store, name, edges, graph, trained, metric="poincare", labels=("parents", "children"), t0=t0,
+                        progress=progress, details={"relations": len(relations)})
 
 
 def learn_node2vec(store: Store, name: str, edges: str | Path, *, directed: bool = False,
@@ -200,22 +210,6 @@ def learn_node2vec(store: Store, name: str, edges: str | Path, *, directed: bool
     refuse_existing(store, name)
     graph = read_edges(edges, directed=directed, nodes=_read_nodes(nodes), encoding=encoding, duplicates="sum")
     trained = train_node2vec(graph, progress=progress, **params)
-    refuse_existing(store, name)
-    record = _edges_record(edges, graph, directed)
-    prov = {"encoder": "learn:node2vec", **trained.recipe, "edges": record}
-    out_deg, in_deg = _degrees(graph)
-    index = {node: i for i, node in enumerate(graph.nodes)}
-    keys = list(trained.keys)
-    rows = np.array([index[k] for k in keys], dtype=np.int64)
-
-    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
-        if directed:
-            return [{"out_degree": int(out_deg[r]), "in_degree": int(in_deg[r])} for r in rows[lo:hi].tolist()]
-        return [{"degree": int(out_deg[r])} for r in rows[lo:hi].tolist()]
-
-    space = write_space(store, name, keys, trained.vectors, metric="cosine", provenance=prov, metadata=metadata,
-                        progress=progress)
-    return LearnedSpace(space=name, uid=space.uid, method="node2vec", n=len(keys), dim=int(trained.vectors.shape[1]),
-                        metric="cosine", train_seconds=trained.seconds, seconds=time.perf_counter() - t0,
-                        recipe=space.provenance,
-                        details={"nodes": len(keys), "edges": record, "walks": trained.info.get("walks")})
+    labels = ("out_degree", "in_degree") if directed else ("degree", "degree")
+    return _store_nodes(store, name, edges, graph, trained, metric="cosine", labels=labels, t0=t0, progress=progress,
+                        details={"walks": trained.info.get("walks")})
