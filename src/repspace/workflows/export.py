@@ -5,9 +5,10 @@ Columns, in order:
 - ``id`` (string), ``text`` (string, null when absent);
 - ``vector``: ``fixed_size_list<float32>[dim]``, bit-identical to the stored
   vectors (float16 spaces are widened exactly). Its Arrow field metadata names
-  the space's metric: ``metric`` (repspace's name: ``cosine``, ``ip`` or
-  ``l2``) and ``distance_type`` (LanceDB's name for the same ranking:
-  ``cosine``, ``dot`` or ``l2``; LanceDB's default is ``l2``);
+  the space's metric: ``metric`` (repspace's name: ``cosine``, ``ip``,
+  ``l2`` or ``poincare``) and ``distance_type`` (LanceDB's name for the same
+  ranking: ``cosine``, ``dot`` or ``l2``; LanceDB's default is ``l2``; none
+  for ``poincare``, which LanceDB cannot rank by);
 - with ``flatten`` (the default), one column per top-level metadata key (see
   below);
 - ``metadata``: each item's whole metadata object as JSON text, so nothing is
@@ -125,8 +126,10 @@ def export_parquet(space: Space, path: str | Path, *, flatten: bool = True) -> d
     info = space.info()
     metric = info.metric.value
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).reshape(-1), type=pa.float32())
-    vector_field = pa.field("vector", pa.list_(pa.float32(), info.dim), metadata={
-        "metric": metric, "distance_type": LANCEDB_DISTANCE[metric]})
+    field_meta = {"metric": metric}
+    if metric in LANCEDB_DISTANCE:  # LanceDB has no hyperbolic distance: a poincare space names its metric only
+        field_meta["distance_type"] = LANCEDB_DISTANCE[metric]
+    vector_field = pa.field("vector", pa.list_(pa.float32(), info.dim), metadata=field_meta)
     fields = [pa.field("id", pa.string()), pa.field("text", pa.string()), vector_field]
     arrays: list[Any] = [
         pa.array([it.id for it in items], type=pa.string()),

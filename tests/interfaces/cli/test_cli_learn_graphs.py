@@ -95,3 +95,14 @@ def test_unknown_node_with_a_node_list(capsys, db, tmp_path, karate):
     code, _, err = run(capsys, "--store", db, "learn", "node2vec", str(karate), "--space", "g", "--nodes", str(nodes))
     assert code == 2 and "unknown node" in err and err.count("\n") == 1
     assert Store(db).spaces() == []
+
+
+def test_poincare_from_a_wordnet_synset(capsys, db, canines):
+    code, out, err = run(capsys, "--store", db, "learn", "poincare", "wordnet:feline.n.01", "--space", "cats",
+                         "--dim", "3", "--epochs", "2", "--burn-in", "1", "--json")
+    assert code == 0, err
+    edges = json.loads(out)["recipe"]["edges"]
+    assert edges["wordnet"] == "feline.n.01" and edges["nodes"] == 60 and edges["edges"] == 169
+    code, _, err = run(capsys, "--store", db, "learn", "poincare", "wordnet:nosuch.n.01", "--space", "x")
+    assert code == 2 and err.count("\n") == 1 and "nosuch.n.01" in err
+    assert [i.name for i in Store(db).spaces()] == ["cats"]

@@ -212,3 +212,13 @@ def test_poincare_refuses_weighted_edges(store, tmp_path):
     with pytest.raises(InputError, match="unweighted"):
         learn_poincare(store, "p", path)
     assert store.spaces() == []
+
+
+def test_poincare_export_names_its_metric_and_no_lancedb_distance(feline_store, tmp_path):
+    import pyarrow.parquet as pq
+
+    from repspace.workflows.export import export_parquet
+
+    out = export_parquet(feline_store.space("felines"), tmp_path / "f.parquet")
+    field = pq.read_table(out["path"]).schema.field("vector")
+    assert out["metric"] == "poincare" and field.metadata == {b"metric": b"poincare"}

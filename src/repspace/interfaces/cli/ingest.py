@@ -43,7 +43,8 @@ def ingest_cmd(
     pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")] = None,
     normalize: Annotated[Optional[bool], typer.Option("--normalize/--no-normalize", help="hf-layers: L2-normalise.")] = None,
     prompt: Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")] = None,
-    metric: Annotated[Optional[str], typer.Option(help="cosine (default), ip or l2 for a new space.")] = None,
+    metric: Annotated[Optional[str], typer.Option(help="cosine (default), ip, l2 or poincare (vectors in the unit "
+                                                       "ball) for a new space.")] = None,
     dtype: Annotated[str, typer.Option(help="Storage type: float32 or float16.")] = "float32",
     batch_size: Annotated[int, typer.Option(min=1, help="Texts per encoder batch.")] = 64,
     commit_every: Annotated[Optional[int], typer.Option(min=1, help="Commit every N items (default: all at once).")] = None,

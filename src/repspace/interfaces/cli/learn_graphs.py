@@ -12,6 +12,9 @@ from repspace.interfaces.cli.learn import Json, Seed, SpaceName, Workers, learn_
 
 Edges = Annotated[Path, typer.Argument(help="Edge list: one 'source<TAB>target[<TAB>weight]' line per edge "
                                             "('#' comments and blank lines skipped).", show_default=False)]
+Hierarchy = Annotated[str, typer.Argument(help="Relations: one 'child<TAB>parent' line each (a hierarchy's "
+                                               "transitive closure), or wordnet:SYNSET (e.g. wordnet:mammal.n.01).",
+                                          show_default=False)]
 Nodes = Annotated[Optional[Path], typer.Option(
     "--nodes", help="File of allowed node names (one a line): an edge naming another node is an error.")]
 Encoding = Annotated[str, typer.Option(help="Text encoding of the edge list.")]
@@ -27,7 +30,7 @@ def _done(report: Any, json: bool, what: str) -> None:
 
 @learn_app.command("poincare")
 def poincare_cmd(
-    edges: Edges,
+    edges: Hierarchy,
     space: SpaceName,
     nodes: Nodes = None,
     encoding: Encoding = "utf-8",
@@ -43,7 +46,8 @@ def poincare_cmd(
     """Learn Poincare embeddings of a hierarchy (gensim's PoincareModel): a space with the poincare metric.
 
     EDGES holds 'child<TAB>parent' relations, for a hierarchy its transitive
-    closure (every ancestor of each node). Each node becomes an item at a point
+    closure (every ancestor of each node); or wordnet:SYNSET for the closure of
+    WordNet's hypernyms under SYNSET (Debian's wordnet-base). Each node becomes an item at a point
     of the unit ball: general nodes near the centre, specific ones near the
     edge. Search, diagnose and compare use the hyperbolic distance; what needs a
     vector space (indexes, PCA, whitening, CKA) says so. Training is
@@ -51,7 +55,9 @@ def poincare_cmd(
 
     Examples:
 
-      repspace learn poincare mammal_closure.tsv --space mammals --dim 10 --epochs 50
+      repspace learn poincare wordnet:mammal.n.01 --space mammals --dim 10 --epochs 50
+
+      repspace learn poincare closure.tsv --space taxonomy --dim 5
 
       repspace search mammals --id dog.n.01 -k 10
 

@@ -80,10 +80,26 @@ def _degrees(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     return out_deg, in_deg
 
 
+#: ``edges`` naming a WordNet closure instead of a file: ``wordnet:<synset>``.
+WORDNET = "wordnet:"
+
+
 def _edges_record(edges: str | Path, graph: Graph, directed: bool) -> dict[str, Any]:
-    path = Path(edges)
-    return {"file": str(path.resolve()), "fingerprint": graph.fingerprint, "nodes": len(graph.nodes),
+    where = ({"wordnet": str(edges)[len(WORDNET):], "source": "WordNet 3.0 (Debian wordnet-base)"}
+             if str(edges).startswith(WORDNET) else {"file": str(Path(edges).resolve())})
+    return {**where, "fingerprint": graph.fingerprint, "nodes": len(graph.nodes),
             "edges": int(len(graph.indices) if directed else len(graph.indices) // 2), "directed": directed}
+
+
+def _hierarchy(edges: str | Path, nodes: Any, encoding: str) -> Graph:
+    """The relations of ``edges``: a ``child<TAB>parent`` file, or ``wordnet:<synset>``'s hypernym closure."""
+    from repspace.engines.learn.graph import graph_from_edges, read_edges
+
+    if str(edges).startswith(WORDNET):
+        from repspace.engines.learn.wordnet import hypernym_closure
+
+        return graph_from_edges(hypernym_closure(str(edges)[len(WORDNET):]), directed=True, nodes=_read_nodes(nodes))
+    return read_edges(edges, directed=True, nodes=_read_nodes(nodes), encoding=encoding, duplicates="sum")
 
 
 def _store_nodes(store: Store, name: str, edges: str | Path, graph: Graph, trained: Any, *, metric: str,
@@ -123,7 +139,10 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
     edges : str or Path
         ``child<TAB>parent`` lines (blank lines and ``#`` comments skipped); for a
         hierarchy, its transitive closure (every ancestor of each node).
-        Unweighted: a third column other than 1 is refused.
+        Unweighted: a third column other than 1 is refused. Or
+        ``"wordnet:<synset>"``: the closure of WordNet's hypernyms under that
+        synset (``wordnet:mammal.n.01``, Nickel & Kiela's mammals: 1,180 nodes,
+        6,540 pairs), from Debian's ``wordnet-base``.
     nodes : file, list of names, optional
         The allowed nodes: an edge naming another is an error ("unknown node").
     encoding : str
@@ -143,15 +162,14 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
     ------
     InputError
         A bad edge list (self-loop, unknown node, bad line: the file and line
-        number), a weight, a bad hyper-parameter. Nothing is stored.
+        number), a weight, an unknown synset, a bad hyper-parameter. Nothing is stored.
     """
-    from repspace.engines.learn.graph import read_edges
     from repspace.engines.learn.poincare import train_poincare
 
     t0 = time.perf_counter()
     check_space_name(name)
     refuse_existing(store, name)
-    graph = read_edges(edges, directed=True, nodes=_read_nodes(nodes), encoding=encoding, duplicates="sum")
+    graph = _hierarchy(edges, nodes, encoding)
     if len(graph.weights) and not np.all(graph.weights == 1.0):
         i = int(np.flatnonzero(graph.weights != 1.0)[0])
         src = int(np.searchsorted(graph.indptr, i, side="right") - 1)
