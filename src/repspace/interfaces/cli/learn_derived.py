@@ -85,6 +85,9 @@ def matryoshka_cmd(
     loss: Annotated[str, typer.Option(help="cosent (ranks the pairs) or cosine (regresses the score).")] = "cosent",
     epochs: Epochs = 30,
     lr: Annotated[float, typer.Option(help="Adam's learning rate.")] = 1e-3,
+    scale: Annotated[float, typer.Option(help="CoSENT's scale (EVALUATION.md's run chose 5 on STS-B dev).")] = 10.0,
+    weight_decay: Annotated[float, typer.Option("--weight-decay", help="Pull toward the starting (PCA) map "
+                                                                       "(EVALUATION.md's run: 3).")] = 0.0,
     batch_size: BatchSize = 64,
     seed: Seed = 0,
     threads: Threads = 1,
@@ -107,8 +110,8 @@ def matryoshka_cmd(
         prefixes = tuple(int(x) for x in dims.split(",") if x.strip()) + (None,)
     except ValueError:
         raise typer.BadParameter(f"--dims must be comma-separated integers, not {dims!r}") from None
-    _head("matryoshka", source, space, pairs, dev, json, dims=prefixes, loss=loss, epochs=epochs, lr=lr,
-          batch_size=batch_size, seed=seed, threads=threads)
+    _head("matryoshka", source, space, pairs, dev, json, dims=prefixes, loss=loss, epochs=epochs, lr=lr, scale=scale,
+          weight_decay=weight_decay, batch_size=batch_size, seed=seed, threads=threads)
 
 
 @learn_app.command("adapter")
