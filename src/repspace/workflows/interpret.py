@@ -147,6 +147,7 @@ def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *
     """
     from repspace.engines.interpret import axis, axis_significance
 
+    space.metric.require_vector_space("a semantic axis (a direction between the poles' mean vectors)")
     generation = space.info().generation
     snap = space.snapshot()
     rows, vectors, ids = snap.rows, snap.vectors, snap.ids

@@ -128,6 +128,8 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
     stores the fitted chain so that queries go through it.
     """
     check_space_name(new)
+    if chain:  # a fitted map of vectors: the points of a poincare ball are not vectors
+        src.metric.require_vector_space(f"a derived space through {format_transforms(list(chain))!r}")
     if items is None or vectors is None:
         items, vectors = src.dump()
     n = len(items)

@@ -222,3 +222,14 @@ def test_poincare_export_names_its_metric_and_no_lancedb_distance(feline_store, 
     out = export_parquet(feline_store.space("felines"), tmp_path / "f.parquet")
     field = pq.read_table(out["path"]).schema.field("vector")
     assert out["metric"] == "poincare" and field.metadata == {b"metric": b"poincare"}
+
+
+def test_poincare_refuses_vector_interpretations_in_one_line(feline_store):
+    from repspace.workflows.interpret import axis_space, erase_space
+
+    sp = feline_store.space("felines")
+    with pytest.raises(InputError, match="a semantic axis .* is not defined for a poincare space"):
+        axis_space(sp, ["cat.n.01"], ["lion.n.01"])
+    with pytest.raises(InputError, match="not defined for a poincare space"):
+        erase_space(feline_store, sp, "parents", "erased")
+    assert "erased" not in [s.name for s in feline_store.spaces()]
