@@ -99,3 +99,22 @@ def test_glove_noise(glove_vectors) -> None:
     assert values[0] > 0.95
     Y = X + 0.5 * rng.standard_normal(X.shape)
     assert rsa(X[:600], Y[:600]).value == pytest.approx(direct_rsa(X[:600], Y[:600]), abs=1e-10)
+
+
+def test_rsa_on_poincare_distances_exact_and_sampled():
+    from repspace.core.hyperbolic import exp_map, mobius_add, poincare_distance
+
+    rng = np.random.default_rng(3)
+    X = exp_map(0.5 * rng.standard_normal((80, 3)))           # points of the ball
+    shift = np.full((1, 3), 0.3)
+    moved = mobius_add(np.repeat(shift, 80, axis=0), X)         # a hyperbolic isometry (Mobius translation)
+    assert rsa(X, moved, metrics=("poincare", "poincare")).value == pytest.approx(1.0)
+    # cosine distances of the same points rank pairs differently from hyperbolic ones
+    assert rsa(X, moved, metrics=("cosine", "cosine")).value < 0.99
+    exact = rsa(X, X + 0.0, metrics=("poincare", "cosine")).value
+    sampled = rsa(X, X + 0.0, metrics=("poincare", "cosine"), exact_max=10, pairs=20_000)
+    assert sampled.low <= exact <= sampled.high
+    d = poincare_distance(X[:1], X[1:2])
+    assert d.shape == (1,) and d[0] > 0
+    with pytest.raises(InputError, match="cosine or poincare distances, not 'l2'"):
+        rsa(X, X, metrics=("l2", "cosine"))

@@ -157,9 +157,11 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
         (:func:`~repspace.engines.compare.changed_items`), from the same kNN graphs.
     metrics : (str, str), default ("cosine", "cosine")
         The metric of each side's kNN graph. A ``poincare`` side (points of the
-        hyperbolic ball) is compared through its neighbours only: the measures
-        on coordinates (CKA, Procrustes, SVCCA, RSA) are undefined for it and
-        recorded in ``skipped`` with that reason (raised with ``strict``).
+        hyperbolic ball) is compared through its neighbours and its distances
+        (``mutual_knn``, ``neighbourhood_jaccard``, ``rsa`` on hyperbolic
+        distances): the measures on coordinates (CKA, Procrustes, SVCCA) are
+        undefined for it and recorded in ``skipped`` with that reason (raised
+        with ``strict``).
 
     Returns
     -------
@@ -196,7 +198,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
             skipped[key] = str(e)
 
     hyperbolic = [Metric.parse(m) for m in metrics if not Metric.parse(m).is_vector_space]
-    undefined = {key for key in keys if hyperbolic and (key in _FROM_MOMENTS or key == "rsa")}
+    undefined = {key for key in keys if hyperbolic and key in _FROM_MOMENTS}
     for key in sorted(undefined):  # coordinates of the ball are not vectors: only neighbour measures are defined
         attempt(key, lambda key=key: hyperbolic[0].require_vector_space(f"{key} (a measure on coordinates)"))
     on_moments = [key for key in keys if key in _FROM_MOMENTS and key not in undefined]
@@ -221,8 +223,8 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                 attempt(key, lambda key=key: _FROM_GRAPHS[key](gx, gy))
             if changed:
                 moved = _nb._changed_from(gx, gy, int(changed))
-    if "rsa" in keys and "rsa" not in undefined:
-        attempt("rsa", lambda: rsa(X, Y, seed=seed))
+    if "rsa" in keys:  # on distances: a poincare side uses its hyperbolic distance
+        attempt("rsa", lambda: rsa(X, Y, seed=seed, metrics=metrics))
     ordered = {key: results[key] for key in keys if key in results}
     return Comparison(int(X.shape[0]), int(k), ordered, {key: skipped[key] for key in keys if key in skipped},
                       moved)

@@ -56,32 +56,42 @@ def _unit(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _all_pair_distances(X: np.ndarray) -> np.ndarray:
-    """Cosine distances of every pair ``i < j``, in ``np.triu_indices(n, 1)`` order."""
+def _all_pair_distances(X: np.ndarray, metric: str = "cosine") -> np.ndarray:
+    """Cosine (or ``poincare``) distances of every pair ``i < j``, in ``np.triu_indices(n, 1)`` order."""
+    n = len(X)
+    upper = np.triu(np.ones((n, n), dtype=bool), 1)
+    if metric == "poincare":
+        from repspace.core.hyperbolic import pairwise_poincare
+
+        return pairwise_poincare(X, X)[upper]
     U = _unit(X)
-    n = len(U)
     sim = U @ U.T
-    return 1.0 - sim[np.triu(np.ones((n, n), dtype=bool), 1)]
+    return 1.0 - sim[upper]
 
 
-def _sampled_distances(X: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+def _sampled_distances(X: np.ndarray, i: np.ndarray, j: np.ndarray, metric: str = "cosine") -> np.ndarray:
     out = np.empty(len(i))
     for c in pair_chunks(len(i), X.shape[1]):
-        out[c] = 1.0 - np.einsum("ij,ij->i", unit_rows(X[i[c]]), unit_rows(X[j[c]]))
+        if metric == "poincare":
+            from repspace.core.hyperbolic import poincare_distance
+
+            out[c] = poincare_distance(X[i[c]], X[j[c]])
+        else:
+            out[c] = 1.0 - np.einsum("ij,ij->i", unit_rows(X[i[c]]), unit_rows(X[j[c]]))
     return out
 
 
-def _ranks(dist: np.ndarray, name: str) -> np.ndarray:
-    r = rankdata(np.round(np.clip(dist, 0.0, 2.0), _DECIMALS))
+def _ranks(dist: np.ndarray, name: str, metric: str = "cosine") -> np.ndarray:
+    r = rankdata(np.round(np.clip(dist, 0.0, None), _DECIMALS))  # cosine distances lie in [0, 2]; poincare's in [0, inf)
     r -= r.mean()
     if not np.any(r):
-        raise InputError(f"every cosine distance in {name} is the same (e.g. all rows parallel or equal): "
+        raise InputError(f"every {metric} distance in {name} is the same (e.g. all rows parallel or equal): "
                          "the Spearman correlation is undefined")
     return r
 
 
-def _spearman(dx: np.ndarray, dy: np.ndarray) -> float:
-    rx, ry = _ranks(dx, "X"), _ranks(dy, "Y")
+def _spearman(dx: np.ndarray, dy: np.ndarray, metrics: tuple[str, str] = ("cosine", "cosine")) -> float:
+    rx, ry = _ranks(dx, "X", metrics[0]), _ranks(dy, "Y", metrics[1])
     rho = float(rx @ ry) / (float(np.linalg.norm(rx)) * float(np.linalg.norm(ry)))
     return min(1.0, max(-1.0, rho))
 
@@ -95,7 +105,7 @@ def _fieller(rho: float, m: int) -> Estimate:
 
 
 def rsa(X: Any, Y: Any, *, exact_max: int = EXACT_MAX, pairs: int = DEFAULT_PAIRS,
-        seed: int | None = 0) -> Estimate:
+        seed: int | None = 0, metrics: tuple[str, str] = ("cosine", "cosine")) -> Estimate:
     """Spearman correlation between the cosine distances of the same item pairs in ``X`` and ``Y``.
 
     Parameters
@@ -111,6 +121,10 @@ def rsa(X: Any, Y: Any, *, exact_max: int = EXACT_MAX, pairs: int = DEFAULT_PAIR
         and uniformly (the same pairs in both spaces).
     seed : int or None, default 0
         Seed of the pair sampler.
+    metrics : (str, str), default ("cosine", "cosine")
+        Each side's distance: ``cosine``, or ``poincare`` for points of the
+        Poincare ball (hyperbolic distance): RSA needs only distances, so it
+        compares a hyperbolic space with any other.
 
     Returns
     -------
@@ -138,8 +152,13 @@ def rsa(X: Any, Y: Any, *, exact_max: int = EXACT_MAX, pairs: int = DEFAULT_PAIR
     """
     X, Y = check_pair(X, Y, min_rows=3, measure="RSA")
     check_pair_options(exact_max, pairs)
+    mx, my = (str(m) for m in metrics)
+    for m in (mx, my):
+        if m not in ("cosine", "poincare"):
+            raise InputError(f"RSA measures cosine or poincare distances, not {m!r}")
     n = X.shape[0]
     if n <= int(exact_max):
-        return exact_estimate(_spearman(_all_pair_distances(X), _all_pair_distances(Y)), n)
+        return exact_estimate(_spearman(_all_pair_distances(X, mx), _all_pair_distances(Y, my), (mx, my)), n)
     i, j = sample_pairs(n, int(pairs), seed)
-    return _fieller(_spearman(_sampled_distances(X, i, j), _sampled_distances(Y, i, j)), int(pairs))
+    return _fieller(_spearman(_sampled_distances(X, i, j, mx), _sampled_distances(Y, i, j, my), (mx, my)),
+                    int(pairs))
