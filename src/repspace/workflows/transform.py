@@ -28,12 +28,11 @@ Examples
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.errors import ConflictError, InputError, NotFoundError
+from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
 from repspace.engines.transforms import (
@@ -42,6 +41,7 @@ from repspace.engines.transforms import (
     transforms_provenance,
     transforms_to_bytes,
 )
+from repspace.workflows.new_space import refuse_existing, write_new_space
 from repspace.workflows.stored_transforms import (
     STATE_NAME,
     apply_chain,
@@ -55,7 +55,6 @@ __all__ = ["derive_space", "write_derived"]
 
 #: Rows written per transaction while filling the derived space.
 BATCH = 100_000
-
 
 def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str | None = None,
                  fit_sample: int | None = None, seed: int = 0,
@@ -90,12 +89,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
         raise InputError("the transform spec is empty")
     src = store.space(source)
     src.metric.require_vector_space(f"transform {spec!r}")
-    try:
-        store.space(new)
-    except NotFoundError:
-        pass
-    else:
-        raise ConflictError(f"space {new!r} already exists")
+    refuse_existing(store, new)
     info = src.info()
     items, X = src.dump()
     n = len(items)
@@ -132,7 +126,6 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
         src.metric.require_vector_space(f"a derived space through {format_transforms(list(chain))!r}")
     if items is None or vectors is None:
         items, vectors = src.dump()
-    n = len(items)
     full = stored_transforms(src) + list(chain)
     prov = dict(src.provenance)
     if str(prov.get("encoder", "")).startswith("learn:") and "model_uid" not in prov:
@@ -141,25 +134,12 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
     prov["transforms_spec"] = format_transforms(full)
     prov["derived_from"] = derived_from
     dim = int(apply_chain(chain, vectors[:1]).shape[1])
-    temp = f"{new[:100]}.partial-{uuid.uuid4().hex[:8]}"  # renamed to `new` once complete
-    target = store.create_space(temp, dim=dim, metric=metric or src.metric.value, dtype=src.dtype,
-                                provenance=prov, state={STATE_NAME: transforms_to_bytes(full)})
-    try:
-        for lo in range(0, n, BATCH):
-            part = items[lo:lo + BATCH]
-            target.add([it.id for it in part], apply_chain(chain, vectors[lo:lo + BATCH]),
-                       texts=[it.text for it in part], metadata=[it.metadata for it in part],
-                       on_conflict="error")
-            if progress is not None:
-                progress("write", min(lo + BATCH, n), n)
-        return store.rename_space(temp, new)
-    except BaseException:
-        _drop(store, temp)
-        raise
 
+    def rows(lo: int, hi: int) -> tuple[list[str], np.ndarray, list[Any], list[Any]]:
+        part = items[lo:hi]
+        return ([it.id for it in part], apply_chain(chain, vectors[lo:hi]), [it.text for it in part],
+                [it.metadata for it in part])
 
-def _drop(store: Store, name: str) -> Any:
-    try:
-        return store.delete_space(name)
-    except NotFoundError:
-        return None
+    return write_new_space(store, new, len(items), rows, dim=dim, metric=metric or src.metric.value, dtype=src.dtype,
+                           provenance=prov, state={STATE_NAME: transforms_to_bytes(full)}, progress=progress,
+                           batch=BATCH)

@@ -197,7 +197,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                 raise
             skipped[key] = str(e)
 
-    hyperbolic = [Metric.parse(m) for m in metrics if not Metric.parse(m).is_vector_space]
+    hyperbolic = [m for m in map(Metric.parse, metrics) if not m.is_vector_space]
     undefined = {key for key in keys if hyperbolic and key in _FROM_MOMENTS}
     for key in sorted(undefined):  # coordinates of the ball are not vectors: only neighbour measures are defined
         attempt(key, lambda key=key: hyperbolic[0].require_vector_space(f"{key} (a measure on coordinates)"))

@@ -105,6 +105,30 @@ def model_to_bytes(model: Any) -> bytes:
             model.hashfxn = saved_hash
 
 
+def load_saved(model: bytes | str | Path, cls: Any, what: str) -> Any:
+    """A model that gensim's ``save`` wrote, as bytes or a file, through ``cls.load``; one error line otherwise.
+
+    The bytes are a Python pickle (gensim's ``save`` format): load only models
+    you trained or trust.
+    """
+    try:
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            with tempfile.TemporaryDirectory(prefix="repspace-learn-") as tmp:
+                path = Path(tmp) / "model"
+                path.write_bytes(bytes(model))
+                return cls.load(str(path))
+        if isinstance(model, (str, Path)):
+            path = Path(model)
+            if not path.is_file():
+                raise InputError(f"model file {path} does not exist")
+            return cls.load(str(path))
+    except InputError:
+        raise
+    except Exception as e:  # a pickle of something else, a truncated file, ...
+        raise InputError(f"not a gensim {what}: {type(e).__name__}: {e}") from None
+    raise InputError(f"expected model bytes, a model file or a gensim model, not {type(model).__name__}")
+
+
 def load_model(model: ModelLike) -> Any:
     """A gensim ``Word2Vec``/``FastText``/``Doc2Vec`` model from its bytes, a file, or itself.
 
@@ -117,22 +141,7 @@ def load_model(model: ModelLike) -> Any:
         return model
     if isinstance(model, TrainedVectors):
         model = model.model_bytes
-    try:
-        if isinstance(model, (bytes, bytearray, memoryview)):
-            with tempfile.TemporaryDirectory(prefix="repspace-learn-") as tmp:
-                path = Path(tmp) / "model"
-                path.write_bytes(bytes(model))
-                return Word2Vec.load(str(path))
-        if isinstance(model, (str, Path)):
-            path = Path(model)
-            if not path.is_file():
-                raise InputError(f"model file {path} does not exist")
-            return Word2Vec.load(str(path))
-    except InputError:
-        raise
-    except Exception as e:  # a pickle of something else, a truncated file, ...
-        raise InputError(f"not a gensim word2vec/fastText/doc2vec model: {type(e).__name__}: {e}") from None
-    raise InputError(f"expected model bytes, a model file or a gensim model, not {type(model).__name__}")
+    return load_saved(model, Word2Vec, "word2vec/fastText/doc2vec model")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -251,3 +260,40 @@ def epoch_progress(progress: Any, epochs: int) -> list[Any]:
             progress("train", self.done, epochs)
 
     return [EpochProgress()]
+
+
+def skipgram_params(*, sg: Any, vector_size: Any, window: Any, min_count: int, negative: Any, sample: Any,
+                    alpha: Any, min_alpha: Any, epochs: Any, seed: Any, size_name: str = "vector_size") -> dict[str, Any]:
+    """The checked keywords of gensim's ``Word2Vec``/``FastText`` (negative sampling), every default made explicit.
+
+    ``min_count`` is checked by the caller (word2vec wants at least 1, node2vec
+    allows 0); ``size_name`` names ``vector_size`` in an error (node2vec's ``dimensions``).
+
+    Examples
+    --------
+    >>> p = skipgram_params(sg=True, vector_size=8, window=5, min_count=1, negative=5, sample=1e-3, alpha=0.025,
+    ...                     min_alpha=0.0001, epochs=3, seed=1)
+    >>> p["sg"], p["hs"], p["seed"], len(p)
+    (1, 0, 1, 19)
+    """
+    return {
+        "sg": int(bool(sg)),
+        "vector_size": positive_int(vector_size, size_name),
+        "window": positive_int(window, "window"),
+        "min_count": int(min_count),
+        "negative": positive_int(negative, "negative"),
+        "hs": 0,
+        "ns_exponent": 0.75,
+        "cbow_mean": 1,
+        "sample": check_fraction(sample, "sample"),
+        "alpha": check_positive_float(alpha, "alpha"),
+        "min_alpha": check_fraction(min_alpha, "min_alpha", hi=alpha),
+        "epochs": positive_int(epochs, "epochs"),
+        "seed": check_seed(seed),
+        "max_vocab_size": None,
+        "max_final_vocab": None,
+        "sorted_vocab": 1,
+        "shrink_windows": True,
+        "null_word": 0,
+        "batch_words": 10_000,
+    }

@@ -54,13 +54,13 @@ from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.engines.learn._gensim import (
     TrainedVectors,
-    check_fraction,
     check_positive_float,
     check_seed,
     check_workers,
     epoch_progress,
     frozen,
     model_to_bytes,
+    skipgram_params,
     stable_hash,
     versions,
 )
@@ -374,25 +374,9 @@ def train_node2vec(graph: Graph, *, dimensions: int = 128, walk_length: int = 80
         "num_walks": num_walks,
         "p": p,
         "q": q,
-        "sg": 1,
-        "vector_size": positive_int(dimensions, "dimensions"),
-        "window": positive_int(window, "window"),
-        "min_count": int(min_count),
-        "negative": positive_int(negative, "negative"),
-        "hs": 0,
-        "ns_exponent": 0.75,
-        "cbow_mean": 1,
-        "sample": check_fraction(sample, "sample"),
-        "alpha": check_positive_float(alpha, "alpha"),
-        "min_alpha": check_fraction(min_alpha, "min_alpha", hi=alpha),
-        "epochs": positive_int(epochs, "epochs"),
-        "seed": seed,
-        "max_vocab_size": None,
-        "max_final_vocab": None,
-        "sorted_vocab": 1,
-        "shrink_windows": True,
-        "null_word": 0,
-        "batch_words": 10_000,
+        **skipgram_params(sg=True, vector_size=dimensions, window=window, min_count=int(min_count), negative=negative,
+                          sample=sample, alpha=alpha, min_alpha=min_alpha, epochs=epochs, seed=seed,
+                          size_name="dimensions"),
     }
     workers = check_workers(workers)
     isolated = graph.isolated()

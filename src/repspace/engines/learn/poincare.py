@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -70,6 +69,7 @@ from repspace.engines.learn._gensim import (
     check_positive_float,
     check_seed,
     frozen,
+    load_saved,
     model_to_bytes,
     versions,
 )
@@ -307,22 +307,7 @@ def load_poincare_model(model: TrainedVectors | bytes | str | Path) -> Any:
         if model.method != "poincare":
             raise InputError(f"a {model.method} result has no gensim PoincareModel")
         model = model.model_bytes
-    try:
-        if isinstance(model, (bytes, bytearray, memoryview)):
-            with tempfile.TemporaryDirectory(prefix="repspace-poincare-") as tmp:
-                path = Path(tmp) / "model"
-                path.write_bytes(bytes(model))
-                loaded = PoincareModel.load(str(path))
-        elif isinstance(model, (str, Path)):
-            if not Path(model).is_file():
-                raise InputError(f"model file {model} does not exist")
-            loaded = PoincareModel.load(str(model))
-        else:
-            raise InputError(f"expected a result, model bytes or a file, not {type(model).__name__}")
-    except InputError:
-        raise
-    except Exception as e:
-        raise InputError(f"not a gensim PoincareModel: {type(e).__name__}: {e}") from None
+    loaded = load_saved(model, PoincareModel, "PoincareModel")
     if not isinstance(loaded, PoincareModel):
         raise InputError(f"not a gensim PoincareModel but a {type(loaded).__name__}")
     return loaded

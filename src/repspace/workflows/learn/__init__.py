@@ -17,7 +17,7 @@ Every learned space is written under a temporary name and renamed when
 complete: on any error nothing is stored.
 """
 
-from repspace.workflows.learn._store import LearnedSpace
+from repspace.workflows.learn._report import LearnedSpace
 from repspace.workflows.learn.corpus import (
     DEFAULT_BUCKET,
     METHODS,

@@ -44,7 +44,6 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import inspect
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -54,10 +53,13 @@ from typing import TYPE_CHECKING, Any
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
-from repspace.workflows.learn._store import refuse_existing, write_space
+from repspace.workflows.learn._params import check_params
 from repspace.workflows.learned_encoder import PREFIX, LearnedEncoder, learned_encoder, model_path
+from repspace.workflows.new_space import refuse_existing, write_new_space
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from repspace.core.store import Space, Store
     from repspace.engines.learn import Corpus, Tokenizer, TrainedVectors
 
@@ -143,11 +145,7 @@ def _trainer(method: str) -> Any:
 
 
 def _check_params(method: str, trainer: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-    accepted = [p for p in inspect.signature(trainer).parameters if p not in ("docs", "docs_with_tags", "progress")]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown:
-        raise InputError(f"{method} has no hyper-parameter {', '.join(unknown)}; it takes {', '.join(accepted)}")
-    out = dict(params)
+    out = check_params(method, trainer, params)
     if method == "fasttext":
         out.setdefault("bucket", DEFAULT_BUCKET)
     return out
@@ -325,14 +323,12 @@ def _write(store: Store, name: str, trained: TrainedVectors, prov: dict[str, Any
     """The items, their vectors and the model file, under a temporary name renamed to ``name`` when complete."""
     keys, counts = trained.keys, trained.counts
 
-    def texts(lo: int, hi: int) -> list[str | None]:
-        return [docs[i][0] if i in docs else None for i in keys[lo:hi]]
-
-    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
+    def rows(lo: int, hi: int) -> tuple[list[str], np.ndarray, list[str | None] | None, list[dict[str, Any]]]:
+        ids = list(keys[lo:hi])
         if trained.method == "doc2vec":
-            return [{**(docs[i][1] if i in docs else {}), "tokens": int(t)} for i, t in zip(keys[lo:hi], counts[lo:hi])]
-        return [{"count": int(t)} for t in counts[lo:hi]]
+            return (ids, trained.vectors[lo:hi], [docs[i][0] if i in docs else None for i in ids],
+                    [{**(docs[i][1] if i in docs else {}), "tokens": int(t)} for i, t in zip(ids, counts[lo:hi])])
+        return ids, trained.vectors[lo:hi], None, [{"count": int(t)} for t in counts[lo:hi]]
 
-    return write_space(store, name, keys, trained.vectors, metric="cosine", provenance=prov,
-                       texts=texts if trained.method == "doc2vec" else None, metadata=metadata,
-                       files={f"learn/{trained.method}.model": trained.model_bytes}, progress=progress)
+    return write_new_space(store, name, len(keys), rows, dim=trained.vector_size, metric="cosine", provenance=prov,
+                           files={f"learn/{trained.method}.model": trained.model_bytes}, progress=progress)

@@ -50,8 +50,10 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
-from repspace.core.space import Metric, check_space_name
-from repspace.workflows.learn._store import LearnedSpace, refuse_existing
+from repspace.core.space import check_space_name
+from repspace.workflows.learn._params import check_params
+from repspace.workflows.learn._report import LearnedSpace
+from repspace.workflows.new_space import refuse_existing
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
@@ -131,11 +133,12 @@ def retrofit_space(store: Store, source: str, name: str, lexicon: str | Path | M
     else:
         lex = read_lexicon(lexicon, lowercase=lowercase)
         where = str(Path(lexicon).resolve())
+    generation = src.info().generation  # read before the vectors: a later write shows as a newer generation
     items, X = src.dump()
     result = retrofit([it.id for it in items], X, lex, iterations=iterations, alpha=alpha, beta=beta,
                       lowercase=lowercase)
     refuse_existing(store, name)
-    derived_from = {"space": source, "uid": src.uid, "generation": src.info().generation, "method": "retrofit",
+    derived_from = {"space": source, "uid": src.uid, "generation": generation, "method": "retrofit",
                     "recipe": result.recipe, "lexicon": {"source": where, "fingerprint": lex.fingerprint},
                     "counts": dict(result.counts)}
     space = write_derived(store, src, name, [], derived_from, items=items, vectors=result.vectors,
@@ -206,9 +209,11 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
     trainers = {"matryoshka": train_matryoshka_head, "adapter": train_pair_adapter}
     if method not in trainers:
         raise InputError(f"unknown head {method!r}; choose {', '.join(HEAD_METHODS)}")
+    params = check_params(f"{method} head", trainers[method], params, fixed=("dev", "progress"))
     check_space_name(name)
     src = _source(store, source, f"a {method} head")
     refuse_existing(store, name)
+    generation = src.info().generation  # read before write_derived reads the vectors
     train = load_sts(pairs)
     held = load_sts(dev) if dev is not None else None
     encoder = encoder_for_space(src)
@@ -217,10 +222,7 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
     if held is not None:
         Ad, Bd = _embed_pairs(encoder, held, progress, "encode dev")
         dev_data = (Ad, Bd, held.scores)
-    try:
-        head = trainers[method](A, B, train.scores, dev=dev_data, progress=progress, **params)
-    except TypeError as e:  # an unknown keyword: one line naming it
-        raise InputError(f"{method} head: {e}") from None
+    head = trainers[method](A, B, train.scores, dev=dev_data, progress=progress, **params)
     refuse_existing(store, name)
     chain = [Affine.from_map(head.W, head.b)]
     best = next((h for h in head.history if h["epoch"] == head.recipe.get("best_epoch")), None)
@@ -229,10 +231,9 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
                "best_epoch": head.recipe.get("best_epoch"),
                "dev_spearman": None if best is None else best.get("dev_spearman"),
                "history": [dict(h) for h in head.history]}
-    derived_from = {"space": source, "uid": src.uid, "generation": src.info().generation, "method": method,
+    derived_from = {"space": source, "uid": src.uid, "generation": generation, "method": method,
                     "recipe": head.recipe, "pairs": details["pairs"], "dev": details["dev"]}
-    space = write_derived(store, src, name, chain, derived_from,
-                          metric=Metric.COSINE.value if src.metric is Metric.COSINE else None, progress=progress)
+    space = write_derived(store, src, name, chain, derived_from, progress=progress)
     return _report(space, method, t0, head.seconds, details)
 
 
@@ -269,7 +270,7 @@ def cca_spaces(store: Store, a: str, b: str, out_a: str, out_b: str, *, n_compon
     """
     from repspace.engines.align import fit_cca
     from repspace.engines.transforms.linear import Affine
-    from repspace.workflows.align import joined
+    from repspace.workflows.compare import joined
     from repspace.workflows.transform import write_derived
 
     t0 = time.perf_counter()
@@ -278,17 +279,21 @@ def cca_spaces(store: Store, a: str, b: str, out_a: str, out_b: str, *, n_compon
         refuse_existing(store, new)
     if out_a == out_b:
         raise InputError("the two CCA spaces need different names")
+    params = check_params("CCA", fit_cca, params)
     sa, sb = _source(store, a, "CCA"), _source(store, b, "CCA")
     j = joined(sa, sb)
+    start = time.perf_counter()
     fit = fit_cca(j.x, j.y, n_components=n_components, **params)
+    fit_seconds = time.perf_counter() - start
     details = {"shared": len(j.ids), "correlations": [float(c) for c in fit.correlations]}
     out = []
-    for src, new, W, mean, other in ((sa, out_a, fit.Wx, fit.mean_x, b), (sb, out_b, fit.Wy, fit.mean_y, a)):
+    sides = ((sa, out_a, fit.Wx, fit.mean_x, b, j.generation_x), (sb, out_b, fit.Wy, fit.mean_y, a, j.generation_y))
+    for src, new, W, mean, other, generation in sides:
         W = np.asarray(W, dtype=np.float64)
         step = Affine.from_map(W, -np.asarray(mean, dtype=np.float64) @ W)
-        derived_from = {"space": src.name, "uid": src.uid, "generation": src.info().generation, "method": "cca",
+        derived_from = {"space": src.name, "uid": src.uid, "generation": generation, "method": "cca",
                         "with": other, "recipe": fit.recipe, "shared": len(j.ids)}
         refuse_existing(store, new)
         space = write_derived(store, src, new, [step], derived_from, progress=progress)
-        out.append(_report(space, "cca", t0, fit.seconds if hasattr(fit, "seconds") else 0.0, details))
+        out.append(_report(space, "cca", t0, fit_seconds, details))
     return out[0], out[1]

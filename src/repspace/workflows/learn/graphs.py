@@ -40,9 +40,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.files import text_lines
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
-from repspace.workflows.learn._store import LearnedSpace, refuse_existing, write_space
+from repspace.workflows.learn._params import check_params
+from repspace.workflows.learn._report import LearnedSpace
+from repspace.workflows.new_space import refuse_existing, write_new_space
 
 if TYPE_CHECKING:
     from repspace.core.store import Store
@@ -59,16 +62,9 @@ def _read_nodes(nodes: str | Path | Iterable[str] | None) -> list[str] | None:
     if nodes is None:
         return None
     if isinstance(nodes, (str, Path)):
-        path = Path(nodes)
-        try:
-            lines = path.read_text(encoding="utf-8-sig").splitlines()
-        except FileNotFoundError:
-            raise InputError(f"node list {path} does not exist") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise InputError(f"cannot read node list {path}: {e}") from None
-        out = [line.strip() for line in lines if line.strip()]
+        out = [line.strip() for _, line in text_lines(nodes, "node list") if line.strip()]
         if not out:
-            raise InputError(f"node list {path} names no node")
+            raise InputError(f"node list {nodes} names no node")
         return out
     return [str(n) for n in nodes]
 
@@ -114,13 +110,16 @@ def _store_nodes(store: Store, name: str, edges: str | Path, graph: Graph, train
     keys = list(trained.keys)
     rows = np.array([index[k] for k in keys], dtype=np.int64)
 
-    def metadata(lo: int, hi: int) -> list[dict[str, Any]]:
+    def batch(lo: int, hi: int) -> tuple[list[str], np.ndarray, None, list[dict[str, Any]]]:
+        at = rows[lo:hi].tolist()
         if labels[0] == labels[1]:
-            return [{labels[0]: int(out_deg[r])} for r in rows[lo:hi].tolist()]
-        return [{labels[0]: int(out_deg[r]), labels[1]: int(in_deg[r])} for r in rows[lo:hi].tolist()]
+            meta = [{labels[0]: int(out_deg[r])} for r in at]
+        else:
+            meta = [{labels[0]: int(out_deg[r]), labels[1]: int(in_deg[r])} for r in at]
+        return keys[lo:hi], trained.vectors[lo:hi], None, meta
 
-    space = write_space(store, name, keys, trained.vectors, metric=metric, provenance=prov, metadata=metadata,
-                        progress=progress)
+    space = write_new_space(store, name, len(keys), batch, dim=int(trained.vectors.shape[1]), metric=metric,
+                            provenance=prov, progress=progress)
     return LearnedSpace(space=name, uid=space.uid, method=trained.method, n=len(keys),
                         dim=int(trained.vectors.shape[1]), metric=metric, train_seconds=trained.seconds,
                         seconds=time.perf_counter() - t0, recipe=space.provenance,
@@ -167,6 +166,7 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
     from repspace.engines.learn.poincare import train_poincare
 
     t0 = time.perf_counter()
+    params = check_params("poincare", train_poincare, params)
     check_space_name(name)
     refuse_existing(store, name)
     graph = _hierarchy(edges, nodes, encoding)
@@ -224,6 +224,7 @@ def learn_node2vec(store: Store, name: str, edges: str | Path, *, directed: bool
     from repspace.engines.learn.node2vec import train_node2vec
 
     t0 = time.perf_counter()
+    params = check_params("node2vec", train_node2vec, params)
     check_space_name(name)
     refuse_existing(store, name)
     graph = read_edges(edges, directed=directed, nodes=_read_nodes(nodes), encoding=encoding, duplicates="sum")
