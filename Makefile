@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast bench evaluation clean web browser wordnet
+.PHONY: install demo test test-fast test-portable bench evaluation clean web browser wordnet
 
 install: $(STAMP)
 
@@ -51,6 +51,24 @@ test: $(STAMP) browser wordnet
 test-fast: $(STAMP) wordnet
 	$(PY) -m pytest -q -m "not slow"
 
+# The numerics tests again under a second kernel set, so that a result that depends on the CPU fails here and not
+# on a user's machine: every docstring example and every test marked `numerics` (equalities between backends,
+# shard layouts, thread counts, batch sizes; comparisons with stored floats). tests/portable_env.py chooses the
+# set for this machine, prints it, and runs pytest under it:
+# - numpy: NPY_DISABLE_CPU_FEATURES names the AVX-512 groups of numpy's own dispatch list (the AVX2 loops of an
+#   AVX2 machine), or without AVX-512 every dispatched group (numpy's baseline loops);
+# - FAISS: FAISS_SIMD_LEVEL=AVX2 (NONE without AVX-512) is what the dynamic-dispatch faiss-cpu wheel reads;
+#   FAISS_OPT_LEVEL=AVX2 is what older wheels' Python loader reads to pick swigfaiss_avx2 (it matches "AVX2"
+#   case-sensitively, so not "avx2"); the wheel installed here has no such module and ignores it;
+# - OpenBLAS: OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE stay as the environment sets them (some processors need
+#   them); when both are unset, OPENBLAS_CORETYPE=Haswell under AVX-512 (the kernels an AVX2 machine picks),
+#   Sandybridge under AVX2 (no FMA);
+# - torch: ATEN_CPU_CAPABILITY, MKL_ENABLE_INSTRUCTIONS and ONEDNN_MAX_CPU_ISA one step down likewise;
+# - threads: BLAS, OpenMP and torch on 1 thread in the driver (make test: every core), 2 in each Ray worker
+#   (make test: Ray's 1 per task), passed by tests/workflows/distributed/conftest.py.
+test-portable: $(STAMP) wordnet
+	$(PY) tests/portable_env.py $(PY) -m pytest -q -m numerics
+
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,ray,bench]'
 	$(PY) benchmarks/run.py
@@ -58,6 +76,13 @@ bench: $(STAMP)
 # Quality on real data (published figures reproduced): regenerates EVALUATION.md.
 evaluation: $(STAMP) wordnet
 	$(PY) benchmarks/evaluation.py
+
+# The HTTP fuzzer at length: Schemathesis (all checks, all phases) against a read-only and a writable
+# `repspace serve`, as in `make test` but with 200 cases per operation and up to 10 minutes per server.
+.PHONY: fuzz
+fuzz: $(STAMP)
+	REPSPACE_FUZZ_EXAMPLES=$${REPSPACE_FUZZ_EXAMPLES:-200} REPSPACE_FUZZ_TIME=$${REPSPACE_FUZZ_TIME:-600} \
+	  $(PY) -m pytest -q -s -p no:cacheprovider tests/security/test_http_fuzz.py
 
 clean:
 	rm -rf .demo benchmarks/.work

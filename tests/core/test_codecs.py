@@ -18,6 +18,8 @@ from repspace.core.errors import InputError
 from repspace.engines.eval.compression import Codec
 from repspace.engines.search.specs import parse_spec
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.mark.parametrize("text, canonical", [
     ("full", "full"), ("", None), ("float32", "full"), ("FP16", "fp16"), ("float16", "fp16"),

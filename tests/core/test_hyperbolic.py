@@ -17,6 +17,8 @@ from repspace.core.hyperbolic import (
     project,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def ball_points(rng: np.random.Generator, n: int, d: int, max_norm: float = 0.95, c: float = 1.0) -> np.ndarray:
     """Random points with norms spread over (0, max_norm / sqrt(c))."""

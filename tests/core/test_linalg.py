@@ -7,6 +7,8 @@ import pytest
 
 from repspace.core import linalg
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def test_falls_back_to_gesvd_when_gesdd_does_not_converge(monkeypatch):
     rng = np.random.default_rng(0)

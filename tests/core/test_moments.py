@@ -8,6 +8,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.core.moments import moments
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.mark.parametrize("offset, scale", [(0.0, 1.0), (1e6, 1.0), (0.0, 1e-200), (0.0, 1e150), (-3e4, 7.0)])
 def test_means_cross_and_traces_equal_a_two_pass_float64_reference(offset, scale):

@@ -13,6 +13,8 @@ from repspace.workflows.align import align_spaces
 from repspace.workflows.search import knn
 from repspace.workflows.stored_transforms import stored_transforms
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def store(tmp_path, glove_vectors):

@@ -14,6 +14,8 @@ from repspace.interfaces.cli import main
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import knn
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def space(store):

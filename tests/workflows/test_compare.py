@@ -9,6 +9,8 @@ from repspace import ConflictError, InputError, Store
 from repspace.engines.compare import compare, neighbourhood_jaccard
 from repspace.workflows.compare import compare_spaces, joined
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def store(tmp_path, glove_vectors):

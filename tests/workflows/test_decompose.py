@@ -12,6 +12,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.workflows.decompose import TokenDecomposition, decompose_layers, token_states
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 ENCODER = "hf-layers:minilm"
 
 

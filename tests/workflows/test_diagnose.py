@@ -9,6 +9,8 @@ from repspace import ConflictError, InputError, NotFoundError, Store
 from repspace.engines.geometry import diagnose, hubness
 from repspace.workflows.diagnose import diagnose_layers, diagnose_space
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def glove_space(tmp_path, glove_vectors):

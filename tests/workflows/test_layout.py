@@ -12,6 +12,7 @@ from repspace.engines.geometry.layout import pca_layout
 from repspace.workflows.layout import space_layout
 
 
+@pytest.mark.numerics
 def test_pca_layout_is_sklearns_and_stable_under_tiny_perturbations(glove_vectors):
     X = np.asarray(glove_vectors[:5000], dtype=np.float32)
     Y = pca_layout(X)

@@ -14,6 +14,8 @@ from repspace.workflows.search import knn, search_space
 from repspace.workflows.stored_transforms import encoder_for_space, stored_transforms
 from repspace.workflows.transform import derive_space
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 WORDS = ["cat", "dog", "sea", "tree", "wine", "bread", "car", "road", "song", "rain", "snow", "king"]
 TEXTS = [f"the {a} and the {b}" for a in WORDS for b in WORDS if a != b][:120]
 

@@ -8,6 +8,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.align import CCAResult, fit_cca
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def planted(n: int = 800, shared: int = 2, dx: int = 10, dy: int = 6, noise: float = 0.3, seed: int = 0):
     """Two spaces mixing ``shared`` common latent signals (plus noise) with private ones."""

@@ -19,6 +19,8 @@ from repspace.engines.align import (
 )
 from repspace.engines.transforms import NotFittedError
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _rotation(d: int, seed: int) -> np.ndarray:
     q, r = np.linalg.qr(np.random.default_rng(seed).normal(size=(d, d)))

@@ -9,6 +9,8 @@ from repspace.core.errors import InputError
 from repspace.engines.align import MapScores, score_map
 from repspace.engines.align import scores as scores_module
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _direct(M: np.ndarray, Y: np.ndarray, csls: bool, k: int) -> tuple[float, float, float]:
     """Top-1, mean cosine and mean rank straight from the full n × n matrix, with loops."""

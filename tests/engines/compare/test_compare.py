@@ -21,6 +21,8 @@ from repspace.engines.compare import (
     svcca,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(scope="module")
 def pair() -> tuple[np.ndarray, np.ndarray]:

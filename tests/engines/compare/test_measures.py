@@ -11,6 +11,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.compare import INVARIANCES, MEASURES, Measure
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 K = 5
 
 

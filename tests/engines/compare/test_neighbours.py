@@ -8,6 +8,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.compare import changed_items, mutual_knn, neighbourhood_jaccard
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def brute_knn(X: np.ndarray, k: int) -> np.ndarray:
     """Cosine neighbours by an explicit n × n matrix, self excluded, ties to the lower row."""

@@ -10,6 +10,8 @@ from scipy.stats import spearmanr
 from repspace.core.errors import InputError
 from repspace.engines.compare import rsa
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def direct_rsa(X: np.ndarray, Y: np.ndarray) -> float:
     return float(spearmanr(pdist(X, "cosine"), pdist(Y, "cosine")).statistic)

@@ -18,6 +18,8 @@ from repspace.engines.encoders.sentence_transformers import (
     SentenceTransformerEncoder,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 EDGE = ["", "   leading and trailing spaces   ", "x " * 600, "Ünïcödé, ça marche 😀 — naïve café", "A.", "?!"]
 
 

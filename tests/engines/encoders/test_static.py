@@ -13,6 +13,8 @@ import pytest
 from repspace.engines.encoders import PROVENANCE_KEYS, get_encoder, model_fingerprint
 from repspace.engines.encoders.static import StaticEncoder
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 # Not marked slow: the static model is not a transformer (it loads in seconds) and fast tests across the suite use it.
 
 

@@ -12,6 +12,8 @@ from repspace.core.errors import InputError
 from repspace.engines.encoders import get_encoder
 from repspace.engines.encoders.tokens import encode_tokens
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 pytestmark = pytest.mark.slow
 
 

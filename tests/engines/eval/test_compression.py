@@ -20,6 +20,8 @@ from repspace.engines.eval.compression import (
     tradeoff_rows,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture
 def rng():

@@ -17,6 +17,8 @@ from repspace.engines.eval.labels import (
     load_labelled,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(autouse=True)
 def _one_blas_thread():

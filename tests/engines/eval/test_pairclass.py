@@ -18,6 +18,8 @@ from repspace.engines.eval.pairclass import (
     pairclass_scores,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def on_circle(cosines) -> np.ndarray:
     """Unit 2-d vectors whose cosine with (1, 0) is each given value."""

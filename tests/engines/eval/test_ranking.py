@@ -19,6 +19,8 @@ from repspace.engines.eval.ranking import (
     reciprocal_rank_at_k,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 L3 = math.log2(3)  # discount of rank 2
 L5 = math.log2(5)  # discount of rank 4
 

@@ -20,6 +20,8 @@ from repspace.engines.eval.retrieval import (
     retrieval_from_vectors,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 REQUIRED_KEYS = {"ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"}
 
 

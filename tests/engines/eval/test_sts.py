@@ -9,6 +9,8 @@ from repspace.core.errors import InputError
 from repspace.engines.eval import load_sts, sts
 from repspace.engines.eval.sts import sts_scores
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(scope="module")
 def stsb_static(shared_data):

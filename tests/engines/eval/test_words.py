@@ -19,6 +19,8 @@ from repspace.engines.eval.words import (
     wordsim,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 #: Published figures (data README: gensim's evaluate_word_pairs on these very vectors).
 PUBLISHED = {"EN-WS-353-ALL": 0.50, "EN-SIMLEX-999": 0.26, "EN-MEN-TR-3k": 0.65}
 

@@ -17,6 +17,8 @@ from repspace.engines.geometry import (
 )
 from repspace.engines.geometry.diagnose import diagnose
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(scope="module")
 def glove(glove_vectors) -> np.ndarray:

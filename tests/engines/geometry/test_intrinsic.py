@@ -16,6 +16,8 @@ from repspace.engines.geometry.intrinsic import (
     twonn,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(scope="module")
 def glove(glove_vectors) -> np.ndarray:

@@ -18,6 +18,8 @@ from repspace.engines.geometry.isotropy import (
     top_pc_share,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,8 @@ import repspace.core.knn as knn_mod
 from repspace.core.errors import InputError
 from repspace.core.knn import EXACT_MAX, KnnGraph, knn_graph
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(scope="module")
 def glove(glove_vectors) -> np.ndarray:

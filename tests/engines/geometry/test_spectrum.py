@@ -18,6 +18,8 @@ from repspace.engines.geometry.spectrum import (
     spectrum_alpha,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,8 @@ from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.geometry.uniformity import alignment, uniformity
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:

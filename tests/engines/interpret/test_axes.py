@@ -24,6 +24,8 @@ from repspace.engines.interpret.axes import (
 )
 from repspace.engines.interpret.probes import probe
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _unit(a: np.ndarray) -> np.ndarray:
     a = np.atleast_2d(np.asarray(a, dtype=np.float64))

@@ -18,6 +18,8 @@ from repspace.engines.interpret.decompose import (
     mean_decomposition_layers,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _balanced(n_ctx: int, n_pos: int) -> tuple[np.ndarray, np.ndarray]:
     return np.tile(np.arange(n_pos), n_ctx), np.repeat(np.arange(n_ctx), n_pos)

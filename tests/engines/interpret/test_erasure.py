@@ -20,6 +20,8 @@ from repspace.engines.interpret.erasure import (
     evaluate_erasure,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _classes(n: int, d: int, k: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Anisotropic, correlated features whose class means differ."""

@@ -24,6 +24,8 @@ from repspace.engines.interpret.probes import (
     probe_pipeline,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _planted(n: int = 400, d: int = 12, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)

@@ -101,6 +101,7 @@ def st_module(n_latents: int, d: int, k: int, encoder: np.ndarray, latent_bias: 
     return st.eval()
 
 
+@pytest.mark.numerics
 def test_codes_equal_sentence_transformers() -> None:
     n_latents, d, k = 96, 24, 6
     model = with_weights(n_latents, d, k)
@@ -114,6 +115,7 @@ def test_codes_equal_sentence_transformers() -> None:
     np.testing.assert_array_equal(model.transform(X).toarray(), ours)
 
 
+@pytest.mark.numerics
 def test_reconstruction_equals_sentence_transformers_decoder() -> None:
     n_latents, d, k = 96, 24, 6
     model = with_weights(n_latents, d, k, seed=2)
@@ -125,6 +127,7 @@ def test_reconstruction_equals_sentence_transformers_decoder() -> None:
     np.testing.assert_allclose(model.reconstruct(X), theirs, atol=1e-5, rtol=0)
 
 
+@pytest.mark.numerics
 def test_tied_forward_equals_sentence_transformers() -> None:
     n_latents, d, k = 64, 16, 4
     model = with_weights(n_latents, d, k, seed=4, tied=True)
@@ -136,6 +139,7 @@ def test_tied_forward_equals_sentence_transformers() -> None:
     np.testing.assert_allclose(model.reconstruct(X), out["decoded_embedding_k"].numpy(), atol=1e-5, rtol=0)
 
 
+@pytest.mark.numerics
 def test_trained_model_equals_sentence_transformers(fitted) -> None:
     X, model = fitted
     st = st_module(model.n_latents, X.shape[1], model.k, model.encoder_, model.latent_bias_, model.pre_bias_)
@@ -152,6 +156,7 @@ class _Recorder:
         self.grads = [g.clone() for g in grads]
 
 
+@pytest.mark.numerics
 def test_gradients_equal_autograd() -> None:
     n, d, bsz, k, auxk, coef, scale = 50, 12, 16, 4, 8, 1 / 32, 0.7
     gen = torch.Generator().manual_seed(1)
@@ -192,6 +197,7 @@ def test_gradients_equal_autograd() -> None:
         np.testing.assert_allclose(got.numpy(), ref.numpy(), atol=1e-5 * float(ref.abs().max()), rtol=0)
 
 
+@pytest.mark.numerics
 def test_adam_equals_torch() -> None:
     gen = torch.Generator().manual_seed(0)
     p_ours = torch.randn(5, 3, generator=gen)
@@ -305,6 +311,7 @@ def test_transform_and_inverse(fitted) -> None:
     np.testing.assert_array_equal(model.fit_transform(X).shape, codes.shape)
 
 
+@pytest.mark.numerics
 def test_metrics_against_formulas(fitted) -> None:
     X, model = fitted
     m = sae_metrics(model, X)
@@ -327,6 +334,7 @@ def test_metrics_against_formulas(fitted) -> None:
     assert isinstance(m, SaeMetrics) and json.loads(json.dumps(d))["k"] == 5
 
 
+@pytest.mark.numerics
 def test_top_items_against_brute_force(fitted) -> None:
     X, model = fitted
     codes = model.transform(X, dense=True)
@@ -385,6 +393,7 @@ def test_matching_pursuit_recovers_orthogonal_codes() -> None:
     np.testing.assert_allclose(mp.residual_norms[:, -1], 0.0, atol=1e-9)
 
 
+@pytest.mark.numerics
 def test_matching_pursuit_without_gram_matches() -> None:
     rng = np.random.default_rng(2)
     D, X = rng.standard_normal((12, 6)), rng.standard_normal((20, 6))

@@ -18,6 +18,8 @@ from repspace.engines.learn.heads import (
     train_pair_adapter,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def spread_pairs(n: int, *, d: int = 16, signal: int = 4, nuisance_std: float = 1.2, seed: int = 0):
     """Pairs whose similarity lives in ``signal`` latent dimensions, rotated so it is spread over all ``d``.

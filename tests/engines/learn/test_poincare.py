@@ -26,6 +26,8 @@ from repspace.engines.learn.poincare import (
 )
 from repspace.engines.learn.wordnet import hypernym_closure, wordnet_available
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 needs_wordnet = pytest.mark.skipif(not wordnet_available(),
                                    reason="WordNet 3.0 is not in /usr/share/wordnet (Debian package wordnet-base)")
 

@@ -12,6 +12,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.learn.retrofit import Lexicon, lexicon_from_mapping, read_lexicon, retrofit
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 KEYS = ["a", "b", "c", "d"]
 #: a -> b, c; b -> a; c and d are not in the lexicon (d is in no line at all).
 VECTORS = np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0], [3.0, 5.0]])

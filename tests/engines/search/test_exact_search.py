@@ -11,6 +11,8 @@ import repspace.core.exact as exact_mod
 from repspace import InputError
 from repspace.workflows.search import exact_search, normalize_rows
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 METRICS = ["cosine", "ip", "l2"]
 
 

@@ -20,6 +20,8 @@ from repspace.core.exact import exact_search
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.specs import parse_spec
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 GLOVE_N = 50_000
 GRAPH_N = 10_000
 N_QUERIES = 200

@@ -10,6 +10,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.search.fusion import rrf, weighted_sum
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def test_rrf_hand_example():
     s, r = rrf([np.array([[1, 2, 3]]), np.array([[3, 1, -1]])], k=4)

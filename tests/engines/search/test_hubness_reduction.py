@@ -20,6 +20,8 @@ from repspace.engines.search.hubness import (
     reduce_hubness,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 METHODS = ["csls", "mutual-proximity", "local-scaling"]
 
 

@@ -15,6 +15,8 @@ from repspace.core.errors import InputError, NotFoundError
 from repspace.engines.search.lexical import LexicalIndex, LexicalParams, read_meta
 from repspace.workflows.search.lexical import ensure_lexical, lexical_folder
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 PLAIN = {"stemmer": None, "stopwords": None}
 
 # Four documents, words of two letters or more (the tokenizer drops single letters).

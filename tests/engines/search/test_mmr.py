@@ -8,6 +8,8 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.search.mmr import mmr
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def sims(a, b, metric):
     a, b = np.asarray(a, float), np.asarray(b, float)

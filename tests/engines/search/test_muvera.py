@@ -19,6 +19,8 @@ from repspace.engines.search.muvera import (
 )
 from repspace.workflows.search import exact_search, normalize_rows
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _sets(rng: np.random.Generator, n: int, dim: int, lo: int = 1, hi: int = 9) -> list[np.ndarray]:
     return [normalize_rows(rng.standard_normal((int(m), dim))) for m in rng.integers(lo, hi, size=n)]

@@ -28,6 +28,8 @@ from repspace.engines.transforms import (
     transforms_to_bytes,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture
 def X():

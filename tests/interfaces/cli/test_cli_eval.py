@@ -104,6 +104,7 @@ def test_mteb_task_names_a_registered_task(capsys, sts_file, tmp_path):
     assert results.get_aggregated_scores()["repspace/static"]["Mean(Task)"] == pytest.approx(task.get_score())
 
 
+@pytest.mark.numerics
 @pytest.mark.slow  # MiniLM on the 1379 pairs of STS-B test
 @pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:DeprecationWarning")
 def test_minilm_on_stsb_reads_in_mteb_as_its_published_stsbenchmark_score(capsys, tmp_path, shared_data):

@@ -4,6 +4,11 @@
 session (a test that needs the two-node cluster shuts it down; the next ``ray_local`` test starts it
 again). ``ray_two_nodes`` is a ``ray.cluster_utils.Cluster`` of a head with no CPU and two worker
 nodes of one CPU each, so every task runs on a worker node and the tests can see which.
+
+Ray runs a one-CPU task's BLAS and OpenMP on one thread. ``make test-portable`` asks for another
+count through ``REPSPACE_TEST_RAY_THREADS`` (see ``tests/portable_env.py``): both fixtures then
+start their workers with that many threads (set in the job's runtime environment, which wins over
+the ``OPENBLAS_NUM_THREADS`` the workers inherit from the driver).
 """
 
 from __future__ import annotations
@@ -25,11 +30,20 @@ for _name in ("ray", "ray.data"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 
 
+def worker_env() -> dict:
+    """``ray.init`` keywords giving every worker ``REPSPACE_TEST_RAY_THREADS`` BLAS/OpenMP threads, when set."""
+    threads = os.environ.get("REPSPACE_TEST_RAY_THREADS", "").strip()
+    if not threads:
+        return {}
+    names = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+    return {"runtime_env": {"env_vars": {name: threads for name in names}}}
+
+
 def _local() -> None:
     if not ray.is_initialized():
         # address="local": our own Ray, never one that another process left running on this machine.
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
-                 logging_level="warning")
+                 logging_level="warning", **worker_env())
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +70,7 @@ def ray_two_nodes(_ray_session):
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
-    ray.init(address=cluster.address, log_to_driver=False, logging_level="warning")
+    ray.init(address=cluster.address, log_to_driver=False, logging_level="warning", **worker_env())
     try:
         yield ray, cluster, nodes
     finally:

@@ -27,6 +27,8 @@ from repspace.workflows.search.hnsw import sharded_paths
 from repspace.workflows.search.indexes import build_index, drop_index, funnel_paths, list_indexes
 from repspace.workflows.search.query import knn
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(autouse=True)
 def _own_local_ray(monkeypatch):

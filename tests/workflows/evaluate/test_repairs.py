@@ -31,6 +31,8 @@ from repspace.workflows.evaluate import (
     space_subject,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 KEYS = ("ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10", "mrr_at_10", "map_at_100")
 
 

@@ -11,6 +11,8 @@ import pytest
 import repspace.workflows.search.persist as persist_mod
 from repspace.workflows.search import HNSWParams, ensure_hnsw, knn
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 SMALL = HNSWParams(m=16, ef_construction=64)
 
 

@@ -10,6 +10,8 @@ from repspace import InputError, Store
 from repspace.engines.search.hubness import base_statistics, reduce_hubness
 from repspace.workflows.search import search_space
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def glove(tmp_path, glove_vectors):

@@ -8,6 +8,8 @@ import pytest
 from repspace import InputError, NotFoundError
 from repspace.workflows.search import knn
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 def _churned_space(store, rng, metric, dtype="float32", dim=12):
     """A space after adds, deletes, upserts with new vectors and text-only updates; and its model."""

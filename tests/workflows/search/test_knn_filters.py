@@ -8,6 +8,8 @@ import pytest
 from repspace.core import filters
 from repspace.workflows.search import knn, query
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 LANGS = ["en", "de", "fr", "ja"]
 
 # (expression, python predicate over (id, text, metadata))

@@ -11,6 +11,8 @@ from repspace.workflows.search.hnsw import ensure_sharded_hnsw, sharded_paths
 from repspace.workflows.search.indexes import build_index, drop_index, list_indexes
 from repspace.workflows.search.query import knn
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture()
 def space(store, glove_vectors):

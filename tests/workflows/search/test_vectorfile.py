@@ -19,6 +19,8 @@ from repspace.workflows.search.vectorfile import (
     vector_file_paths,
 )
 
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
+
 
 @pytest.fixture(autouse=True)
 def _no_memory_cache(monkeypatch):
