@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
 
-from repspace.core.errors import InputError
+from repspace.core.errors import InputError, NotFoundError
 from repspace.core.exact import normalize_rows
 from repspace.workflows.compare import compare_spaces
 from repspace.workflows.explore import (
@@ -20,6 +20,8 @@ from repspace.workflows.explore import (
     pair_search,
 )
 from repspace.workflows.layout import space_layout
+
+pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
 @pytest.fixture()
@@ -169,7 +171,7 @@ def test_pair_item_lists_kept_lost_and_gained(two):
     assert got["jaccard"] == pytest.approx(len(got["kept"]) / (20 - len(got["kept"])))
     row = space_layout(a).ids.index("w500")
     assert got["jaccard"] == pytest.approx(pair_jaccard(a, b, k=10)["values"][row], abs=1e-6)
-    with pytest.raises(InputError):
+    with pytest.raises(NotFoundError, match="not in both"):
         pair_item(a, b, "w5")  # not in b
 
 

@@ -1,8 +1,13 @@
 // The repspace HTTP API, as the explorer calls it (same origin, paths relative to the page).
 //
 // Every failure becomes an ApiError with one line of text: the server's {"error": ...} when it sent
-// one. `missing` is true when the route itself does not exist on this server (FastAPI's own 404 or
-// 405, which carry {"detail": ...} and no "error"): callers use it to fall back to older routes.
+// one. `missing` is true when the route itself does not exist on the server (a 404 or 405 without
+// {"error": ...}, as servers before every error had that shape answered): callers use it to fall back
+// to older routes.
+//
+// Ids are data: any text, "/", "?", "#", "%" and "." included. They travel percent-encoded in the
+// query string (`items?id=...`), never as a path segment, which a browser would resolve when it is
+// "." or "..".
 
 const API = 'api/v1';
 const enc = encodeURIComponent;
@@ -115,7 +120,7 @@ export const column = (space, name, method, opts) =>
 
 export const search = (space, body, opts) => postJSON(`spaces/${enc(space)}/search`, body, opts);
 
-export const item = (space, id, opts) => getJSON(`spaces/${enc(space)}/items/${enc(id)}`, opts);
+export const item = (space, id, opts) => getJSON(`spaces/${enc(space)}/items?id=${enc(id)}`, opts);
 
 export const compare = (a, b, changed = 50, k = 10, opts) =>
   getJSON(`compare/${enc(a)}/${enc(b)}?changed=${changed}&k=${k}`, opts);
@@ -133,7 +138,7 @@ export async function compareJaccard(a, b, k = 10, method = 'pca', opts = {}) {
 /** {id, jaccard, kept, lost, gained, a, b}, or null when the server has no such route. */
 export async function compareItem(a, b, id, k = 10, opts) {
   try {
-    return await getJSON(`compare/${enc(a)}/${enc(b)}/items/${enc(id)}?k=${k}`, opts);
+    return await getJSON(`compare/${enc(a)}/${enc(b)}/items?id=${enc(id)}&k=${k}`, opts);
   } catch (e) {
     if (e instanceof ApiError && e.missing) return null;
     throw e;

@@ -587,8 +587,9 @@ function renderLasso(ids) {
 
 async function runSearch() {
   if (!S.a) return;
-  const q = $('#query').value.trim();
   const mode = $('#mode').value;
+  const typed = $('#query').value;
+  const q = mode === 'id' && typed.trim() ? typed : typed.trim(); // an id is data: its spaces are part of it
   const where = $('#where').value.trim();
   const k = Math.max(1, Math.min(1000, Number.parseInt($('#k').value, 10) || 10));
   if (!q) {

@@ -16,6 +16,9 @@ Examples
 
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 __all__ = [
     "RepspaceError",
     "InputError",
@@ -24,6 +27,8 @@ __all__ = [
     "StoreError",
     "EncoderError",
     "ConflictError",
+    "DiskFullError",
+    "is_disk_full",
 ]
 
 
@@ -70,7 +75,34 @@ class StoreError(RepspaceError):
     exit_code = 6
 
 
+class DiskFullError(RepspaceError):
+    """The disk (the file system of the store, or of a file being written) is full.
+
+    Nothing of the operation was kept (a store's batch is rolled back whole);
+    free some space and run it again. Not the user's input and not a bug: exit 1.
+    """
+
+    exit_code = 1
+
+
 class BackendError(RepspaceError):
     """A distributed backend (Ray) that is missing, unreachable or lost while a job ran."""
 
     exit_code = 7
+
+
+def is_disk_full(e: BaseException) -> bool:
+    """Whether ``e`` says that the disk is full: SQLite's ``SQLITE_FULL`` or the system's ``ENOSPC``.
+
+    Examples
+    --------
+    >>> import errno
+    >>> is_disk_full(OSError(errno.ENOSPC, "No space left on device")), is_disk_full(OSError(errno.EACCES, "no"))
+    (True, False)
+    >>> is_disk_full(sqlite3.OperationalError("database or disk is full"))
+    True
+    """
+    if isinstance(e, sqlite3.Error):
+        code = getattr(e, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF == sqlite3.SQLITE_FULL or "disk is full" in str(e)
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)

@@ -94,6 +94,8 @@ def parse_jsonl_lines(lines: Iterable[bytes], path: str | Path, first_line: int 
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise InputError(f"{path}:{number}: invalid JSON ({e.msg} at column {e.colno})") from None
+        except ValueError as e:  # an integer of more digits than Python converts (4,300)
+            raise InputError(f"{path}:{number}: invalid JSON ({str(e).split(';')[0]})") from None
         except RecursionError:  # Python's decoder gives up near 1,000 levels of nesting
             raise InputError(f"{path}:{number}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict):
@@ -105,7 +107,11 @@ def parse_jsonl_lines(lines: Iterable[bytes], path: str | Path, first_line: int 
 def text_lines(path: str | Path, what: str, *, encoding: str = "utf-8") -> Iterator[tuple[int, str]]:
     """Each line of a text file with its number (from 1), decoded, without its line ending.
 
-    A UTF-8 byte-order mark is skipped; any Python codec may be named. An
+    A line ends at ``\\n`` or ``\\r\\n`` and nowhere else (``str.splitlines``
+    would also cut at U+2028, U+0085, a form feed or ``\\x1c``, shifting every
+    later line of a file whose lines are aligned with something else); exactly
+    one ending is removed, so a stray ``\\r`` before it stays part of the line.
+    One UTF-8 byte-order mark is skipped; any Python codec may be named. An
     unknown codec, a missing file, a folder, an unreadable file or a line that
     does not decode is one :class:`InputError` line naming ``what`` (``corpus
     file``, ``edge file``, ...) or ``path:line``.
@@ -117,6 +123,9 @@ def text_lines(path: str | Path, what: str, *, encoding: str = "utf-8") -> Itera
     >>> _ = open(path, "wb").write("\\ufeffone\\r\\ntwo\\n".encode("utf-8"))
     >>> list(text_lines(path, "text file"))
     [(1, 'one'), (2, 'two')]
+    >>> _ = open(path, "wb").write("a\\u2028b\\x85c\\x0cd\\nlast".encode("utf-8"))
+    >>> [line for _, line in text_lines(path, "ids file")]
+    ['a\\u2028b\\x85c\\x0cd', 'last']
     >>> list(text_lines(path + ".missing", "corpus file"))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -136,7 +145,9 @@ def text_lines(path: str | Path, what: str, *, encoding: str = "utf-8") -> Itera
                     name = "UTF-8" if codec == "utf-8" else codec
                     raise InputError(f"{path}:{number}: invalid {name} at byte {e.start} "
                                      "(pass the file's encoding)") from None
-                yield number, line.rstrip("\r\n")
+                if line.endswith("\n"):
+                    line = line[:-2] if line.endswith("\r\n") else line[:-1]
+                yield number, line
     except FileNotFoundError:
         raise InputError(f"{what} {path} does not exist") from None
     except IsADirectoryError:

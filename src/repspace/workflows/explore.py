@@ -19,7 +19,7 @@ generation), so the browser colours point ``i`` of the map with value ``i``:
   stored alignment exists).
 
 Overlays are kept beside the store by state, like layouts, and recomputed after a
-write.
+write (beside a read-only store: in this process's memory only).
 
 Examples
 --------
@@ -46,10 +46,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
-from repspace.core.errors import ConflictError, InputError
+from repspace.core.errors import ConflictError, InputError, NotFoundError
+from repspace.core.printable import excerpt
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
 from repspace.workflows.layout import space_layout
+from repspace.workflows.search.persist import IndexNotReady
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
@@ -194,7 +196,7 @@ def map_agreement(space: Space, method: str = "pca", k: int = 10) -> np.ndarray:
     _, low = cKDTree(lay.coords.astype(np.float64)).query(lay.coords.astype(np.float64), k=k + 1)
     low = _without_self(np.asarray(low, dtype=np.int64), k)
     values = overlap_counts(high, low).astype(np.float64) / k
-    _save(path, state, values)
+    _save(space, path, state, values)
     return values
 
 
@@ -228,23 +230,37 @@ def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: i
     chosen = np.sort(np.random.default_rng(seed).permutation(n)[: min(sample, n)])
     queries = np.asarray(snap.vectors[chosen], dtype=np.float32)
     exact = knn(space, queries, k + 1, method="exact").rows
-    approx = knn(space, queries, k + 1, method="hnsw").rows
+    found = knn(space, queries, k + 1, method="hnsw")
+    if found.plan.method != "hnsw":  # a read-only store without a current graph searched exactly
+        raise IndexNotReady(f"the recall overlay measures the HNSW index of space {space.name!r}: "
+                            f"{found.plan.reason}")
+    approx = found.rows
     own = snap.rows[chosen][:, None]
     values = np.full(n, np.nan)
     for i, (e, a, o) in enumerate(zip(exact, approx, own)):
         truth = [r for r in e.tolist() if r != o[0]][:k]
-        found = {r for r in a.tolist() if r != o[0]}
-        values[chosen[i]] = len(found.intersection(truth)) / len(truth)
-    _save(path, state, values)
+        got = {r for r in a.tolist() if r != o[0]}
+        values[chosen[i]] = len(got.intersection(truth)) / len(truth)
+    _save(space, path, state, values)
     return values
 
 
+#: Overlays of read-only stores, kept by this process (file path -> (state, values)): never written to disk.
+_MEMORY: dict[str, tuple[list[Any], np.ndarray]] = {}
+
+
 def _load(path: Any, state: list[Any]) -> np.ndarray | None:
+    held = _MEMORY.get(str(path))
+    if held is not None and held[0] == state:
+        return held[1]
     got = read_npz(path, {"state": state})
     return None if got is None else np.asarray(got["values"], dtype=np.float64)
 
 
-def _save(path: Any, state: list[Any], values: np.ndarray) -> None:
+def _save(space: Space, path: Any, state: list[Any], values: np.ndarray) -> None:
+    if space.store.readonly:  # nothing is written beside a read-only store: this process keeps it
+        _MEMORY[str(path)] = (state, values)
+        return
     try:
         write_npz(path, {"state": state}, {"values": np.asarray(values, dtype=np.float64)})
     except OSError:  # a read-only folder: the file is only a cache
@@ -263,10 +279,27 @@ def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
     from repspace.workflows.search.indexes import list_indexes
 
     exact = space.search(id=item_id, k=k, index="exact")
-    spec = next((r.spec for r in list_indexes(space) if r.spec != "exact"), None)
-    approx = None if spec is None else space.search(id=item_id, k=k, index=spec)
+    spec = next((r.spec for r in list_indexes(space) if r.spec != "exact" and _searchable(r.spec)), None)
+    approx = None
+    if spec is not None:
+        hits, plan = space.search(id=item_id, k=k, index=spec, explain=True)
+        if plan.method == "exact":  # a read-only store whose index is behind searched exactly: no approximate list
+            spec = None
+        else:
+            approx = hits
     return {"exact": [_hit(h) for h in exact], "approximate": None if approx is None else [_hit(h) for h in approx],
             "index": spec}
+
+
+def _searchable(spec: str) -> bool:
+    """Whether a listed derived file is an index a search can name (not neighbour statistics or a vector tier)."""
+    from repspace.engines.search.specs import parse_spec
+
+    try:
+        parse_spec(spec)
+    except InputError:
+        return False
+    return True
 
 
 def _hit(h: Any) -> dict[str, Any]:
@@ -312,7 +345,7 @@ def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> dict[str, Any]:
     lost (in ``a`` only) and gained (in ``b`` only), with their Jaccard similarity."""
     shared = set(a.existing_ids([item_id])) & set(b.existing_ids([item_id]))
     if not shared:
-        raise InputError(f"item {item_id!r} is not in both {a.name!r} and {b.name!r}")
+        raise NotFoundError(f"item {excerpt(item_id)} is not in both {a.name!r} and {b.name!r}")
     # Neighbours among shared items: ask for more, keep those the other space also holds.
     in_a = _shared_neighbours(a, b, item_id, k)
     in_b = _shared_neighbours(b, a, item_id, k)

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.atomic import write_atomic
-from repspace.core.errors import InputError
+from repspace.core.errors import DiskFullError, InputError, is_disk_full
 from repspace.core.store.validate import MAX_METADATA_DEPTH, metadata_depth
 
 if TYPE_CHECKING:
@@ -253,4 +253,6 @@ def _write_atomically(table: pa.Table, path: Path) -> None:
     try:
         write_atomic(path, lambda f: pq.write_table(table, f), durable=True)
     except OSError as e:
+        if is_disk_full(e):
+            raise DiskFullError(f"disk full: cannot write {path}; nothing was written") from None
         raise InputError(f"cannot write {path}: {e.strerror or e}") from None

@@ -3,7 +3,8 @@
 A layout is computed once per (space, generation, method) and written to
 ``STORE.indexes/<uid>/layouts/<method>.npz`` with the state it was computed at (uid,
 generation, next row, dead rows); it is read back while the space is unchanged, by this
-or any process, and recomputed after a write. Nothing is pickled.
+or any process, and recomputed after a write. Nothing is pickled. Beside a read-only
+store nothing is written: the layout is kept in this process's memory instead.
 
 Examples
 --------
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
 #: Layout methods: PCA (instant, the default) and UMAP on repspace's kNN graph (seed 0, 15 neighbours).
 METHODS = ("pca", "umap")
 FORMAT = 2
+#: Layouts of read-only stores, kept by this process (file path -> (state, ids, coords)): never written to disk.
+_MEMORY: dict[str, tuple[list[int | str], list[str], np.ndarray]] = {}
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
     info = space.info()
     state = [space.uid, info.generation, info.next_row, info.dead_rows]
     path = space.store.index_dir / space.uid / "layouts" / f"{method}.npz"
+    held = _MEMORY.get(str(path))
+    if held is not None and held[0] == state:
+        return Layout(held[1], held[2], method, info.generation, True)
     kept = _load(path, state, method)
     if kept is not None:
         return Layout(kept[0], kept[1], method, info.generation, True)
@@ -80,7 +86,10 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
     else:
         coords = pca_layout(vectors)
     if snap.generation == info.generation:  # the snapshot is of the state read above: keep it
-        _save(path, state, method, snap.ids, coords)
+        if space.store.readonly:  # nothing is written beside a read-only store: this process keeps it
+            _MEMORY[str(path)] = (state, list(snap.ids), coords)
+        else:
+            _save(path, state, method, snap.ids, coords)
     return Layout(list(snap.ids), coords, method, snap.generation, False)
 
 

@@ -123,7 +123,7 @@ def test_texts_and_metadata_round_trip(store):
 
 def test_unicode_and_odd_ids_round_trip(store):
     sp = store.create_space("ids", dim=2)
-    ids = ["ä", "中文", "𝄞", "with space", "quote'\"", "a\nb", "x" * 1024, "0", "-1", "%_like"]
+    ids = ["ä", "中文", "𝄞", "with space", "quote'\"", "a\u2028b", "x" * 1024, "0", "-1", "%_like"]
     x = np.arange(20, dtype=np.float32).reshape(10, 2)
     sp.add(ids, x)
     assert sp.ids() == ids
@@ -200,7 +200,7 @@ def test_hypothesis_text_and_metadata_round_trip(store, texts, metas):
     sp = store.create_space("hyp", dim=2, exist_ok=True)
     ids = [f"h{i}" for i in range(len(texts))]
     metas = metas[: len(texts)]
-    sp.add(ids, np.zeros((len(ids), 2)), texts=texts, metadata=metas)
+    sp.add(ids, np.ones((len(ids), 2)), texts=texts, metadata=metas)
     got = sp.get(ids)
     assert [it.text for it in got] == texts
     assert [it.metadata for it in got] == [json.loads(json.dumps(m)) for m in metas]

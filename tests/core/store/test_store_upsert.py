@@ -165,7 +165,7 @@ def test_live_count_matches_the_items_table_after_random_operations(store):
         for op, keys, salt in sequence:
             ids = [f"k{k}" for k in keys]
             if op == "add" and ids:
-                sp.add(ids, [[float(k), float(salt)] for k in keys], texts=[f"t{salt}"] * len(ids))
+                sp.add(ids, [[float(k), float(salt) + 1.0] for k in keys], texts=[f"t{salt}"] * len(ids))
             elif ids:
                 sp.delete(ids, missing_ok=True)
             (actual,) = store.db.conn.execute("SELECT count(*) FROM items").fetchone()

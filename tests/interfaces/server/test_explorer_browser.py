@@ -387,6 +387,77 @@ def test_two_space_mode_shows_the_moved_items(open_page, server):
     assert page.errors == []
 
 
+#: Ids the explorer must open as they are: path syntax, dot segments, percent and query marks, spaces at the ends,
+#: a line separator, a bidirectional override, emoji, markup.
+HOSTILE_IDS = ["a/b", "..", ".", "100%", "q?x=1#f", " sp ace ", "line\u2028sep", "\u202ertl", "emoji \U0001f600",
+               "<b>x</b>"]
+
+
+@pytest.fixture(scope="module")
+def hostile_server(tmp_path_factory) -> Iterator[Any]:
+    """Spaces ``h`` and ``h2`` over the same 30 ids, the hostile ones among them."""
+    from _http_server import Server
+
+    from repspace import Store
+
+    path = tmp_path_factory.mktemp("hostile") / "s.db"
+    ids = [f"n{i}" for i in range(30 - len(HOSTILE_IDS))] + HOSTILE_IDS
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((len(ids), 8)).astype(np.float32)
+    store = Store(path)
+    store.create_space("h", dim=8).add(ids, x, metadata=[{"id": i} for i in ids])
+    store.create_space("h2", dim=8).add(ids, x + 0.3 * rng.standard_normal(x.shape).astype(np.float32))
+    store.close()
+    s = Server(path)
+    yield s
+    s.stop()
+
+
+def test_items_with_hostile_ids_open_in_one_space_and_in_two(hostile_server, browser):
+    import json
+
+    page = Page(browser, f"{hostile_server.url}/?space=h")
+    try:
+        page.page.select_option("#mode", "id")
+        page.page.fill("#query", "n0")
+        page.page.fill("#k", "30")
+        page.page.press("#query", "Enter")
+        page.wait("s.highlighted.length > 0")
+        shown = page.page.locator("#tab-results .hit .id").all_text_contents()
+        assert set(HOSTILE_IDS) <= set(shown), shown
+        for two in (False, True):
+            for item in HOSTILE_IDS:
+                page.page.click(".tabs [data-tab=results]")
+                page.page.locator("#tab-results .hit").nth(shown.index(item)).click()
+                page.wait(f"s.selected === {json.dumps(item)}")
+                tab = page.page.locator("#tab-item")
+                assert tab.locator("h2").text_content() == item
+                params = {"id": item, "k": 10}
+                if two:
+                    pair = httpx.get(f"{hostile_server.url}/api/v1/compare/h/h2/items", params=params).json()
+                    for part in ("kept", "lost", "gained"):
+                        assert tab.locator(f".col.{part} li").all_text_contents() == pair[part], (item, part)
+                else:
+                    got = httpx.get(f"{hostile_server.url}/api/v1/spaces/h/items", params={"id": item}).json()
+                    cells = tab.locator(".neighbours tbody tr td:nth-child(2)").all_text_contents()
+                    assert cells == [n["id"] for n in got["exact"]], item
+                    assert item in tab.locator(".meta-table").text_content(), item
+            if not two:  # the same items, compared with a second space
+                page.page.select_option("#space-b", "h2")
+                page.wait("s.twoSpace")
+                page.page.fill("#query", "n0")
+                page.page.press("#query", "Enter")
+                page.wait("s.highlighted.length > 0")
+                shown = page.page.locator("#tab-results .cols .col").nth(0).locator(".id").all_text_contents()
+                assert set(HOSTILE_IDS) <= set(shown), shown
+        page.page.fill("#query", " sp ace ")  # an id searched as typed: its spaces are part of it
+        page.page.press("#query", "Enter")
+        page.wait("s.highlighted.length > 0")
+        assert page.state()["errors"] == [] and page.errors == [] and page.dialogs == []
+    finally:
+        page.close()
+
+
 # ---------------------------------------------------------------------------------------------- screenshot
 def screenshot(out: Path = REPO / "docs" / "explorer.png") -> Path:
     """Write a 1280x800 screenshot of the explorer: two spaces side by side, coloured by neighbourhood

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from repspace.core.errors import NotFoundError, StoreError
+from repspace.core.errors import DiskFullError, NotFoundError, StoreError, is_disk_full
 from repspace.core.store._schema import FOREIGN_KEYS_OFF, MIGRATIONS, SCHEMA_VERSION
 
 #: How long a writer waits for another writer's lock before giving up (seconds).
@@ -68,6 +68,8 @@ class Database:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
+                if is_disk_full(e):
+                    raise DiskFullError(f"disk full: cannot create the store's folder {self.path.parent}") from None
                 raise StoreError(f"cannot create the store's folder {self.path.parent}: {e.strerror}") from None
         self._lock = threading.RLock()
         #: Write transactions this connection committed (see :meth:`version`).
@@ -84,6 +86,9 @@ class Database:
                 self._configure()
                 self._migrate()
         except sqlite3.DatabaseError as e:
+            if is_disk_full(e):
+                raise DiskFullError(f"disk full: cannot open store {self.path}: free some space and run "
+                                    "again") from None
             raise StoreError(f"cannot open store {self.path}: {e}") from None
 
     def _configure_readonly(self) -> None:
@@ -177,22 +182,41 @@ class Database:
             try:
                 yield self.conn
             except sqlite3.OperationalError as e:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise self._unwritable(e) from None
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             try:
                 self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as e:  # a full disk is often found here, writing the WAL
+                self._rollback()
+                raise self._unwritable(e) from None
             finally:
                 self.commits += 1  # counted even if COMMIT failed: callers then re-read
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already done so.
+
+        After an I/O error or a full disk SQLite may roll the whole transaction
+        back by itself; a ROLLBACK then would fail ("no transaction is active")
+        and hide the error that matters.
+        """
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # the error being raised says more; SQLite rolls back a hot journal on next open
 
     def _unwritable(self, e: sqlite3.OperationalError) -> Exception:
         """A store the system will not let us write, as one line; any other SQLite error as it is."""
         message = str(e)
         if "readonly" in message or "read-only" in message:
             return StoreError(f"cannot write store {self.path}: the file or its folder is read-only")
-        if "disk is full" in message or "disk I/O" in message:
+        if is_disk_full(e):
+            return DiskFullError(f"disk full: cannot write store {self.path}; nothing of this change was "
+                                 "written (free some space and run again)")
+        if "disk I/O" in message:
             return StoreError(f"cannot write store {self.path}: {message}")
         return e
 

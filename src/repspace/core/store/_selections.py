@@ -63,14 +63,16 @@ STATS = {"cached": 0, "columns": 0, "read": 0, "files": 0}
 
 
 def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
-                next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None) -> np.ndarray:
+                next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None,
+                persist: bool = True) -> np.ndarray:
     """Rows of the live items matching ``flt``, ascending, inside the read transaction ``c``.
 
     ``generation`` (and ``next_row``, ``dead_rows``) must be the ones read in ``c``
     (the caller's ``_state``), so that the columns read here and the selection
     kept belong to them. With ``index_dir``, columns of large spaces are also
     kept in files beside the store (:mod:`repspace.core.store._column_files`)
-    and read from there by any process while the space is unchanged.
+    and read from there by any process while the space is unchanged; with ``persist``
+    False (a read-only store) such files are read but never written.
     """
     key = (uid, generation, str(flt.expr))
     with _LOCK:
@@ -81,7 +83,7 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
             return hit
     paths = fields_of(flt.expr)
     rows, columns = columns_of(c, sid, uid, generation, paths, next_row=next_row, dead_rows=dead_rows,
-                               index_dir=index_dir)
+                               index_dir=index_dir, persist=persist)
     with _LOCK:
         selected = rows[evaluate_columns(flt.expr, columns)]
         selected.flags.writeable = False
@@ -92,7 +94,7 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
 
 
 def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[str, ...]] | set[tuple[str, ...]], *,
-               next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None
+               next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None, persist: bool = True
                ) -> tuple[np.ndarray, dict[tuple[str, ...], Column]]:
     """The live rows and the columns of ``paths`` at the state read in ``c``: kept, from files, or read.
 
@@ -122,7 +124,7 @@ def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[st
             sql_rows, new = _read_columns(c, sid, to_read)
         rows = sql_rows
         columns.update(new)
-        if index_dir is not None and len(rows) >= PERSIST_MIN_ITEMS:
+        if index_dir is not None and persist and len(rows) >= PERSIST_MIN_ITEMS:
             for path in to_read:
                 try:
                     save_column(column_file(index_dir, uid, path), state, path, rows, new[path])

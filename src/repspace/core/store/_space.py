@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError
+from repspace.core.printable import excerpt
 from repspace.core.space import Metric, SpaceInfo
 from repspace.core.store import validate as v
 
@@ -247,7 +248,7 @@ class Space:
         (1, 1)
         """
         if on_conflict not in ("upsert", "error"):
-            raise InputError(f"on_conflict must be 'upsert' or 'error', not {on_conflict!r}")
+            raise InputError(f"on_conflict must be 'upsert' or 'error', not {excerpt(on_conflict)}")
         ids = v.check_ids(ids)
         vecs = v.check_vectors(vectors, ids, self.dim, self.dtype)
         texts = v.check_texts(texts, ids)
@@ -256,6 +257,8 @@ class Space:
         stored = vecs.astype(self.dtype, copy=False)
         if self.metric is Metric.POINCARE:
             _check_in_ball(stored, ids)
+        elif self.metric is Metric.COSINE:  # checked as stored: a float16 rounding to zero is caught too
+            v.check_directions(stored, ids)
         with self.store.db.write() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             if shard is not None and c.execute("SELECT 1 FROM shards WHERE space_id = ? AND sha256 = ?",
@@ -263,7 +266,7 @@ class Space:
                 raise ConflictError(f"shard {shard.name} ({shard.sha256[:12]}) is already in space {self.name!r}")
             existing = self._rows_by_id(c, sid, ids)
             if existing and on_conflict == "error":
-                some = ", ".join(repr(i) for i in list(existing)[:3])
+                some = ", ".join(excerpt(i) for i in list(existing)[:3])
                 raise ConflictError(f"{len(existing)} id(s) already in space {self.name!r}: {some}")
             old_vectors = self._read_rows(c, sid, [r for r, *_ in existing.values()]) if existing else None
             old_index = {r: j for j, (r, *_) in enumerate(existing.values())}
@@ -330,7 +333,7 @@ class Space:
             found = self._rows_by_id(c, sid, ids)
             missing = [i for i in ids if i not in found]
             if missing and not missing_ok:
-                some = ", ".join(repr(i) for i in missing[:3])
+                some = ", ".join(excerpt(i) for i in missing[:3])
                 raise NotFoundError(f"{len(missing)} id(s) not in space {self.name!r}: {some}")
             rows = [r for r, *_ in found.values()]
             c.execute(
@@ -376,7 +379,7 @@ class Space:
             found = self._rows_by_id(c, sid, ids)
             missing = [i for i in ids if i not in found]
             if missing:
-                some = ", ".join(repr(i) for i in missing[:3])
+                some = ", ".join(excerpt(i) for i in missing[:3])
                 raise NotFoundError(f"{len(missing)} id(s) not in space {self.name!r}: {some}")
             return self._set_metadata(c, sid, generation, [found[i][0] for i in ids], metas, merge)
 
@@ -622,7 +625,7 @@ class Space:
             found = self._rows_by_id(c, sid, list(ids))
         missing = [i for i in ids if i not in found]
         if missing:
-            raise NotFoundError(f"id {missing[0]!r} is not in space {self.name!r}")
+            raise NotFoundError(f"id {excerpt(missing[0])} is not in space {self.name!r}")
         return [Item(id=i, text=found[i][1], metadata=json.loads(found[i][2]), row=found[i][0]) for i in ids]
 
     def existing_ids(self, ids: Sequence[str]) -> set[str]:
@@ -707,7 +710,7 @@ class Space:
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             return select_rows(c, sid, self._info.uid, generation, flt, next_row=next_row, dead_rows=dead_rows,
-                               index_dir=self.store.index_dir)
+                               index_dir=self.store.index_dir, persist=not self.store.readonly)
 
     def columns(self, fields: Sequence[str]) -> tuple[int, np.ndarray, dict[str, Any]]:
         """Top-level metadata fields as columns: ``(generation, live rows ascending, {field: Column})``.
@@ -732,7 +735,8 @@ class Space:
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self._state(c)
             rows, cols = columns_of(c, sid, self._info.uid, generation, sorted(set(paths.values())),
-                                    next_row=next_row, dead_rows=dead_rows, index_dir=self.store.index_dir)
+                                    next_row=next_row, dead_rows=dead_rows, index_dir=self.store.index_dir,
+                                    persist=not self.store.readonly)
         return generation, rows, {name: cols[path] for name, path in paths.items()}
 
     def field_counts(self) -> tuple[int, list[tuple[str, str, int]]]:
@@ -812,5 +816,5 @@ def _check_in_ball(vectors: np.ndarray, ids: list[str]) -> None:
     bad = np.flatnonzero(norms >= 1.0)
     if len(bad):
         i = int(bad[0])
-        raise InputError(f"item {ids[i]!r} has norm {norms[i]:.6g}: a poincare space holds points of the open unit "
+        raise InputError(f"item {excerpt(ids[i])} has norm {norms[i]:.6g}: a poincare space holds points of the open unit "
                          f"ball (norm < 1); {len(bad)} of {len(ids)} vectors are outside it")

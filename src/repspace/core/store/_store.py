@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError
+from repspace.core.printable import excerpt
 from repspace.core.space import DTYPES, Metric, SpaceInfo, check_space_name
 from repspace.core.store._db import Database
 from repspace.core.store._results import SavedResult, list_results, save_result
@@ -48,8 +49,11 @@ class Store:
         is a :class:`~repspace.core.errors.NotFoundError`. A SQLite file that is
         not a store is always refused, unchanged.
     readonly : bool
-        Refuse every write (the HTTP service without ``--writable``); derived
-        files beside the store (indexes, filter columns) are still written.
+        Refuse every write (the HTTP service without ``--writable``). Nothing
+        beside the store is written either: derived files (indexes, filter
+        columns, layouts, statistics) are read when current, otherwise computed
+        in memory or done without (a search without a current index is exact,
+        and says so in its plan).
 
     Examples
     --------
@@ -70,6 +74,11 @@ class Store:
         self.db = Database(self.path, create=create, readonly=readonly)
         self._index_dir = self.path.with_name(self.path.name + ".indexes")
         self._spaces: dict[str, Space] = {}
+
+    @property
+    def readonly(self) -> bool:
+        """Whether this store was opened read-only: then nothing in it or beside it is written."""
+        return self.db.readonly
 
     @property
     def index_dir(self) -> Path:
@@ -111,9 +120,9 @@ class Store:
         check_space_name(name)
         metric = Metric.parse(metric)
         if not isinstance(dim, int) or isinstance(dim, bool) or dim <= 0:
-            raise InputError(f"dimension must be a positive integer, not {dim!r}")
+            raise InputError(f"dimension must be a positive integer, not {excerpt(dim)}")
         if dtype not in DTYPES:
-            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, not {dtype!r}")
+            raise InputError(f"dtype must be one of {', '.join(DTYPES)}, not {excerpt(dtype)}")
         try:
             prov = json.dumps(provenance or {}, sort_keys=True, allow_nan=False, default=json_default)
         except (TypeError, ValueError) as e:
@@ -159,7 +168,7 @@ class Store:
             if row is None:
                 names = [r[0] for r in c.execute("SELECT name FROM spaces ORDER BY name")]
                 hint = f"; spaces: {', '.join(names[:10])}" if names else "; the store has no spaces yet"
-                raise NotFoundError(f"no space {name!r} in {self.path}{hint}")
+                raise NotFoundError(f"no space {excerpt(name)} in {self.path}{hint}")
             cached = self._spaces.get(name)
             if cached is not None and cached.uid == row[0]:
                 return cached

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.printable import CONTROL, escape_controls, excerpt
 
 MAX_ID_LENGTH = 1024
 
@@ -38,11 +39,26 @@ def text_hash(text: str) -> str:
 
 
 def check_ids(ids: Sequence[Any]) -> list[str]:
-    """Ids must be non-empty strings, unique within the batch.
+    """Ids must be non-empty strings of printable characters, unique within the batch.
+
+    An id is data that every route must reach again (a URL, a terminal, a
+    ``--ids`` file of one id per line), so control characters (C0, DEL, C1:
+    ``NUL``, ``ESC``, a newline, U+0085) are refused; any other Unicode is kept
+    exactly (U+2028, right-to-left marks, ``/``, quotes, emoji).
 
     A batch of valid string ids is checked with whole-batch operations (a set,
-    one UTF-8 encode of all ids); any other batch goes through the per-id loop,
-    which names the first offending id.
+    one UTF-8 encode and one regular-expression scan of all ids); any other
+    batch goes through the per-id loop, which names the first offending id.
+
+    Examples
+    --------
+    >>> check_ids(["a/b", "caf\u00e9", 7])
+    ['a/b', 'caf\u00e9', '7']
+    >>> try:
+    ...     check_ids(["ok", "bad\\x00id"])
+    ... except InputError as e:
+    ...     print(e)
+    id at position 1 has a control character (\\x00 at character 3): ids cannot hold control characters
     """
     fast = _valid_str_ids(ids)
     if fast is not None:
@@ -59,8 +75,12 @@ def check_ids(ids: Sequence[Any]) -> list[str]:
         if len(item_id) > MAX_ID_LENGTH:
             raise InputError(f"id at position {i} is longer than {MAX_ID_LENGTH} characters")
         _check_utf8(item_id, f"id at position {i}")
+        control = CONTROL.search(item_id)
+        if control is not None:
+            raise InputError(f"id at position {i} has a control character ({escape_controls(control.group())} at "
+                             f"character {control.start()}): ids cannot hold control characters")
         if item_id in seen:
-            raise InputError(f"duplicate id {item_id!r} at positions {seen[item_id]} and {i} of the batch")
+            raise InputError(f"duplicate id {excerpt(item_id)} at positions {seen[item_id]} and {i} of the batch")
         seen[item_id] = i
         out.append(item_id)
     return out
@@ -73,9 +93,12 @@ def _valid_str_ids(ids: Sequence[Any]) -> list[str] | None:
         return None
     if not all(map(str.strip, out)) or max(map(len, out), default=0) > MAX_ID_LENGTH:
         return None
+    joined = "".join(out)
     try:
-        "".join(out).encode("utf-8")  # lone surrogates (undecodable bytes read as text) fail here
+        joined.encode("utf-8")  # lone surrogates (undecodable bytes read as text) fail here
     except UnicodeEncodeError:
+        return None
+    if CONTROL.search(joined) is not None:  # the loop names the id and the character
         return None
     return out
 
@@ -115,7 +138,7 @@ def check_vectors(vectors: Any, ids: list[str], dim: int, dtype: str) -> np.ndar
         lossy = lossy_in_float32(arr).any(axis=1)  # 2**40 + 1 became 1099511627776.0 silently
         if lossy.any():
             i = int(np.argmax(lossy))
-            raise InputError(f"vector of id {ids[i]!r} (position {i}) has integers float32 cannot hold exactly "
+            raise InputError(f"vector of id {excerpt(ids[i])} (position {i}) has integers float32 cannot hold exactly "
                              f"({arr.dtype} input, beyond 2**24): convert them to floats first")
     source = arr
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below, with the id
@@ -130,8 +153,108 @@ def check_vectors(vectors: Any, ids: list[str], dim: int, dtype: str) -> np.ndar
             what = "NaN or inf"
         else:
             what = f"values beyond {dtype} range (largest magnitude {np.abs(source[i]).max():.3g})"
-        raise InputError(f"vector of id {ids[i]!r} (position {i}) has {what}")
+        raise InputError(f"vector of id {excerpt(ids[i])} (position {i}) has {what}")
     return arr
+
+
+def check_directions(vectors: np.ndarray, ids: Sequence[str], *, encoder: str | None = None) -> None:
+    """Refuse vectors a cosine space cannot compare: a cosine is a ratio over the lengths, and a vector of
+    length zero has no direction (every cosine with it is 0/0).
+
+    ``vectors`` are rows as stored; the length is computed in float32 as a
+    search normalises them, so a row too small (its squares underflow) or too
+    large (they overflow) to normalise is refused with it. With ``encoder`` the
+    vectors were embedded from texts by it, and the message says so.
+
+    Examples
+    --------
+    >>> check_directions(np.array([[1.0, 0.0]], dtype=np.float32), ["a"])
+    >>> try:
+    ...     check_directions(np.array([[1.0, 0.0], [0.0, 0.0]], dtype=np.float32), ["a", "b"])
+    ... except InputError as e:
+    ...     print(e)
+    vector of id 'b' (position 1) is all zeros: a cosine space compares directions, and it has none
+    """
+    arr = np.asarray(vectors, dtype=np.float32)
+    if arr.ndim != 2 or not arr.size:
+        return
+    found = _first_undirected(arr)
+    if found is not None:
+        i, zero = found
+        if encoder is not None:
+            what = (f"the text of id {excerpt(ids[i])} (position {i}) embeds to "
+                    f"{'the zero vector' if zero else 'a vector float32 cannot normalise'} with encoder {encoder}")
+        else:
+            what = f"vector of id {excerpt(ids[i])} (position {i}) " + (
+                "is all zeros" if zero else "has a length float32 cannot normalise (values too small or too large)")
+        raise InputError(f"{what}: a cosine space compares directions, and it has none")
+
+
+def check_query_direction(query: Any, dim: int, what: str = "the query vector") -> None:
+    """Refuse a query a cosine space cannot compare: one of length zero (all zeros) or one float32 cannot
+    normalise, whose every score would be 0. ``what`` names the query in the message.
+
+    Anything else wrong with the query (its shape, NaN, not numbers) is left to the search's own checks,
+    which name it better.
+
+    Examples
+    --------
+    >>> check_query_direction([0.5, 0.0], 2)
+    >>> try:
+    ...     check_query_direction([0.0, 0.0], 2, "the query text (embedded)")
+    ... except InputError as e:
+    ...     print(e)
+    the query text (embedded) is all zeros: a cosine space compares directions, and it has none
+    """
+    try:
+        with np.errstate(all="ignore"):
+            q = np.asarray(query, dtype=np.float32)
+    except (TypeError, ValueError, OverflowError):
+        return
+    if q.ndim not in (1, 2) or q.size == 0 or q.shape[-1] != dim or not np.isfinite(q).all():
+        return
+    found = _first_undirected(q.reshape(-1, dim))
+    if found is not None:
+        how = "is all zeros" if found[1] else "has a length float32 cannot normalise"
+        raise InputError(f"{what} {how}: a cosine space compares directions, and it has none")
+
+
+def _first_undirected(rows: np.ndarray) -> tuple[int, bool] | None:
+    """``(position, all zeros)`` of the first float32 row whose length, computed as a search normalises it,
+    is zero or not finite; None when every row has a direction."""
+    with np.errstate(over="ignore", under="ignore"):
+        lengths = np.linalg.norm(rows, axis=1)
+    bad = ~(lengths > 0) | ~np.isfinite(lengths)
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return i, not rows[i].any()
+
+
+def check_texts_to_embed(texts: Sequence[str | None], ids: Sequence[str], source: str = "") -> None:
+    """Texts to embed must have something to embed: a missing, empty or whitespace-only text is refused.
+
+    An encoder's tokenizer drops whitespace, so ``"   "`` embeds exactly as
+    ``""``: to the special tokens alone (a vector of no content, MiniLM) or to
+    the zero vector (a static encoder). Either way the item's vector would not
+    say anything of it; the text is a user error, named with its item.
+
+    Examples
+    --------
+    >>> check_texts_to_embed(["a cat", " x "], ["a", "b"])
+    >>> try:
+    ...     check_texts_to_embed(["a cat", "  "], ["a", "b"], "docs.jsonl")
+    ... except InputError as e:
+    ...     print(e)
+    docs.jsonl: item 'b' (position 1) has an empty text (only whitespace): there is nothing to embed
+    """
+    where = f"{source}: " if source else ""
+    for i, t in enumerate(texts):
+        if t is None:
+            raise InputError(f"{where}item {excerpt(ids[i])} (position {i}) has no text to embed")
+        if not t.strip():
+            what = "an empty text" if not t else "an empty text (only whitespace)"
+            raise InputError(f"{where}item {excerpt(ids[i])} (position {i}) has {what}: there is nothing to embed")
 
 
 def check_texts(texts: Sequence[Any] | None, ids: list[str]) -> list[str | None]:
@@ -148,8 +271,8 @@ def check_texts(texts: Sequence[Any] | None, ids: list[str]) -> list[str | None]
             texts[i] = None
             continue
         if not isinstance(t, str):
-            raise InputError(f"text of id {ids[i]!r} is {type(t).__name__}, not a string")
-        _check_utf8(t, f"text of id {ids[i]!r}")
+            raise InputError(f"text of id {excerpt(ids[i])} is {type(t).__name__}, not a string")
+        _check_utf8(t, f"text of id {excerpt(ids[i])}")
     return texts
 
 
@@ -182,17 +305,17 @@ def check_metas(metas: Sequence[Any] | None, ids: list[str]) -> list[str]:
             out.append("{}")
             continue
         if not isinstance(m, Mapping):
-            raise InputError(f"metadata of id {ids[i]!r} is {type(m).__name__}, not an object")
+            raise InputError(f"metadata of id {excerpt(ids[i])} is {type(m).__name__}, not an object")
         try:
             text = json.dumps(m, ensure_ascii=False, allow_nan=False, sort_keys=True, default=json_default)
         except RecursionError:
             raise InputError(_too_deep(ids[i])) from None
         except (TypeError, ValueError) as e:
-            raise InputError(f"metadata of id {ids[i]!r} is not valid JSON: {e}") from None
+            raise InputError(f"metadata of id {excerpt(ids[i])} is not valid JSON: {e}") from None
         # A text with at most MAX_METADATA_DEPTH brackets cannot nest deeper (the usual case, counted in C).
         if text.count("{") + text.count("[") > MAX_METADATA_DEPTH and metadata_depth(m) > MAX_METADATA_DEPTH:
             raise InputError(_too_deep(ids[i]))
-        _check_utf8(text, f"metadata of id {ids[i]!r}")
+        _check_utf8(text, f"metadata of id {excerpt(ids[i])}")
         out.append(text)
     return out
 
@@ -230,7 +353,7 @@ def metadata_depth(value: Any, stop: int = MAX_METADATA_DEPTH) -> int:
 
 
 def _too_deep(item_id: str) -> str:
-    return (f"metadata of id {item_id!r} is nested too deeply: at most {MAX_METADATA_DEPTH} levels of objects "
+    return (f"metadata of id {excerpt(item_id)} is nested too deeply: at most {MAX_METADATA_DEPTH} levels of objects "
             "and arrays are accepted")
 
 

@@ -2,7 +2,9 @@
 
 Every command parses its options, calls one library function and prints the
 result (a rich table, or ``--json``). Errors from the library become one line
-on stderr and a non-zero exit code.
+on stderr and a non-zero exit code: control characters escaped, cut to
+:data:`~repspace.core.printable.MESSAGE_LIMIT` characters, and paths shown
+relative to the working directory (or home) where they are inside it.
 """
 
 from __future__ import annotations
@@ -15,15 +17,14 @@ __all__ = ["main", "app"]
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (errors print one line on stderr)."""
     from repspace.core.errors import RepspaceError
-    from repspace.interfaces.cli._common import err
 
     try:
         build_app()(args=argv, prog_name="repspace", standalone_mode=False)
     except RepspaceError as e:
-        err.print(f"error: {e}", highlight=False, markup=False)
+        _error_line(f"error: {e}")
         return e.exit_code
     except KeyboardInterrupt:
-        err.print("interrupted", highlight=False)
+        _error_line("interrupted")
         return 130
     except SystemExit as e:
         return int(e.code or 0) if not isinstance(e.code, str) else 1
@@ -32,13 +33,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _error_line(text: str) -> None:
+    """One line on stderr: controls escaped, capped, absolute paths under the working directory (or home) shortened."""
+    from repspace.core.printable import one_line, shown_paths
+    from repspace.interfaces.cli._common import err
+
+    err.print(one_line(shown_paths(text)), highlight=False)
+
+
 def _last_resort(e: Exception) -> int:
     """One line on stderr for what the library did not turn into a :class:`RepspaceError`.
 
     Usage errors (a bad option value, a missing argument) print click's message on one
     line; an abort (a prompt answered no) prints ``aborted``; running out of memory, a
-    file the system refuses, or too deeply nested input say so. Anything else is a bug:
-    one line names it, and ``REPSPACE_TRACEBACK=1`` shows the traceback.
+    file the system refuses, or too deeply nested input say so; a full disk (``ENOSPC``,
+    SQLite's ``SQLITE_FULL``) says "disk full". Anything else is a bug: one line names it,
+    and ``REPSPACE_TRACEBACK=1`` shows the traceback.
     """
     import os
 
@@ -48,11 +58,10 @@ def _last_resort(e: Exception) -> int:
         exceptions as typer_click,  # typer >= 0.29 raises its own copies of click's
     )
 
-    from repspace.interfaces.cli._common import err
+    from repspace.core.errors import is_disk_full
+    from repspace.core.printable import shown_path
 
-    def line(text: str) -> None:
-        err.print(text, highlight=False, markup=False)
-
+    line = _error_line
     if isinstance(e, (click.exceptions.UsageError, typer_click.UsageError)):
         ctx = getattr(e, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
@@ -72,9 +81,13 @@ def _last_resort(e: Exception) -> int:
     if isinstance(e, RecursionError):
         line("error: the input is nested too deeply to read")
         return 1
+    filename = getattr(e, "filename", None)
+    shown = shown_path(os.fsdecode(filename)) if isinstance(filename, (str, bytes)) and filename else ""
+    if is_disk_full(e):
+        line(f"error: disk full{f' writing {shown}' if shown else ''}: free some space and run again")
+        return 1
     if isinstance(e, OSError):
-        name = f" {e.filename}" if getattr(e, "filename", None) else ""
-        line(f"error: {e.strerror or e}{':' if name else ''}{name}")
+        line(f"error: {e.strerror or e}{':' if shown else ''}{' ' + shown if shown else ''}")
         return 1
     line(f"error: unexpected {type(e).__name__}: {e} (a bug: please report it; REPSPACE_TRACEBACK=1 shows where)")
     return 1

@@ -1,8 +1,18 @@
-"""Shared pieces of the CLI: the store option, output, progress and error lines."""
+"""Shared pieces of the CLI: the store option, output, progress and error lines.
+
+Everything the CLI prints for people goes through :data:`out` (stdout) or
+:data:`err` (stderr), two :class:`DataConsole` objects: every string they draw,
+in a table cell, a title or a line, is shown as it is (never read as Rich markup
+or emoji codes) with its control characters escaped (``\\x1b``), so that ids,
+texts and metadata cannot style, move, link or rewrite the terminal. Styling is
+the CLI's own business: it passes ``style=`` or builds a ``rich.text.Text``.
+``--json`` output is written by :func:`print_json`, exact JSON.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,10 +33,38 @@ from rich.progress import (
 )
 
 from repspace.core.errors import InputError
+from repspace.core.printable import escape_controls, excerpt
 from repspace.core.progress import Progress
 
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+#: Characters JSON may leave raw in a string that a terminal acts on (DEL and the C1 controls: U+009B is a CSI).
+_RAW_CONTROLS_IN_JSON = re.compile("[\x7f-\x9f]")
+
+
+class DataConsole(Console):
+    """A Rich console for data: a string is drawn as it is, with its control characters escaped.
+
+    Rich reads every string it renders (table cells, titles, ``print``) as
+    markup (``[bold]``, ``[link=...]``) and replaces ``:emoji:`` codes, and passes
+    ``ESC`` and the other controls to the terminal. Here :meth:`render_str`, the
+    one door all of those go through, turns both off and escapes the controls.
+
+    Examples
+    --------
+    >>> import io
+    >>> c = DataConsole(file=io.StringIO(), width=60)
+    >>> c.print("[bold]id[/bold] :smile: \\x1b[31mred\\x1b]8;;http://x\\x07")
+    >>> c.file.getvalue()
+    '[bold]id[/bold] :smile: \\\\x1b[31mred\\\\x1b]8;;http://x\\\\x07\\n'
+    """
+
+    def render_str(self, text: str, **options: Any) -> Any:
+        options["markup"] = False
+        options["emoji"] = False
+        return super().render_str(escape_controls(text), **options)
+
+
+out = DataConsole(soft_wrap=True)
+err = DataConsole(stderr=True, soft_wrap=True)
 
 
 @dataclass
@@ -50,8 +88,23 @@ def open_store(*, create: bool = True) -> Any:
 
 
 def print_json(data: Any) -> None:
-    """JSON on stdout (one document), nothing else."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    """JSON on stdout (one document), nothing else.
+
+    Characters are written as they are (UTF-8), except that DEL and the C1
+    controls are written as JSON escapes (``\\u009b``) like the C0 ones
+    (``\\u001b``): the same JSON value, which a terminal cannot act on.
+
+    Examples
+    --------
+    >>> print_json({"id": "café/北", "text": "\\x1b[31m\\x9b"})
+    {
+      "id": "café/北",
+      "text": "\\u001b[31m\\u009b"
+    }
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    text = _RAW_CONTROLS_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def show_progress() -> bool:
@@ -97,4 +150,4 @@ def parse_layers(text: str) -> str | list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise InputError(f"--layers must be 'all' or comma-separated integers, not {text!r}") from None
+        raise InputError(f"--layers must be 'all' or comma-separated integers, not {excerpt(text)}") from None

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from repspace.core.errors import InputError
@@ -92,13 +91,13 @@ def compare_cmd(
         table.add_row(key, f"{value:.4f}", "yes" if MEASURES[key].larger_is_more_similar else "no (a distance)")
     out.print(table)
     for key, why in r.comparison.skipped.items():
-        out.print(f"- {key}: not computed ({escape(why)})")
+        out.print(f"- {key}: not computed ({why})")
     if r.changed:
         moved = Table("id", "jaccard", "lost", "gained", title=f"{len(r.changed)} items whose neighbourhoods "
                                                                "changed most")
         for c in r.changed:
-            moved.add_row(escape(c["id"]), f"{c['jaccard']:.3f}", escape(", ".join(c["lost"][:5])),
-                          escape(", ".join(c["gained"][:5])))
+            moved.add_row(c["id"], f"{c['jaccard']:.3f}", ", ".join(c["lost"][:5]),
+                          ", ".join(c["gained"][:5]))
         out.print(moved)
     if save:
         note(f"saved jaccard in the metadata of {r.n_shared:,} items of {a} and of {b}")
@@ -119,7 +118,7 @@ def _layers(encoder: str, other: str | None, texts: Path, layers: str, measure: 
         table = Table("", *[c.split("@")[-1] for c in m.cols], title=f"{measure}: {encoder} (rows) vs "
                       f"{other or encoder} (columns), {m.n:,} texts")
         for label, row in zip(m.rows, m.values):
-            table.add_row(escape(label.split("@")[-1]), *[f"{v:.3f}" for v in row])
+            table.add_row(label.split("@")[-1], *[f"{v:.3f}" for v in row])
         out.print(table)
     if heatmap is not None:
         note(f"heatmap: {heatmap}")

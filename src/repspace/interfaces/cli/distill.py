@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import out, print_json, progress_bar
@@ -46,6 +45,6 @@ def distill_cmd(
     if json:
         print_json({"folder": str(folder), "encoder": f"model2vec:{folder}", **record})
         return
-    out.print(f"wrote {escape(str(folder))}: {record['dim']}-d, {record['vocab_size']:,} tokens, "
-              f"{record['seconds']:.1f} s (from {escape(str(record['source_folder']))})", highlight=False)
-    out.print(f"use it with: --encoder model2vec:{escape(str(folder))}", highlight=False)
+    out.print(f"wrote {folder}: {record['dim']}-d, {record['vocab_size']:,} tokens, "
+              f"{record['seconds']:.1f} s (from {record['source_folder']})", highlight=False)
+    out.print(f"use it with: --encoder model2vec:{folder}", highlight=False)

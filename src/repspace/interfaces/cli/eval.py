@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
@@ -131,7 +130,7 @@ def _print_results(report: Any) -> None:
     first = report.results[0]
     title = f"{first.task_name} ({first.split}): {first.info.get('subject', '')}"
     if len(report.results) == 1:
-        table = Table("metric", "score", title=escape(title))
+        table = Table("metric", "score", title=title)
         shown = _SHOWN.get(first.task_name.split(":")[0], list(first.scores))
         for key in [k for k in first.scores if k in shown]:
             table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{first.scores[key]:.4f}")
@@ -140,9 +139,9 @@ def _print_results(report: Any) -> None:
             note(f"{len(first.scores)} scores in --json and --output-dir")
     else:
         keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
-        table = Table("subject", *keys, "seconds", title=escape(f"{first.task_name} ({first.split})"))
+        table = Table("subject", *keys, "seconds", title=f"{first.task_name} ({first.split})")
         for r in report.results:
-            table.add_row(escape(r.info.get("subject", "")), *(f"{r.scores[k]:.4f}" for k in keys),
+            table.add_row(r.info.get("subject", ""), *(f"{r.scores[k]:.4f}" for k in keys),
                           f"{r.evaluation_time:.1f}")
         out.print(table)
     note(f"{first.evaluation_time:.1f} s")
@@ -154,7 +153,7 @@ def _print_results(report: Any) -> None:
 def _print_tradeoff(report: Any) -> None:
     first = report.results[0]
     table = Table("codec", "bytes/vector", first.main_metric, "relative",
-                  title=escape(f"{first.task_name}: {first.info.get('subject', '')}"))
+                  title=f"{first.task_name}: {first.info.get('subject', '')}")
     for row in report.tradeoff:
         rel = row.get("relative")
         table.add_row(row["codec"], str(row["bytes_per_vector"]), f"{row['main_score']:.4f}",
@@ -413,6 +412,6 @@ def results_cmd(
         if repairs:
             subject += f" [{' + '.join(repairs)}]"
         gen = "" if s.generation is None else f"{s.generation}{' (stale)' if s.stale else ''}"
-        table.add_row(str(s.id), escape(subject), escape(s.task_name), s.split, s.main_metric, f"{s.main_score:.4f}",
+        table.add_row(str(s.id), subject, s.task_name, s.split, s.main_metric, f"{s.main_score:.4f}",
                       gen, s.created_at[:19])
     out.print(table)

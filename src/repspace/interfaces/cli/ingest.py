@@ -8,6 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
+from repspace.core.printable import excerpt
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import open_store, out, print_json, progress_bar
 
@@ -24,7 +25,7 @@ def _layer(value: str | None) -> Any:
     except ValueError:
         from repspace.core.errors import InputError
 
-        raise InputError(f"--layer must be an integer or 'all', not {value!r}") from None
+        raise InputError(f"--layer must be an integer or 'all', not {excerpt(value)}") from None
 
 
 @app.command("ingest")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from repspace.core.printable import excerpt
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar
 from repspace.interfaces.cli.learn import Json, Seed, SpaceName, learn_app
 
@@ -109,7 +110,7 @@ def matryoshka_cmd(
     try:
         prefixes = tuple(int(x) for x in dims.split(",") if x.strip()) + (None,)
     except ValueError:
-        raise typer.BadParameter(f"--dims must be comma-separated integers, not {dims!r}") from None
+        raise typer.BadParameter(f"--dims must be comma-separated integers, not {excerpt(dims)}") from None
     _head("matryoshka", source, space, pairs, dev, json, dims=prefixes, loss=loss, epochs=epochs, lr=lr, scale=scale,
           weight_decay=weight_decay, batch_size=batch_size, seed=seed, threads=threads)
 

@@ -19,7 +19,8 @@ def serve_cmd(
                     ] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free port).")] = 8765,
     token: Annotated[Optional[str], typer.Option(help="Require 'Authorization: Bearer TOKEN' on every request "
-                                                      "(default: $REPSPACE_TOKEN).")] = None,
+                                                      "(default: $REPSPACE_TOKEN; not empty, no whitespace at "
+                                                      "either end).")] = None,
     writable: Annotated[bool, typer.Option("--writable", help="Accept writes (POST .../items; needs a token).")
                         ] = False,
     cors: Annotated[Optional[list[str]], typer.Option(help="A browser origin allowed to call the API "
@@ -46,7 +47,8 @@ def serve_cmd(
     from repspace.core.store import default_store_path
     from repspace.interfaces.server import serve
 
-    token = token or os.environ.get("REPSPACE_TOKEN") or None
+    if token is None:  # a token given but empty (--token '' or REPSPACE_TOKEN=) is refused by serve, never ignored
+        token = os.environ.get("REPSPACE_TOKEN")
     store = settings.store or default_store_path()
 
     def ready(url: str) -> None:

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
@@ -56,11 +55,11 @@ def upgrade_check_cmd(
         return
     counts = r.pair_counts
     table = Table("setting", "no map", *[f"{c:,} pairs" for c in counts],
-                  title=f"nDCG@10 on {escape(str(r.info.get('data')))} ({r.n_queries:,} queries, "
-                        f"{r.n_documents:,} documents): {escape(old)} → {escape(new)}")
+                  title=f"nDCG@10 on {r.info.get('data')} ({r.n_queries:,} queries, "
+                        f"{r.n_documents:,} documents): {old} → {new}")
     blank = [""] * len(counts)
-    table.add_row(f"old ({escape(old)})", f"{r.row('old').ndcg_at_10:.4f}", *blank)
-    table.add_row(f"new ({escape(new)}), re-indexed", f"{r.row('new').ndcg_at_10:.4f}", *blank)
+    table.add_row(f"old ({old})", f"{r.row('old').ndcg_at_10:.4f}", *blank)
+    table.add_row(f"new ({new}), re-indexed", f"{r.row('new').ndcg_at_10:.4f}", *blank)
     for method in r.methods:
         cells = []
         for c in counts:

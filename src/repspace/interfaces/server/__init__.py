@@ -2,8 +2,10 @@
 
 :func:`create_app` builds the ASGI app (FastAPI); :func:`serve` runs it with uvicorn.
 Routes are in :mod:`repspace.interfaces.server.app`, request and response bodies in
-:mod:`repspace.interfaces.server.schemas`, the host/token/size checks in
-:mod:`repspace.interfaces.server.security`.
+:mod:`repspace.interfaces.server.schemas` (which are also the OpenAPI schema), the host, token,
+content-type and size checks in :mod:`repspace.interfaces.server.security`, the one error shape in
+:mod:`repspace.interfaces.server.errors`, and the HTTP protocol with its header deadline in
+:mod:`repspace.interfaces.server.protocol`.
 """
 
 from __future__ import annotations
@@ -47,17 +49,28 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, 
     """Run the service until interrupted.
 
     A non-loopback address needs a token (anyone on the network could read the store
-    otherwise); a writable service needs one whatever the address. The socket is bound
-    before the app starts, so ``on_ready(url)`` gets the real port (``port=0``: any free one).
+    otherwise); a writable service needs one whatever the address; an empty or
+    whitespace-only token is refused. A loopback service answers to the loopback names and
+    to the address it was given (``127.0.0.2``); on another address the token guards every
+    request, whatever the Host. The socket is bound before the app starts, so
+    ``on_ready(url)`` gets the real port (``port=0``: any free one). Idle kept-alive
+    connections close after :data:`~repspace.interfaces.server.protocol.KEEP_ALIVE` seconds,
+    and a request's headers must arrive within
+    :data:`~repspace.interfaces.server.protocol.HEADER_TIMEOUT` seconds.
     """
     import socket
 
     import uvicorn
 
+    from repspace.interfaces.server.protocol import KEEP_ALIVE, HeaderDeadlineProtocol
+    from repspace.interfaces.server.security import LOOPBACK_HOSTS, check_token
+
+    if token is not None:
+        check_token(token)
     if not is_loopback(host) and not token:
         raise InputError(f"refusing to serve on {host} without a token: anyone on the network could read the "
                          "store (give --token or $REPSPACE_TOKEN, or bind 127.0.0.1)")
-    hosts = None if is_loopback(host) else ["*"]  # on a network address the token guards every request
+    hosts = [*LOOPBACK_HOSTS, host] if is_loopback(host) else ["*"]  # on a network address the token guards all
     app = create_app(store_path, token=token, writable=writable, cors=cors, hosts=hosts, query_timeout=query_timeout)
     bare = host.strip("[]")
     sock = socket.socket(socket.AF_INET6 if ":" in bare else socket.AF_INET, socket.SOCK_STREAM)
@@ -71,7 +84,8 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, 
     shown = f"[{bare}]" if ":" in bare else bare
     if on_ready is not None:
         on_ready(f"http://{shown}:{sock.getsockname()[1]}")
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False, http=HeaderDeadlineProtocol,
+                                           timeout_keep_alive=KEEP_ALIVE))
     try:
         server.run(sockets=[sock])
     finally:

@@ -1,35 +1,200 @@
-"""The JSON bodies of the HTTP API (pydantic models: FastAPI validates requests and writes the OpenAPI schema).
+"""The JSON bodies and parameters of the HTTP API (pydantic models: FastAPI validates requests and writes the
+OpenAPI schema from them).
 
-Bounds live here, so that a request outside them is a 422 with one line before any work
-is done: ``k`` at most :data:`MAX_K`, a batch at most :data:`MAX_BATCH` items.
+The schema says what the code checks, so that a client (or a fuzzer) that follows it is
+never refused: bounds (``k`` at most :data:`MAX_K`, a batch at most :data:`MAX_BATCH`
+items), the choices (layout methods, map formats, hubness corrections, overlays, comparison
+measures), what an id is (:data:`ID_SCHEMA`), and the rules between fields ("exactly one
+of text, vector, id", "hybrid needs a text", "every item a vector, or none") as
+``oneOf``/``anyOf``. What no JSON Schema can say is named by a ``format`` and described:
+a filter (``repspace-filter``: the grammar of ``repspace search --where``), an index spec
+(``repspace-index``) and a vector's length (the space's ``dim``). A request outside the
+schema is a 422 with one line before any work is done.
+
+Examples
+--------
+>>> SearchRequest.model_validate_json('{"id": "a", "k": 3}').k
+3
+>>> import re
+>>> bool(re.search(ID_SCHEMA["pattern"], " x ")), bool(re.search(ID_SCHEMA["pattern"], "   "))
+(True, False)
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from repspace.core.errors import InputError
+from repspace.core.store.validate import MAX_ID_LENGTH
+from repspace.engines.compare import MEASURES
+from repspace.workflows.explore import OVERLAYS
+from repspace.workflows.layout import METHODS
 
 #: Largest k a search may ask for (the CLI has no such bound; a service must).
 MAX_K = 1000
+#: Largest k of the two-space routes (each lists kept, lost and gained neighbours).
+MAX_PAIR_K = 100
 #: Largest number of items one write may carry.
 MAX_BATCH = 10_000
+#: Longest query text of a two-space search.
+MAX_PAIR_TEXT = 10_000
+#: Longest metadata field name a map can be coloured by.
+MAX_FIELD_NAME = 200
+#: What ``GET .../map`` answers in.
+MAP_FORMATS = ("json", "arrow", "f32", "ids")
+#: Largest magnitude of a vector component (float32's largest finite value).
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Integers of this magnitude and below are exact in float32; beyond, a JSON integer must be one float32 holds.
+EXACT_INTEGERS = 2**24
+
+#: An id: 1 to MAX_ID_LENGTH characters, not only whitespace, no control character (the library's rules).
+ID_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": r"\S",
+                             "not": {"pattern": "[\\x00-\\x1f\\x7f-\\x9f]"},
+                             "description": "An item id: any text of 1 to 1024 characters but control characters, "
+                                            "not only whitespace."}
+#: An id as a path segment: not ``.`` or ``..``, which a client resolves (``GET .../items?id=`` takes those).
+ID_SEGMENT_SCHEMA: dict[str, Any] = {**ID_SCHEMA, "not": {"anyOf": [ID_SCHEMA["not"], {"enum": [".", ".."]}]},
+                                     "description": "An item id, percent-encoded; '/' in it is part of the id. The "
+                                                    "ids '.' and '..' cannot be a path segment (clients resolve "
+                                                    "them): give them to GET .../items?id= instead."}
+#: A space name (:func:`repspace.core.space.check_space_name`).
+SPACE_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
+                                "pattern": "^[A-Za-z0-9][A-Za-z0-9._@:+-]*$"}
+#: A text to embed: something that is not whitespace (an encoder drops whitespace: nothing would be left).
+TEXT_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": r"\S"}
+#: A metadata filter (``repspace search --where``); not a free string.
+FILTER_SCHEMA: dict[str, Any] = {"type": "string", "format": "repspace-filter",
+                                 "description": "A metadata filter, e.g. \"year >= 2020 and not draft\" (the grammar "
+                                                "of repspace search --where)."}
+#: An index spec (``repspace index build``).
+INDEX_SCHEMA: dict[str, Any] = {"type": "string", "format": "repspace-index",
+                                "description": "An index spec (exact, hnsw32, int8>rescore4, ...)."}
+#: A vector: finite numbers float32 holds, as many as the space's dimension.
+VECTOR_SCHEMA: dict[str, Any] = {
+    "type": "array", "minItems": 1,
+    "items": {"type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX},
+    "description": "As many numbers as the space's dim. A JSON integer beyond 2**24 must be one float32 holds "
+                   "exactly (write 16777217.0, not 16777217, to accept rounding).",
+}
+#: A field name of ``GET .../column``: a metadata field (not starting with @, no NUL) or one of the overlays.
+FIELD_NAME_PATTERN = "^(?:[^@\\x00][^\\x00]*|" + "|".join(OVERLAYS) + ")$"
+#: ``measures`` of ``GET /compare/{a}/{b}``: comma-separated measure keys.
+MEASURES_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "string", "pattern": "^(?:{m})(?:,(?:{m}))*$".format(
+    m="|".join(MEASURES))}, {"type": "null"}], "description": "Comma-separated measure keys (default: all)."}
+
+def _integral(value: Any) -> Any:
+    """A JSON number with no fraction (``10.0``, ``1e3``) as the int JSON Schema takes it for; anything else as is."""
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+#: An integer field of a body, as JSON Schema's ``integer``: ``10`` or ``10.0``, never ``"10"``, ``true`` or ``10.5``
+#: (the models are strict: a value of another JSON type than the schema's is refused, not converted).
+JsonInt = Annotated[int, BeforeValidator(_integral)]
+LayoutMethod = Literal[METHODS]  # type: ignore[valid-type]
+MapFormat = Literal[MAP_FORMATS]  # type: ignore[valid-type]
+
+
+def _given(name: str) -> dict[str, Any]:
+    """JSON Schema: ``name`` is present and not null (pydantic's fields default to null)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
+
+
+#: JSON Schema: the request asks for hybrid search.
+_HYBRID = {"required": ["hybrid"], "properties": {"hybrid": {"const": True}}}
+
+
+def _only(names: tuple[str, ...], extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """JSON Schema: exactly one of ``names`` is given (and ``extra`` holds)."""
+    out: dict[str, Any] = {"oneOf": [_given(n) for n in names]}
+    if extra:
+        out["allOf"] = extra
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def lossy_integer(vector: list[Any]) -> int | None:
+    """The position of the first JSON integer of ``vector`` that float32 cannot hold exactly, or None.
+
+    The library refuses such integer arrays (:func:`repspace.core.store.validate.lossy_in_float32`);
+    a JSON body read by :func:`json.loads` keeps its integers as Python ints, so the same rule holds
+    over HTTP. Floats are rounded as floats always are.
+
+    Examples
+    --------
+    >>> lossy_integer([1, 0.5, 2**24]), lossy_integer([0.5, 2**24 + 1]), lossy_integer([16777217.0, 2**40])
+    (None, 1, None)
+    """
+    for i, v in enumerate(vector):
+        if type(v) is int and not -EXACT_INTEGERS <= v <= EXACT_INTEGERS and (
+                abs(v) > FLOAT32_MAX or int(np.float32(v)) != v):
+            return i
+    return None
+
+
+def vector_values(vector: list[float | int], what: str = "vector",
+                  original: Callable[[], list[Any]] | None = None) -> np.ndarray:
+    """``vector`` as float64, refusing (400, one line) a JSON integer float32 cannot hold (:func:`lossy_integer`).
+
+    ``original``: where ``vector`` came from a model that read every number as a float (the search's, for
+    speed), a function giving the numbers as the JSON wrote them; it is called only when some magnitude is
+    beyond 2**24, so the common case costs two reductions.
+
+    Examples
+    --------
+    >>> vector_values([1, 2.5]).tolist()
+    [1.0, 2.5]
+    >>> try:
+    ...     vector_values([0.5, 16777217])
+    ... except InputError as e:
+    ...     print(str(e)[:60])
+    vector component 1 is the integer 16777217, which float32 ca
+    """
+    try:
+        arr = np.asarray(vector, dtype=np.float64)
+    except OverflowError:  # an integer beyond float64's range
+        arr = np.full(len(vector), np.inf)
+    if not arr.size or (arr.max() <= EXACT_INTEGERS and arr.min() >= -EXACT_INTEGERS):
+        return arr
+    given = original() if original is not None else vector
+    at = lossy_integer(given)
+    if at is not None:
+        v = given[at]
+        if abs(v) > FLOAT32_MAX:
+            raise InputError(f"{what} component {at} is an integer beyond float32's range")
+        raise InputError(f"{what} component {at} is the integer {v}, which float32 cannot hold exactly "
+                         f"(beyond 2**24): write it as a float ({float(v)!r}) to accept rounding")
+    return arr
 
 
 class SearchRequest(BaseModel):
     """One query: a ``text``, a ``vector`` or a stored ``id`` (exactly one), and how to search."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_only(
+        ("text", "vector", "id"),
+        [{"anyOf": [{"not": _HYBRID}, _given("text")], "description": "hybrid needs a text"},
+         {"anyOf": [{"not": _HYBRID}, {"not": _given("hubness")}],
+          "description": "hubness re-ranks a dense ranking: not with hybrid"}]))
 
-    text: str | None = Field(None, description="A query text, embedded with the space's own encoder.")
-    vector: list[float] | None = Field(None, description="A query vector of the space's dimension.")
-    id: str | None = Field(None, description="Search with this stored item's vector (the item is left out).")
-    k: int = Field(10, ge=1, le=MAX_K)
-    where: str | None = Field(None, description="A metadata filter, e.g. \"year >= 2020 and not draft\".")
-    index: str | None = Field(None, description="An index spec (hnsw32, int8>rescore4, ...).")
-    ef: int | None = Field(None, ge=1, le=4096, description="HNSW search beam.")
+    text: str | None = Field(None, description="A query text, embedded with the space's own encoder.",
+                             json_schema_extra=_nullable(TEXT_SCHEMA))
+    vector: list[float] | None = Field(None, json_schema_extra=_nullable(VECTOR_SCHEMA))
+    id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
+                           description="Search with this stored item's vector (the item is left out).",
+                           json_schema_extra=_nullable(ID_SCHEMA))
+    k: JsonInt = Field(10, ge=1, le=MAX_K)
+    where: str | None = Field(None, json_schema_extra=_nullable(FILTER_SCHEMA))
+    index: str | None = Field(None, json_schema_extra=_nullable(INDEX_SCHEMA))
+    ef: Annotated[int, Field(ge=1, le=4096), BeforeValidator(_integral)] | None = Field(
+        None, description="HNSW search beam.")
     hubness: Literal["csls", "mutual-proximity", "local-scaling"] | None = None
-    hybrid: bool = Field(False, description="Fuse the dense ranking with BM25 over the texts (text queries).")
+    hybrid: bool = Field(False, description="Fuse the dense ranking with BM25 over the texts (needs a text).")
 
     @model_validator(mode="after")
     def _one_query(self) -> SearchRequest:
@@ -79,11 +244,13 @@ class ItemResponse(BaseModel):
 class PairSearchRequest(BaseModel):
     """A query in two spaces: a ``text`` or a stored ``id`` (exactly one)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_only(("text", "id")))
 
-    text: str | None = Field(None, max_length=10_000)
-    id: str | None = None
-    k: int = Field(10, ge=1, le=100)
+    text: str | None = Field(None, max_length=MAX_PAIR_TEXT,
+                             json_schema_extra=_nullable({**TEXT_SCHEMA, "maxLength": MAX_PAIR_TEXT}))
+    id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
+                           json_schema_extra=_nullable(ID_SCHEMA))
+    k: JsonInt = Field(10, ge=1, le=MAX_PAIR_K)
 
     @model_validator(mode="after")
     def _one_query(self) -> PairSearchRequest:
@@ -95,18 +262,25 @@ class PairSearchRequest(BaseModel):
 class NewItem(BaseModel):
     """An item to write: its vector, or its text (embedded with the space's encoder)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    id: str
+    id: str = Field(min_length=1, max_length=MAX_ID_LENGTH, json_schema_extra=ID_SCHEMA)
     text: str | None = None
-    vector: list[float] | None = None
+    vector: list[float | int] | None = Field(None, json_schema_extra=_nullable(VECTOR_SCHEMA))
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class WriteRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Items to add or replace, all or none: every item has a vector, or none has (their texts are embedded);
+    each id at most once in a batch."""
 
-    items: list[NewItem] = Field(min_length=1, max_length=MAX_BATCH)
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    items: list[NewItem] = Field(min_length=1, max_length=MAX_BATCH, description="Each id at most once.",
+                                 json_schema_extra={"oneOf": [
+        {"items": _given("vector")},
+        {"items": {"allOf": [{"not": _given("vector")}, _given("text"),
+                             {"properties": {"text": TEXT_SCHEMA}}]}}]})
 
 
 class WriteResponse(BaseModel):
@@ -125,3 +299,4 @@ class Error(BaseModel):
     """Every error: one line."""
 
     error: str
+

@@ -291,9 +291,7 @@ class ShardEmbedder:
             texts = v.check_texts(records.texts, ids)
             metas = [dict(m) for m in records.metadata]
             v.check_metas(metas, ids)
-            missing = next((i for i, t in enumerate(texts) if t is None), None)
-            if missing is not None:
-                raise InputError(f"{records.source}: item {ids[missing]!r} has no text to embed")
+            v.check_texts_to_embed(texts, ids, records.source)  # the local ingest's rule, before any embedding
         except RepspaceError as e:
             return {"name": spec["name"], "error": type(e).__name__, "message": str(e)}
         hashes = [v.text_hash(t) for t in texts]  # type: ignore[arg-type]

@@ -24,10 +24,12 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
+from repspace.core.printable import excerpt
 from repspace.core.progress import Progress
+from repspace.core.space import Metric
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
-from repspace.workflows.ingest.readers import Records, read_records
+from repspace.workflows.ingest.readers import Records, parse_vectors, read_records
 
 #: Encoder used for texts when none is named.
 DEFAULT_ENCODER = "minilm"
@@ -143,7 +145,7 @@ def ingest_records(
     if commit_every is not None and commit_every < 1:
         raise InputError("commit_every must be a positive integer")
     if on_conflict not in ("upsert", "error"):
-        raise InputError(f"on_conflict must be 'upsert' or 'error', not {on_conflict!r}")
+        raise InputError(f"on_conflict must be 'upsert' or 'error', not {excerpt(on_conflict)}")
 
     if records.vectors is not None:
         if encoder is not None:
@@ -156,13 +158,12 @@ def ingest_records(
                                   {"encoder": "precomputed", "source": Path(records.source).name}) as target:
             if on_conflict == "error":
                 _refuse_existing(target, ids)
+            _check_directions(target, ids, vectors, None)
             totals = _write(target, ids, vectors, texts, records.metadata, commit_every, on_conflict, progress)
         return IngestReport([target.name], n, 0, 0, *totals, duplicates, time.perf_counter() - t0, 0.0)
 
     assert texts is not None
-    if any(t is None for t in texts):
-        i = next(i for i, t in enumerate(texts) if t is None)
-        raise InputError(f"{records.source}: item {ids[i]!r} has no text to embed")
+    v.check_texts_to_embed(texts, ids, records.source)
     from repspace.engines.encoders import get_encoder
     from repspace.workflows.stored_transforms import STATE_NAME, encoder_for_space
 
@@ -198,6 +199,7 @@ def ingest_records(
             [target], texts,
             lambda todo: [enc.encode(todo, batch_size=batch_size, progress=progress)],
         )
+        _check_directions(target, ids, vectors[0], enc.spec)
         totals = _write(target, ids, vectors[0], texts, records.metadata, commit_every, on_conflict, progress)
     return IngestReport([target.name], n, n_encoded, n_reused, *totals, duplicates,
                         time.perf_counter() - t0, enc_s)
@@ -222,6 +224,8 @@ def _ingest_layers(store: Store, space: str, enc: Any, ids: list[str], texts: li
             lambda todo: list(enc.encode_layers(todo, layers=layers, batch_size=batch_size,
                                                 progress=progress)),
         )
+        for t, vecs in zip(targets, vectors):  # every layer checked before any is written
+            _check_directions(t, ids, vecs, enc.spec)
         totals = np.zeros(4, dtype=np.int64)
         for t, vecs in zip(targets, vectors):
             totals += _write(t, ids, vecs, texts, records.metadata, commit_every, on_conflict, progress)
@@ -258,6 +262,15 @@ def _embed_missing(
             vecs[new_pos] = fresh[k][[todo_index[hashes[i]] for i in new_pos]]
         out.append(vecs)
     return out, len(todo), sum(reuse), enc_s
+
+
+def _check_directions(space: Space, ids: list[str], vectors: np.ndarray, encoder: str | None) -> None:
+    """In a cosine space every vector must have a direction: checked for the whole input before the first
+    batch is written (with ``commit_every`` a later batch's refusal would leave the earlier ones stored)."""
+    if space.metric is Metric.COSINE:
+        with np.errstate(over="ignore", invalid="ignore"):  # check_vectors refused what float32 cannot hold
+            stored = np.asarray(vectors, dtype=np.float32).astype(space.dtype)
+        v.check_directions(stored, ids, encoder=encoder)
 
 
 def _write(space: Space, ids: list[str], vectors: np.ndarray, texts: list[str | None] | None,
@@ -319,7 +332,7 @@ def _refuse_existing(space: Space, ids: list[str]) -> None:
     present = space.existing_ids(ids)
     if present:
         first = next(i for i in ids if i in present)
-        raise ConflictError(f"{len(present)} id(s) already in space {space.name!r}, e.g. {first!r}")
+        raise ConflictError(f"{len(present)} id(s) already in space {space.name!r}, e.g. {excerpt(first)}")
 
 
 def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:
@@ -376,8 +389,8 @@ def add_items(store: Store, space: str, items: Sequence[Mapping[str, Any]]) -> I
         raise InputError("give every item a vector, or none (their texts are then embedded)")
     vectors = None
     if given:
-        if len({len(v) for v in vecs}) != 1:
+        if all(isinstance(v, (list, tuple)) for v in vecs) and len({len(v) for v in vecs}) != 1:
             raise InputError("the items' vectors have different lengths")
-        vectors = np.asarray(vecs)
+        vectors = parse_vectors("request", vecs, "vector")  # numbers only; integers float32 holds exactly
     has_text = any(t is not None for t in texts)
     return ingest_records(store, space, Records("request", ids, texts if has_text else None, vectors, metas))

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError, NotFoundError
-from repspace.core.files import parse_jsonl_lines, read_jsonl
+from repspace.core.files import parse_jsonl_lines, read_jsonl, text_lines
+from repspace.core.printable import excerpt, one_line
 
 FORMATS = ("jsonl", "csv", "parquet", "npy")
 
@@ -47,7 +48,7 @@ def detect_format(path: Path) -> str:
     fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv",
            ".parquet": "parquet", ".pq": "parquet", ".npy": "npy"}.get(suffix)
     if fmt is None:
-        raise InputError(f"{path}: unknown file type {suffix!r}; use .jsonl, .csv, .parquet or .npy")
+        raise InputError(f"{path}: unknown file type {excerpt(suffix)}; use .jsonl, .csv, .parquet or .npy")
     return fmt
 
 
@@ -166,16 +167,16 @@ def _to_records(
     auto_id: bool,
 ) -> Records:
     n = len(data["__len__"])
-    available = ", ".join(columns) if columns else "none"
+    available = _listed(columns)
     for name, col in (("--vector-col", vector_col),):
         if col is not None and col not in columns:
-            raise InputError(f"{source}: no column {col!r} for {name}; columns: {available}")
+            raise InputError(f"{source}: no column {excerpt(col)} for {name}; columns: {available}")
     if text_col is not None and text_col not in columns:
         if text_col != "text" or vector_col is None:
-            raise InputError(f"{source}: no text column {text_col!r}; columns: {available}")
+            raise InputError(f"{source}: no text column {excerpt(text_col)}; columns: {available}")
         text_col = None  # the default "text" is optional when vectors are given
     if id_col is not None and id_col not in columns and not auto_id:
-        raise InputError(f"{source}: no id column {id_col!r}; columns: {available} (name one with --id-col, "
+        raise InputError(f"{source}: no id column {excerpt(id_col)}; columns: {available} (name one with --id-col, "
                          "or pass --auto-id to use content hashes)")
     texts: list[str | None] | None = None
     if text_col is not None:
@@ -183,18 +184,18 @@ def _to_records(
         for i, t in enumerate(data[text_col]):
             if t is _MISSING or t is None:
                 if vector_col is None:
-                    raise InputError(f"{source}: row {i + 1} has no text in column {text_col!r}")
+                    raise InputError(f"{source}: row {i + 1} has no text in column {excerpt(text_col)}")
                 texts.append(None)
             elif not isinstance(t, str):
-                raise InputError(f"{source}: row {i + 1}: text in {text_col!r} is {type(t).__name__}, not a string")
+                raise InputError(f"{source}: row {i + 1}: text in {excerpt(text_col)} is {type(t).__name__}, not a string")
             else:
                 texts.append(t)
-    vectors = _vector_column(source, data[vector_col], vector_col) if vector_col is not None else None
+    vectors = parse_vectors(source, data[vector_col], vector_col) if vector_col is not None else None
     if id_col is not None and id_col in columns:
         ids = []
         for i, v in enumerate(data[id_col]):
             if v is _MISSING or v is None or (isinstance(v, str) and not v.strip()):
-                raise InputError(f"{source}: row {i + 1} has an empty id in column {id_col!r}")
+                raise InputError(f"{source}: row {i + 1} has an empty id in column {excerpt(id_col)}")
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
             if not isinstance(v, (str, int)) or isinstance(v, bool):
@@ -209,7 +210,7 @@ def _to_records(
     if meta_cols is not None:
         for c in meta_cols:
             if c not in columns:
-                raise InputError(f"{source}: no metadata column {c!r}; columns: {available}")
+                raise InputError(f"{source}: no metadata column {excerpt(c)}; columns: {available}")
         keep = list(meta_cols)
     else:
         keep = [c for c in columns if c not in used]
@@ -219,7 +220,44 @@ def _to_records(
     return Records(source, ids, texts, vectors, metadata, columns)
 
 
-def _vector_column(source: str, values: list[Any], col: str) -> np.ndarray:
+#: How many column names an error lists (a JSON-lines file may have a different key on every line).
+LISTED_COLUMNS = 20
+
+
+def _listed(columns: list[str]) -> str:
+    """Column names for an error line, each cut short, at most :data:`LISTED_COLUMNS` of them.
+
+    Examples
+    --------
+    >>> _listed(["id", "text"]), _listed([]), _listed([f"c{i}" for i in range(25)])[-26:]
+    ('id, text', 'none', 'c18, c19, ... (25 columns)')
+    """
+    if not columns:
+        return "none"
+    shown = ", ".join(one_line(c, limit=40) for c in columns[:LISTED_COLUMNS])
+    return shown + (f", ... ({len(columns)} columns)" if len(columns) > LISTED_COLUMNS else "")
+
+
+def parse_vectors(source: str, values: list[Any], col: str) -> np.ndarray:
+    """Vectors given as lists of numbers (a JSON array, or its text in a CSV cell), as a float64 array (n, dim).
+
+    Each row is a list of numbers (not booleans) of the first row's length. An
+    integer float32 cannot hold exactly (beyond 2**24, such as 16777217) is
+    refused here, where the file's own number is known: cast with the floats of
+    its row it would be rounded silently. Anything else (NaN, values beyond
+    float32's range) is refused with the item's id by the store's checks.
+
+    Examples
+    --------
+    >>> parse_vectors("f.jsonl", [[1, 2.5], "[3, 4]"], "vec").tolist()
+    [[1.0, 2.5], [3.0, 4.0]]
+    >>> try:
+    ...     parse_vectors("f.jsonl", [[1.5, 16777217]], "vec")
+    ... except InputError as e:
+    ...     print(e)
+    f.jsonl: row 1: 'vec' holds the integer 16777217, which float32 cannot hold exactly (beyond 2**24): \
+write it as a float (16777217.0) to accept the rounding
+    """
     if not values:
         raise InputError(f"{source}: the file has no rows")
     parsed = []
@@ -229,19 +267,45 @@ def _vector_column(source: str, values: list[Any], col: str) -> np.ndarray:
             try:
                 v = json.loads(v)
             except (json.JSONDecodeError, RecursionError):
-                raise InputError(f"{source}: row {i + 1}: {col!r} is not a JSON list of numbers") from None
+                raise InputError(f"{source}: row {i + 1}: {excerpt(col)} is not a JSON list of numbers") from None
         if v is _MISSING or v is None or not isinstance(v, (list, tuple)):
-            raise InputError(f"{source}: row {i + 1}: {col!r} is not a list of numbers")
+            raise InputError(f"{source}: row {i + 1}: {excerpt(col)} is not a list of numbers")
         if dim is None:
             dim = len(v)
         if len(v) != dim:
             raise InputError(f"{source}: row {i + 1}: vector has {len(v)} numbers, the first row has {dim}")
         if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-            raise InputError(f"{source}: row {i + 1}: {col!r} has a value that is not a number")
+            raise InputError(f"{source}: row {i + 1}: {excerpt(col)} has a value that is not a number")
+        lossy = next((x for x in v if type(x) is int and not -FLOAT32_EXACT <= x <= FLOAT32_EXACT
+                      and not _exact_in_float32(x)), None)
+        if lossy is not None:
+            digits = str(lossy)
+            if len(digits) > 40:
+                raise InputError(f"{source}: row {i + 1}: {excerpt(col)} holds an integer of {len(digits)} digits, "
+                                 "beyond float32's range")
+            raise InputError(f"{source}: row {i + 1}: {excerpt(col)} holds the integer {digits}, which float32 "
+                             f"cannot hold exactly (beyond 2**24): write it as a float ({digits}.0) to accept the "
+                             "rounding")
         parsed.append(v)
     if not dim:
-        raise InputError(f"{source}: vectors in {col!r} are empty")
-    return np.asarray(parsed, dtype=np.float32)
+        raise InputError(f"{source}: vectors in {excerpt(col)} are empty")
+    with np.errstate(over="ignore"):
+        return np.asarray(parsed, dtype=np.float64)
+
+
+#: Every integer of at most this magnitude is exact in float32.
+FLOAT32_EXACT = 2**24
+
+
+def _exact_in_float32(x: int) -> bool:
+    """Whether float32 holds the integer ``x`` exactly (False beyond its range as well)."""
+    try:
+        f = float(x)
+    except OverflowError:
+        return False
+    if abs(f) > float(np.finfo(np.float32).max):
+        return True  # not an exactness question: refused later as beyond float32's range, with the id
+    return f == x and float(np.float32(f)) == f
 
 
 def _read_npy(path: Path, ids_path: str | Path | None, auto_id: bool) -> Records:
@@ -256,14 +320,11 @@ def _read_npy(path: Path, ids_path: str | Path | None, auto_id: bool) -> Records
         ids_path = Path(ids_path)
         if not ids_path.exists():
             raise NotFoundError(f"no such ids file: {ids_path}")
-        try:
-            ids = ids_path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as e:
-            raise InputError(f"{ids_path}: invalid UTF-8 at byte {e.start}") from None
-        if ids and ids[-1] == "":
-            ids.pop()
+        # One id per line, lines ended by \n or \r\n only: U+2028, U+0085 or a form feed inside an id is part
+        # of it (refused or kept by the id rules), never a line break that would shift every later id.
+        ids = [line for _, line in text_lines(ids_path, "ids file")]
         if len(ids) != n:
-            raise InputError(f"{ids_path} has {len(ids)} ids for {n} vectors in {path}")
+            raise InputError(f"{ids_path} has {len(ids)} ids for {n} vectors in {path} (one id per line)")
     elif auto_id:
         ids = [str(i) for i in range(n)]
     else:
@@ -277,15 +338,12 @@ def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
     if path.suffix.lower() in (".txt", ".text", ""):
         if not path.is_file():
             raise NotFoundError(f"no such file: {path}")
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError as e:
-            raise InputError(f"{path} is not valid UTF-8 (byte {e.start})") from None
-        texts = [t for t in (line.strip() for line in lines) if t]
+        # lines end at \n (or \r\n) only: a U+2028 inside a text does not cut it in two
+        texts = [t for t in (line.strip() for _, line in text_lines(path, "text file")) if t]
     else:
         records = read_records(path, text_col=text_col, id_col=None, auto_id=True)
         if records.texts is None:
-            raise InputError(f"{path} has no text column {text_col!r}")
+            raise InputError(f"{path} has no text column {excerpt(text_col)}")
         texts = [t for t in records.texts if t and t.strip()]
     if not texts:
         raise InputError(f"{path} holds no texts")

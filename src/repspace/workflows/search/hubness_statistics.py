@@ -6,7 +6,8 @@ space. They depend on the whole space (adding one item can change any item's
 neighbours), so they are not extended like an index: they are computed once
 per state of the space (generation, rows, dead rows) and kappa, written to
 ``<store>.indexes/<uid>/hubness-k<kappa>.npz`` with a JSON stamp, and
-recomputed when the space has changed. Up to :data:`EXACT_MAX_ITEMS` live
+recomputed when the space has changed (a read-only store keeps them in memory
+only, and beyond the exact limit needs a current HNSW graph). Up to :data:`EXACT_MAX_ITEMS` live
 items the neighbours are exact; beyond, they come from the space's HNSW graph
 (built if needed), which the stamp records.
 
@@ -33,6 +34,7 @@ from repspace.engines.search.hubness import (
     statistics_from_neighbours,
 )
 from repspace.workflows.search.persist import (
+    IndexNotReady,
     read_json,
     stamp_matches,
     write_json,
@@ -85,8 +87,13 @@ def ensure_statistics(space: Space, kappa: int = 10) -> BaseStatistics:
         return held[1]
     loaded = _load(path, stamp_path, stamp)
     if loaded is None:
-        loaded = _compute(space, kappa)
-        _save(path, stamp_path, stamp, loaded)
+        try:
+            loaded = _compute(space, kappa)
+        except IndexNotReady as e:
+            raise IndexNotReady(f"hubness reduction over {info.count} items needs the neighbour statistics of "
+                                f"every item, and {e}") from None
+        if not space.store.readonly:  # a read-only store keeps them in this process only
+            _save(path, stamp_path, stamp, loaded)
     _MEMORY[str(path)] = (stamp, loaded)
     return loaded
 

@@ -47,7 +47,8 @@ def ensure_lexical(space: Space, **params: Any) -> LexicalIndex:
     parameters, format version); any difference from the space means a
     rebuild, never an extension, since every BM25 weight depends on the whole
     corpus. An index this process already holds for the same stamp is reused
-    without reading the disk.
+    without reading the disk. Over a read-only store the index is built in memory
+    and kept by this process only.
 
     Parameters
     ----------
@@ -77,7 +78,11 @@ def ensure_lexical(space: Space, **params: Any) -> LexicalIndex:
     index = _load_if_current(folder, wanted)
     if index is None:
         index, info = _build_for(space, p, info)
-        index.save(folder, stamp=_stamp_for(info, p, len(index)))
+        stamp = _stamp_for(info, p, len(index))
+        if space.store.readonly:  # built for this process only: nothing is written beside a read-only store
+            index.stamp = stamp
+        else:
+            index.save(folder, stamp=stamp)
     assert index.stamp is not None
     _MEMORY[key] = (index.stamp, index)
     return index

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import numpy as np
 
 from repspace.core.atomic import write_atomic
+from repspace.core.errors import ConflictError, StoreError
 from repspace.core.progress import Progress
 
 if TYPE_CHECKING:
@@ -101,6 +102,18 @@ class Loaded(Generic[IndexT]):
     stamp: Stamp
     needs_mask: bool
     action: str  # "loaded", "built", "extended" or "rebuilt"
+
+
+#: How a read-only store's missing index gets built: by a process with write access.
+BUILD_HINT = "repspace index build, with write access, builds it"
+
+
+class IndexNotReady(ConflictError):
+    """A read-only store's index that would have to be built, extended or rebuilt before it could serve.
+
+    A read-only store writes nothing, so :func:`ensure_index` raises this instead; a
+    search then goes exact and says why in its plan.
+    """
 
 
 _MEMORY: dict[tuple[str, str], tuple[int, Loaded[Any]]] = {}
@@ -211,11 +224,12 @@ def ensure_index(
     fresh = _fresh_in_memory(path, stamp_path, info, ident)
     if fresh is not None:  # the common case: nothing changed since this process last used it
         return fresh
+    readonly = space.store.readonly
     stamp = read_stamp(stamp_path, ident)
     ok = _valid(stamp, path, info)
     action = "loaded"
     index: Any = None
-    if ok:
+    if ok and not readonly:  # a read-only store uses an index with many dead rows as it is (masked)
         assert stamp is not None
         if info.dead_rows - stamp.dead_at_build > REBUILD_DEAD_SHARE * max(stamp.ntotal, 1):
             ok, action = False, "rebuilt"
@@ -233,6 +247,15 @@ def ensure_index(
                 index = None
         if index is None or index.ntotal != stamp.ntotal:
             ok, action, index = False, "rebuilt", None
+    if readonly:  # nothing is built, extended or written: what is on disk serves as it is, or not at all
+        what = f"the index {path.name} of space {space.name!r}"
+        if not ok or index is None:
+            raise IndexNotReady(f"{what} is {'not built' if stamp is None and not path.exists() else 'out of date'}"
+                                f" and this store is read-only ({BUILD_HINT})")
+        assert stamp is not None
+        if stamp.rows < info.next_row:
+            raise IndexNotReady(f"{what} lacks the {info.next_row - stamp.rows} rows added since it was built "
+                                f"and this store is read-only ({BUILD_HINT})")
     if not ok or index is None:
         action = "rebuilt" if (stamp is not None or stamp_path.exists() or path.exists()) else "built"
         index = create(info)
@@ -315,6 +338,8 @@ def install_index(space: Space, path: Path, stamp_path: Path, ident: dict[str, A
     trusted). Returns it as :func:`ensure_index` would, with action ``built`` or
     ``rebuilt``; this process's cached copy of an older file is dropped.
     """
+    if space.store.readonly:
+        raise StoreError("this store is open read-only: an index built elsewhere cannot be installed")
     existed = path.exists() or stamp_path.exists()
     stamp = Stamp(FORMAT, info.uid, info.metric.value, info.dim, rows=info.next_row, dead_rows_seen=info.dead_rows,
                   dead_at_build=info.dead_rows, clean=True, generation=info.generation, ntotal=index.ntotal,

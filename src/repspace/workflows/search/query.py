@@ -15,7 +15,8 @@ from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
-from repspace.core.store.validate import lossy_in_float32
+from repspace.core.printable import excerpt
+from repspace.core.store.validate import check_query_direction, lossy_in_float32
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
@@ -26,6 +27,7 @@ from repspace.engines.search.hubness import (
 from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
+from repspace.workflows.search.persist import IndexNotReady
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter
@@ -160,20 +162,23 @@ def knn(
         method = "exact"
     else:
         reason = f"{spec if spec is not None else method} requested"
-    if method == "funnel":
-        assert spec is not None
-        return _funnel(space, q, k, spec, candidates, n_cand, total, ef, reason, progress, info)
+    try:
+        if method == "funnel":
+            assert spec is not None
+            return _funnel(space, q, k, spec, candidates, n_cand, total, ef, reason, progress, info)
+        if method == "shards":  # one graph per shard of rows: fan-out, then the top k of all (IndexShards)
+            assert spec is not None and spec.shards is not None
+            loaded: Any = ensure_sharded_hnsw(space, HNSWParams(m=spec.m), spec.shards, progress=progress,
+                                              info=info, recheck=False)
+            plan_method = str(spec)
+        elif method == "hnsw":
+            loaded = ensure_hnsw(space, hnsw, progress=progress, info=info, recheck=False)
+            plan_method = "hnsw"
+    except IndexNotReady as e:  # a read-only store builds nothing: exact search, which needs no index
+        method, reason = "exact", f"{reason}; {e}: exact search instead"
     if method == "exact":
         rows, scores = _exact(space, q, k, candidates, info, total)
         return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
-    if method == "shards":  # one graph per shard of rows: fan-out, then the top k of all (IndexShards)
-        assert spec is not None and spec.shards is not None
-        loaded: Any = ensure_sharded_hnsw(space, HNSWParams(m=spec.m), spec.shards, progress=progress, info=info,
-                                          recheck=False)
-        plan_method = str(spec)
-    else:
-        loaded = ensure_hnsw(space, hnsw, progress=progress, info=info, recheck=False)
-        plan_method = "hnsw"
     # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
     allowed = _allowed_bits(space, info, loaded.stamp.rows, candidates, loaded.needs_mask)
     scores, rows = loaded.index.search(q, k, ef_used, allowed)
@@ -333,9 +338,12 @@ def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np
     index = loaded.index.with_search_params(spec)
     fetch, prepared, vectors = None, False, None
     if spec.exact_rerank:  # the rescoring tier: the space's vectors in a memory-mapped file
-        tier = ensure_vector_file(space, info=info, recheck=False).index
-        fetch, prepared = tier.read, tier.normalized or space.metric is not Metric.COSINE
-        vectors = tier.array() if prepared else None
+        try:
+            tier = ensure_vector_file(space, info=info, recheck=False).index
+            fetch, prepared = tier.read, tier.normalized or space.metric is not Metric.COSINE
+            vectors = tier.array() if prepared else None
+        except IndexNotReady:  # a read-only store without a current vector file: the store's own blocks
+            fetch, prepared = space.read_rows, space.metric is not Metric.COSINE
     scores, rows = index.search(q, k, allowed=allowed, fetch=fetch, ef=ef, prepared=prepared, vectors=vectors)
     return KnnResult(rows.astype(np.int64), scores.astype(np.float32),
                      SearchPlan(str(spec), n_cand, total, ef=ef, reason=reason, index_action=loaded.action))
@@ -397,9 +405,12 @@ def _gathered(space: Space, candidates: np.ndarray, info: Any) -> np.ndarray:
     base = _GATHERED.get(key, candidates)
     if base is not None:
         return base
-    tier = ensure_vector_file(space, info=info, recheck=False).index
-    base = tier.read(candidates)
-    if space.metric is Metric.COSINE and not tier.normalized:
+    try:
+        tier = ensure_vector_file(space, info=info, recheck=False).index
+        base, normalized = tier.read(candidates), tier.normalized
+    except IndexNotReady:  # a read-only store without a current vector file: the store's own blocks
+        base, normalized = space.read_rows(candidates), False
+    if space.metric is Metric.COSINE and not normalized:
         base = normalize_rows(base)
     _GATHERED.put(key, candidates, base)
     return base
@@ -552,6 +563,9 @@ def search_space(
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
                              "(knn searches a batch)")
+    if vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
+        check_query_direction(vec, space.dim, "the query text, embedded," if isinstance(query, str) else
+                              f"the vector of id {excerpt(id)}" if id is not None else "the query vector")
     if bm25 or hybrid:
         rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
                                                 method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion or "rrf",
