@@ -280,7 +280,8 @@ def moments_ray(X: Any, Y: Any, *, grams: bool = True, debiased: bool = False, p
     shards : int, list of int or None
         Rows per shard, or the shards' sizes (summing to ``n``); default: about
         two shards per CPU of the cluster, each a whole number of the local
-        pass's blocks (so float32 block products are the local ones).
+        pass's blocks (so float32 block products are those of the local pass, up to the order in which the
+        BLAS sums them, which its kernels and thread count decide: about float32 eps x sqrt(n) apart).
     address : str, optional
         The Ray cluster (see :func:`~repspace.workflows.distributed.backend.ray_session`).
 
