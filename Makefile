@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test test-fast test-portable bench evaluation clean web browser wordnet
+.PHONY: api install demo test test-fast test-portable bench evaluation clean web browser wordnet
 
 install: $(STAMP)
 
@@ -68,6 +68,10 @@ test-fast: $(STAMP) wordnet
 #   (make test: Ray's 1 per task), passed by tests/workflows/distributed/conftest.py.
 test-portable: $(STAMP) wordnet
 	$(PY) tests/portable_env.py $(PY) -m pytest -q -m numerics
+
+# The public API page (docs/API.md) from the public modules' __all__ and docstrings.
+api: $(STAMP)
+	$(PY) docs/api_page.py
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[test,ray,bench]'

@@ -3,15 +3,16 @@
 Embed data into a space and keep it durably with its recipe, search it, measure
 its geometry, compare spaces, evaluate them.
 
-The package is layered (DESIGN.md; the import contract in pyproject.toml keeps
-the arrows pointing down): :mod:`repspace.core` (errors, arrays, the store),
-:mod:`repspace.engines` (arrays in, results out), :mod:`repspace.workflows`
-(over a store, with encoders) and :mod:`repspace.interfaces` (CLI, reports).
-The short paths users know stay importable: ``repspace.search``,
-``repspace.geometry``, ``repspace.compare``, ``repspace.align``,
-``repspace.transforms``, ``repspace.eval``, ``repspace.evaluate``,
-``repspace.encoders``, ``repspace.store``, ``repspace.errors`` (see
-:mod:`repspace._aliases`).
+Import a capability by name: :mod:`repspace.store`, :mod:`repspace.embed`,
+:mod:`repspace.search`, :mod:`repspace.diagnose`, :mod:`repspace.compare`,
+:mod:`repspace.align`, :mod:`repspace.transforms`, :mod:`repspace.evaluate`,
+:mod:`repspace.interpret`, :mod:`repspace.learn`, :mod:`repspace.layers`,
+:mod:`repspace.explore`, :mod:`repspace.distributed` and :mod:`repspace.errors`
+each re-export the supported names (``__all__``; docs/API.md lists them). The
+layers below them, :mod:`repspace.core` < :mod:`repspace.engines` <
+:mod:`repspace.workflows` < :mod:`repspace.interfaces`, are the implementation
+(docs/ARCHITECTURE.md). This module keeps the few names almost every program
+needs: the store and the errors.
 
 Examples
 --------
@@ -22,10 +23,8 @@ Examples
 >>> _ = space.add(["x", "y"], np.array([[1.0, 0.0], [0.0, 1.0]]))
 >>> space.search(np.array([1.0, 0.1]), k=1)[0].id
 'x'
->>> from repspace.geometry import diagnose  # the short path of repspace.engines.geometry
 """
 
-from repspace import _aliases
 from repspace.core.errors import (
     ConflictError,
     EncoderError,
@@ -37,8 +36,6 @@ from repspace.core.errors import (
 )
 from repspace.core.space import Metric, SpaceInfo
 from repspace.workflows.store import Space, Store
-
-_aliases.install()
 
 __version__ = "0.1.0"
 

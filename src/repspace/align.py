@@ -1,0 +1,46 @@
+"""Translate one space into another: Procrustes, ridge maps, CCA, relative representations, unsupervised alignment.
+
+The maps are scikit-learn style estimators over paired rows (:class:`Procrustes`,
+:class:`RidgeMap`, :class:`Unsupervised`); :func:`align_spaces` fits one between
+two stored spaces on their shared ids and stores the translated space.
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.align import Procrustes
+>>> X = np.random.default_rng(0).standard_normal((50, 3))
+>>> R = np.linalg.qr(np.random.default_rng(1).standard_normal((3, 3)))[0]
+>>> bool(np.allclose(Procrustes().fit(X, X @ R).transform(X), X @ R, atol=1e-6))
+True
+"""
+
+from repspace.engines.align import (
+    DEFAULT_ALPHAS,
+    CCAResult,
+    MapScores,
+    Procrustes,
+    Relative,
+    RidgeMap,
+    Unsupervised,
+    fit_cca,
+    relative_representation,
+    score_map,
+    similarity_profiles,
+)
+from repspace.workflows.align import Alignment, align_spaces
+
+__all__ = [
+    "DEFAULT_ALPHAS",
+    "Alignment",
+    "CCAResult",
+    "MapScores",
+    "Procrustes",
+    "Relative",
+    "RidgeMap",
+    "Unsupervised",
+    "align_spaces",
+    "fit_cca",
+    "relative_representation",
+    "score_map",
+    "similarity_profiles",
+]

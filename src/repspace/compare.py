@@ -1,0 +1,62 @@
+"""Compare spaces: CKA, RSA, SVCCA, Procrustes, neighbourhood agreement, the items that moved.
+
+:func:`compare` measures two arrays of paired rows; :func:`compare_spaces` two
+stored spaces joined on their shared ids; :func:`compare_layers` every pair of
+hidden layers of a transformer.
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.compare import cka
+>>> X = np.random.default_rng(0).standard_normal((100, 5))
+>>> round(cka(X, 2 * X @ np.linalg.qr(np.random.default_rng(1).standard_normal((5, 5)))[0]), 6)
+1.0
+"""
+
+from repspace.engines.compare import (
+    INVARIANCES,
+    MEASURES,
+    ChangedItem,
+    ChangedItems,
+    Comparison,
+    Measure,
+    MutualKnn,
+    NeighbourhoodJaccard,
+    SVCCAResult,
+    changed_items,
+    cka,
+    cka_debiased,
+    cka_linear,
+    compare,
+    mutual_knn,
+    neighbourhood_jaccard,
+    procrustes,
+    rsa,
+    svcca,
+)
+from repspace.workflows.compare import compare_layers, compare_spaces, joined
+
+__all__ = [
+    "INVARIANCES",
+    "MEASURES",
+    "ChangedItem",
+    "ChangedItems",
+    "Comparison",
+    "Measure",
+    "MutualKnn",
+    "NeighbourhoodJaccard",
+    "SVCCAResult",
+    "changed_items",
+    "cka",
+    "cka_debiased",
+    "cka_linear",
+    "compare",
+    "compare_layers",
+    "compare_spaces",
+    "joined",
+    "mutual_knn",
+    "neighbourhood_jaccard",
+    "procrustes",
+    "rsa",
+    "svcca",
+]

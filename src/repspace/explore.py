@@ -1,0 +1,62 @@
+"""Explore spaces in a browser: 2-D maps, the explorer's HTTP service, HTML reports.
+
+:func:`space_layout` projects a stored space to 2-D (PCA, UMAP ...), kept
+beside the store; the ``map_*``, ``item_neighbours`` and ``pair_*`` functions
+answer the explorer's views; :func:`serve` runs the HTTP service with the web
+explorer (:func:`create_app` builds the ASGI app);
+:func:`write_diagnosis_html` and :func:`write_dictionary_html` write
+self-contained reports.
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace.store import Store
+>>> from repspace.explore import space_layout
+>>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=3)
+>>> _ = space.add(["a", "b", "c"], np.eye(3))
+>>> space_layout(space).coords.shape
+(3, 2)
+"""
+
+from repspace.interfaces.reports import (
+    LAYER_METRICS,
+    diagnosis_html,
+    dictionary_html,
+    write_diagnosis_html,
+    write_dictionary_html,
+)
+from repspace.interfaces.server import create_app, is_loopback, serve
+from repspace.workflows.explore import (
+    find_alignment,
+    index_recall,
+    item_neighbours,
+    map_agreement,
+    map_column,
+    map_fields,
+    pair_item,
+    pair_jaccard,
+    pair_search,
+)
+from repspace.workflows.layout import Layout, space_layout
+
+__all__ = [
+    "LAYER_METRICS",
+    "Layout",
+    "create_app",
+    "diagnosis_html",
+    "dictionary_html",
+    "find_alignment",
+    "index_recall",
+    "is_loopback",
+    "item_neighbours",
+    "map_agreement",
+    "map_column",
+    "map_fields",
+    "pair_item",
+    "pair_jaccard",
+    "pair_search",
+    "serve",
+    "space_layout",
+    "write_diagnosis_html",
+    "write_dictionary_html",
+]

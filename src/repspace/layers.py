@@ -1,0 +1,43 @@
+"""Read a model layer by layer and token by token: hidden states, per-layer geometry, comparison and decomposition.
+
+A :class:`LayeredEncoder` (the ``hf-layers:`` encoders) embeds texts at every
+hidden layer; :func:`diagnose_layers`, :func:`compare_layers` and
+:func:`decompose_layers` measure each layer, compare every pair of layers and
+split each layer's token states into position, context and residual parts;
+:func:`token_states` keeps the token-level states themselves.
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.layers import mean_decomposition_layers
+>>> positions, contexts = np.tile(np.arange(3), 4), np.repeat(np.arange(4), 3)  # 4 texts of 3 tokens
+>>> h = np.random.default_rng(0).standard_normal((12, 5))  # one layer's token states
+>>> mean_decomposition_layers([h, 2 * h + 1], positions, contexts, layers=[3, 7]).layers
+(3, 7)
+"""
+
+from repspace.engines.encoders import LayeredEncoder, encode_tokens
+from repspace.engines.interpret import (
+    LayerDecomposition,
+    MeanDecomposition,
+    mean_decomposition,
+    mean_decomposition_layers,
+)
+from repspace.workflows.compare import compare_layers
+from repspace.workflows.decompose import TokenDecomposition, TokenStates, decompose_layers, token_states
+from repspace.workflows.diagnose import diagnose_layers
+
+__all__ = [
+    "LayerDecomposition",
+    "LayeredEncoder",
+    "MeanDecomposition",
+    "TokenDecomposition",
+    "TokenStates",
+    "compare_layers",
+    "decompose_layers",
+    "diagnose_layers",
+    "encode_tokens",
+    "mean_decomposition",
+    "mean_decomposition_layers",
+    "token_states",
+]

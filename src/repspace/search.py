@@ -1,0 +1,81 @@
+"""Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector.
+
+:func:`search_space` (and :meth:`repspace.store.Space.search`) answers one
+query over a stored space; :func:`knn` a batch of vectors. Indexes are built,
+listed and dropped with :func:`build_index`, :func:`list_indexes` and
+:func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
+(:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
+:class:`FunnelIndex`) and the rank fusions work on plain arrays too.
+
+Examples
+--------
+>>> import numpy as np, tempfile, os
+>>> from repspace.store import Store
+>>> from repspace.search import search_space
+>>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=2)
+>>> _ = space.add(["a", "b", "c"], np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]))
+>>> [hit.id for hit in search_space(space, id="a", k=2)]
+['b', 'c']
+"""
+
+from repspace.engines.search import (
+    FDEConfig,
+    FunnelIndex,
+    HNSWIndex,
+    HNSWParams,
+    Hit,
+    IndexSpec,
+    LexicalIndex,
+    MultiVectorIndex,
+    SearchPlan,
+    ShardedHNSW,
+    chamfer,
+    chamfer_scores,
+    exact_search,
+    fde_documents,
+    fde_queries,
+    merge_topk,
+    mmr,
+    parse_spec,
+    rrf,
+    weighted_sum,
+)
+from repspace.workflows.bench import bench_search
+from repspace.workflows.search import (
+    KnnResult,
+    build_index,
+    drop_index,
+    knn,
+    list_indexes,
+    search_space,
+)
+
+__all__ = [
+    "FDEConfig",
+    "FunnelIndex",
+    "HNSWIndex",
+    "HNSWParams",
+    "Hit",
+    "IndexSpec",
+    "KnnResult",
+    "LexicalIndex",
+    "MultiVectorIndex",
+    "SearchPlan",
+    "ShardedHNSW",
+    "bench_search",
+    "build_index",
+    "chamfer",
+    "chamfer_scores",
+    "drop_index",
+    "exact_search",
+    "fde_documents",
+    "fde_queries",
+    "knn",
+    "list_indexes",
+    "merge_topk",
+    "mmr",
+    "parse_spec",
+    "rrf",
+    "search_space",
+    "weighted_sum",
+]
