@@ -1,14 +1,116 @@
-"""Checks of scalar parameters shared by every layer, so that each bad value reads the same way."""
+"""Checks of scalar parameters shared by every layer, so that each bad value reads the same way.
+
+:func:`check_scalar` follows scikit-learn's ``check_scalar``: one call states
+the type and the bounds of a parameter, and a bad value gets one
+:class:`~repspace.core.errors.InputError` line, ``<name> must be <what>, not
+<value>``, whose ``<what>`` is written from those bounds ("a positive
+integer", "an integer in [1, 4096]", "a number in [0, 1]"). Booleans are never
+numbers here (``True`` is not ``k=1``), nor are NaN or infinities.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Iterable
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from repspace.core.errors import InputError
 
-__all__ = ["positive_int"]
+__all__ = ["check_choice", "check_scalar", "positive_int"]
+
+T = TypeVar("T")
+Bounds = Literal["both", "left", "right", "neither"]
+
+
+def _what(kind: type, low: float | None, high: float | None, include: Bounds) -> str:
+    noun = ("integer", "an integer") if kind is int else ("number", "a number")
+    closed_low, closed_high = include in ("both", "left"), include in ("both", "right")
+    if low is not None and high is not None:
+        return f"{noun[1]} in {'[' if closed_low else '('}{low:g}, {high:g}{']' if closed_high else ')'}"
+    if low is not None and high is None:
+        if low == 0:
+            return f"a non-negative {noun[0]}" if closed_low else f"a positive {noun[0]}"
+        if low == 1 and kind is int and closed_low:
+            return "a positive integer"
+        return f"{noun[1]} {'>=' if closed_low else '>'} {low:g}"
+    if high is not None:
+        return f"{noun[1]} {'<=' if closed_high else '<'} {high:g}"
+    return noun[1]
+
+
+def check_scalar(value: Any, name: str, kind: type[int] | type[float] = int, *, low: float | None = None,
+                 high: float | None = None, include: Bounds = "both", none: bool = False) -> Any:
+    """``value`` as a Python ``int`` or ``float`` within its bounds, or one :class:`InputError` line.
+
+    Parameters
+    ----------
+    value : Any
+        What the caller gave.
+    name : str
+        The parameter as the user knows it (``"k"``, ``"the MMR lambda"``).
+    kind : int or float
+        ``int`` accepts Python and numpy integers; ``float`` accepts any real
+        number (integers included) and returns a ``float``.
+    low, high : float, optional
+        The bounds; ``include`` says which of them are allowed.
+    include : ``both``, ``left``, ``right`` or ``neither``
+    none : bool
+        Whether ``None`` is allowed (and returned as is: "use the default").
+
+    Returns
+    -------
+    int, float or None
+
+    Examples
+    --------
+    >>> check_scalar(64, "ef", int, low=1, high=4096)
+    64
+    >>> check_scalar(0.5, "the MMR lambda", float, low=0, high=1)
+    0.5
+    >>> check_scalar(True, "k", int, low=1)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: k must be a positive integer, not True
+    >>> check_scalar(float("nan"), "alpha", float, low=0, include="neither")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: alpha must be a positive number, not nan
+    """
+    if value is None and none:
+        return None
+    what = _what(kind, low, high, include)
+    ok_type = (int, np.integer) if kind is int else (int, float, np.integer, np.floating)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, ok_type):
+        raise InputError(f"{name} must be {what}, not {value!r}")
+    number = int(value) if kind is int else float(value)
+    if kind is float and not math.isfinite(number):
+        raise InputError(f"{name} must be {what}, not {value!r}")
+    closed_low, closed_high = include in ("both", "left"), include in ("both", "right")
+    if low is not None and (number < low or (number == low and not closed_low)):
+        raise InputError(f"{name} must be {what}, not {value!r}")
+    if high is not None and (number > high or (number == high and not closed_high)):
+        raise InputError(f"{name} must be {what}, not {value!r}")
+    return number
+
+
+def check_choice(value: Any, name: str, choices: Iterable[T]) -> T:
+    """``value`` when it is one of ``choices``, else one :class:`InputError` line naming them.
+
+    Examples
+    --------
+    >>> check_choice("rrf", "fusion", ("rrf", "sum"))
+    'rrf'
+    >>> check_choice("max", "fusion", ("rrf", "sum"))
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: fusion must be one of rrf, sum, not 'max'
+    """
+    options = tuple(choices)
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool) or value not in options:
+        raise InputError(f"{name} must be one of {', '.join(map(str, options))}, not {value!r}")
+    return value
 
 
 def positive_int(value: Any, name: str) -> int:
@@ -23,6 +125,4 @@ def positive_int(value: Any, name: str) -> int:
     ...
     repspace.core.errors.InputError: k must be a positive integer, not 0
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{name} must be a positive integer, not {value!r}")
-    return int(value)
+    return check_scalar(value, name, int, low=1)
