@@ -1,1 +1,4 @@
-"""The interfaces: the command line (``cli``) and the reports (``reports``); thin, no logic of their own."""
+"""The interfaces: the command line (``cli``), the HTTP service with the web explorer (``server``) and the HTML reports (``reports``).
+
+Thin: each parses its input, calls one workflow and renders the result; none holds logic of its own.
+"""
