@@ -51,8 +51,8 @@ def polar_cmd(
         return
     for ax in d["axes"]:
         out.print(_ends_table(f"POLAR axis {ax['name']} in {space} ({d['n']:,} items)", ax["top"], ax["bottom"]))
-    cond = d["condition"]
-    note(f"{d['m']} axes in {d['d']} dimensions; condition number {'inf (dependent axes)' if cond is None else f'{cond:.2f}'}")
+    cond = "inf (dependent axes)" if d["condition"] is None else f"{d['condition']:.2f}"
+    note(f"{d['m']} axes in {d['d']} dimensions; condition number {cond}")
 
 
 @interpret_app.command("rank-axis")
