@@ -113,6 +113,8 @@ def build_app() -> Any:
         index,
         ingest,
         interpret,
+        interpret_axes,
+        interpret_dictionary,
         learn,
         learn_derived,
         learn_graphs,

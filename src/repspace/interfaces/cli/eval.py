@@ -40,7 +40,8 @@ Layer = Annotated[Optional[str], typer.Option(help="hf-layers: a layer index, or
 Pooling = Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")]
 Prompt = Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")]
 BatchSize = Annotated[int, typer.Option(min=1, help="Texts per encoder batch.")]
-Dims = Annotated[Optional[str], typer.Option(help="Sweep dimensions, e.g. 16,32,64,full (prefix and PCA).")]
+Dims = Annotated[Optional[str], typer.Option(help="Sweep dimensions, e.g. 16,32,64,full (prefix and PCA); with "
+                                                  "--layer all, the layer x dimension grid.")]
 Precision = Annotated[Optional[str], typer.Option(help="Sweep precisions: float32,float16,int8,binary.")]
 Methods = Annotated[str, typer.Option(help="Sweep reductions: prefix (Matryoshka truncation), pca, or both.")]
 Plot = Annotated[Optional[Path], typer.Option(help="Sweep plot PNG (default <task>-tradeoff.png).")]
@@ -84,6 +85,8 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
                      mteb_task=mteb_task, **options)
     if json:
         print_json(report.to_dict())
+    elif report.tradeoff and "subject" in report.tradeoff[0]:
+        _print_grid(report)
     elif report.tradeoff:
         _print_tradeoff(report)
     else:
@@ -161,6 +164,18 @@ def _print_tradeoff(report: Any) -> None:
     out.print(table)
 
 
+def _print_grid(report: Any) -> None:
+    first = report.results[0]
+    grid = report.grid()
+    heads = [s if layer is None else f"L{layer}" for s, layer in zip(grid["subjects"], grid["layers"], strict=True)]
+    table = Table("codec", *heads, title=f"{first.task_name}: {first.main_metric} by codec (rows) and layer "
+                                         f"(columns)")
+    for j, codec in enumerate(grid["codecs"]):
+        table.add_row(codec, *("" if row[j] is None else f"{row[j]:.4f}" for row in grid["scores"]))
+    out.print(table)
+    note(f"layers: {grid['subjects'][0]} ... {grid['subjects'][-1]}")
+
+
 @eval_app.command("sts")
 def sts_cmd(
     file: Annotated[Path, typer.Argument(help="CSV of sentence1,sentence2,score (header optional).")],
@@ -183,6 +198,8 @@ def sts_cmd(
       repspace eval sts stsb-en-test.csv --encoder hf-layers:minilm --layer all
 
       repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary
+
+      repspace eval sts stsb-en-test.csv --encoder hf-layers:minilm --layer all --dims 64,128,full
 
       repspace eval sts stsb-en-test.csv --transform center,whiten128
 

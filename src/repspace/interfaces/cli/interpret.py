@@ -1,4 +1,8 @@
-"""``repspace interpret``: probes, semantic axes, concept erasure and sparse dictionaries over stored spaces."""
+"""``repspace interpret``: probes, semantic axes, concept erasure and sparse dictionaries over stored spaces.
+
+The group and its first commands; :mod:`~repspace.interfaces.cli.interpret_axes` and
+:mod:`~repspace.interfaces.cli.interpret_dictionary` add the others.
+"""
 
 from __future__ import annotations
 
@@ -13,13 +17,15 @@ from repspace.interfaces.cli._common import note, open_store, out, print_json, p
 
 interpret_app = typer.Typer(
     help=(
-        "Read a space: what a probe decodes from it (with a control task), semantic axes, concept erasure, "
-        "sparse dictionaries.\n\n"
+        "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
+        "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
+        "(matching pursuit, pair attribution, latent matching).\n\n"
         "Examples:\n\n"
         "  repspace interpret probe docs --label-field lang\n\n"
         "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
         "  repspace interpret erase docs --label-field lang --out docs-no-lang\n\n"
-        "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html"
+        "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html\n\n"
+        "  repspace interpret attribute glove king queen --dictionary sae-4096-k32-s0"
     ),
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -358,7 +358,8 @@ class EvalReport:
     results : list of TaskResult
     tradeoff : list of dict
         For a compression sweep: quality against bytes per vector
-        (:func:`repspace.engines.eval.compression.tradeoff_rows`); empty otherwise.
+        (:func:`repspace.engines.eval.compression.tradeoff_rows`), each row with a ``subject`` key when
+        several subjects (layers) were swept (:meth:`grid`); empty otherwise.
     plot : Path or None
         The trade-off PNG, for a sweep.
     saved : list of int
@@ -376,6 +377,39 @@ class EvalReport:
     def to_dict(self) -> list[dict[str, Any]]:
         """The ``--json`` output: a TaskResult per subject and setting (mteb's ``TaskResult.from_dict`` reads each)."""
         return [r.to_dict() for r in self.results]
+
+    def grid(self) -> dict[str, Any]:
+        """A sweep as a grid: ``{"subjects", "layers", "codecs", "scores"}``, ``scores[i][j]`` the main score of
+        subject ``i`` (layer ``layers[i]``, None for a subject without layers) with codec ``j`` (None where that
+        codec was not run), codecs smallest first.
+
+        Examples
+        --------
+        >>> r = EvalReport([], tradeoff=[{"subject": "m[0]", "layer": 0, "codec": "prefix16", "main_score": 0.5},
+        ...                              {"subject": "m[1]", "layer": 1, "codec": "prefix16", "main_score": 0.7}])
+        >>> r.grid()
+        {'subjects': ['m[0]', 'm[1]'], 'layers': [0, 1], 'codecs': ['prefix16'], 'scores': [[0.5], [0.7]]}
+        """
+        layer_of = {row.get("subject"): row.get("layer") for row in self.tradeoff}
+        subjects = list(layer_of)
+        codecs = list(dict.fromkeys(row["codec"] for row in self.tradeoff))
+        cell = {(row.get("subject"), row["codec"]): row["main_score"] for row in self.tradeoff}
+        return {"subjects": subjects, "layers": [layer_of[s] for s in subjects], "codecs": codecs,
+                "scores": [[cell.get((s, c)) for c in codecs] for s in subjects]}
+
+
+def _tradeoff(results: Sequence[TaskResult], *, several: bool) -> list[dict[str, Any]]:
+    """The sweep's trade-off rows; for several subjects (layers) each subject's rows (relative to its own
+    ``full``) with a ``subject`` key, subject by subject."""
+    from repspace.engines.eval import compression
+
+    if not several:
+        return compression.tradeoff_rows(results)
+    groups: dict[str, list[TaskResult]] = {}
+    for r in results:
+        groups.setdefault(r.info["subject"], []).append(r)
+    return [{"subject": label, "layer": group[0].info.get("layer"), **row} for label, group in groups.items()
+            for row in compression.tradeoff_rows(group)]
 
 
 def run(task: str, source: str | Path | None, *, store: Store | None = None, encoder: str | None = None,
@@ -405,7 +439,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     dims, precision : str, optional
         A compression sweep: ``"16,32,full"`` and ``"float32,int8,binary"``.
     plot : path, optional
-        Where the sweep's PNG goes (default ``<task>-tradeoff.png``).
+        Where the sweep's PNG goes (default ``<task>-tradeoff.png``); one subject only: a sweep of several
+        layers (``layer="all"``) is a layer x codec grid (:meth:`EvalReport.grid`) and draws no plot.
     save : bool
         Record the results in the store.
     transform : str, optional
@@ -446,8 +481,9 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     languages = parse_languages(language) if language is not None else (
         named.languages if named is not None and named.languages else DEFAULT_LANGUAGES)
     sweep = dims is not None or precision is not None
-    if sweep and layer == "all":
-        raise InputError("a compression sweep takes one layer; pick one with --layer N")
+    if sweep and plot is not None and (layer == "all" or (isinstance(layer, Sequence) and not isinstance(layer, str))):
+        raise InputError("a trade-off plot draws one layer; pick one with --layer N (a sweep of several layers "
+                         "is the layer x codec grid, printed as a table)")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
     if named is not None and data is not None:
         named.check_split(data.split)
@@ -472,9 +508,10 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
                            mteb_main_metric=None if named is None else named.main_metric) for r in results]
     tradeoff, plot_path = [], None
     if sweep:
-        tradeoff = compression.tradeoff_rows(results)
-        plot_path = compression.plot_tradeoff(results, Path(plot or f"{task}-tradeoff.png"),
-                                              title=f"{results[0].task_name}: {subjects[0].label}")
+        tradeoff = _tradeoff(results, several=len(subjects) > 1)
+        if len(subjects) == 1:
+            plot_path = compression.plot_tradeoff(results, Path(plot or f"{task}-tradeoff.png"),
+                                                  title=f"{results[0].task_name}: {subjects[0].label}")
     saved = save_results(store, subjects, results) if save else []
     written = write_mteb(output_dir, results, subjects) if output_dir is not None else []
     return EvalReport(results, tradeoff, plot_path, saved, written)
