@@ -134,7 +134,7 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         ``ray``: the moment pass behind ``cka_linear``, ``cka_debiased``,
         ``procrustes`` and ``svcca`` is summed shard by shard on a Ray cluster
         (a :class:`~repspace.workflows.distributed.measure.RayBackend` with
-        ``knn=False``, opened by :func:`~repspace.workflows.distributed.backend.open_backend`
+        ``knn=False``, opened by :func:`~repspace.workflows.distributed.runner.open_backend`
         for this call); the other measures run here. The figures equal the
         local ones to rounding. A :class:`repspace.core.backend.Backend`
         object is passed down to :func:`repspace.engines.compare.compare` as it is.

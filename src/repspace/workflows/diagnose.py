@@ -59,7 +59,7 @@ def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed
         are built on a Ray cluster as an exact tile join
         (:func:`repspace.workflows.distributed.measure.knn_graph_ray`, by a
         :class:`~repspace.workflows.distributed.measure.RayBackend` opened by
-        :func:`~repspace.workflows.distributed.backend.open_backend` for this
+        :func:`~repspace.workflows.distributed.runner.open_backend` for this
         call), whatever ``n``; the same graph as exact search here, so the same
         figures. Refuses ``exact=False``. A :class:`repspace.core.backend.Backend`
         object is passed down to :func:`repspace.engines.geometry.diagnose` as it is.
