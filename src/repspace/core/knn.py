@@ -12,11 +12,8 @@ no ``n × n`` matrix is ever formed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,8 +23,11 @@ from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
 from repspace.core.space import Metric
 
+if TYPE_CHECKING:
+    from repspace.core.backend import Backend
+
 __all__ = ["EXACT_MAX", "HNSW_EF_CONSTRUCTION", "HNSW_EF_MAX", "HNSW_EF_SEARCH", "HNSW_M", "RECALL_TARGET",
-           "GraphBuilder", "KnnGraph", "graph_builder", "knn_graph", "merge_candidates", "prepare_rows"]
+           "KnnGraph", "knn_graph", "local_graph", "merge_candidates", "prepare_rows"]
 
 #: Largest ``n`` searched exactly when ``exact=None`` (the issue's 50k; METRICS.md says 200k).
 EXACT_MAX = 50_000
@@ -114,8 +114,11 @@ class KnnGraph:
 
 
 def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | None = None,
-              recall_sample: int = 1000, seed: int | None = 0) -> KnnGraph:
+              recall_sample: int = 1000, seed: int | None = 0, backend: Backend | None = None) -> KnnGraph:
     """The ``k`` nearest other items of every item of ``X``.
+
+    The input is checked here; the graph of a checked matrix is built by
+    ``backend`` (:class:`repspace.core.backend.Backend`), this process by default.
 
     Parameters
     ----------
@@ -134,6 +137,11 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
         (all items when ``n`` is smaller).
     seed : int or None
         Seed of the recall sample.
+    backend : Backend, optional
+        Where the graph is built (``cosine``, ``ip`` and ``l2``; a ``poincare``
+        graph is always scanned here): ``None``, this process (as
+        :data:`repspace.core.backend.LOCAL`, by :func:`local_graph`); the Ray backend builds exact graphs
+        only (:class:`repspace.workflows.distributed.measure.RayBackend`).
 
     Returns
     -------
@@ -161,6 +169,17 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
     [[1, 2], [0, 2], [1, 0], [0, 1]]
     >>> g.distances.astype(float).round(3).tolist()
     [[0.006, 1.0], [0.006, 0.89], [0.89, 1.0], [1.0, 1.0]]
+
+    A backend receives the checked matrix and the metric's name:
+
+    >>> class Noted:
+    ...     name = "noted"
+    ...     seen = []
+    ...     def knn_graph(self, X, k, **options):
+    ...         self.seen.append((len(X), k, options["metric"]))
+    ...         return local_graph(X, k, **options)
+    >>> knn_graph(np.eye(3), k=1, metric="l2", backend=Noted()).method, Noted.seen
+    ('exact', [(3, 1, 'l2')])
     """
     metric = Metric.parse(metric)
     k = positive_int(k, "k")
@@ -176,9 +195,25 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
             metric.require_vector_space("an HNSW neighbour graph")
         scores, idx = _exact_graph(np.ascontiguousarray(X, dtype=np.float32), k, metric.value)
         return KnnGraph(idx, scores.astype(np.float32), metric.value, "exact")
-    builder = _BUILDER.get()
-    if builder is not None:
-        return builder(X, k, metric=metric.value, exact=exact, recall_sample=recall_sample, seed=seed)
+    build = local_graph if backend is None else backend.knn_graph  # None: LOCAL's work, without its indirection
+    return build(X, k, metric=metric.value, exact=exact, recall_sample=recall_sample, seed=seed)
+
+
+def local_graph(X: np.ndarray, k: int, *, metric: Metric | str, exact: bool | None = None,
+                recall_sample: int = 1000, seed: int | None = 0) -> KnnGraph:
+    """The graph :func:`knn_graph` returns, built in this process from a checked matrix (the local backend's work).
+
+    ``X`` is finite and 2-d with ``n > k`` (:func:`knn_graph` checks it);
+    ``metric`` is ``cosine``, ``ip`` or ``l2``. Exact when ``exact`` says so or
+    ``n ≤ EXACT_MAX``, else HNSW with its measured recall.
+
+    Examples
+    --------
+    >>> local_graph(np.array([[0.0], [1.0], [3.0]]), 1, metric="l2").indices.ravel().tolist()
+    [1, 0, 1]
+    """
+    metric = Metric.parse(metric)
+    n = X.shape[0]
     x = _prepare(X, metric)
     search_metric = "l2" if metric is Metric.L2 else "ip"
     use_exact = n <= EXACT_MAX if exact is None else bool(exact)
@@ -187,39 +222,6 @@ def knn_graph(X: Any, k: int, *, metric: Metric | str = "cosine", exact: bool | 
         return KnnGraph(idx, _to_distances(scores, metric), metric.value, "exact")
     scores, idx, recall, m = _hnsw_graph(x, k, search_metric, recall_sample, seed)
     return KnnGraph(idx, _to_distances(scores, metric), metric.value, "hnsw", recall, m)
-
-
-#: Signature of a graph builder: ``(X, k, *, metric, exact, recall_sample, seed) -> KnnGraph``.
-GraphBuilder = Callable[..., KnnGraph]
-
-_BUILDER: ContextVar[GraphBuilder | None] = ContextVar("repspace_knn_builder", default=None)
-
-
-@contextmanager
-def graph_builder(fn: GraphBuilder) -> Iterator[None]:
-    """Within this block, :func:`knn_graph` hands every graph (after checking its input) to ``fn``.
-
-    The seam of the distributed backend: ``fn(X, k, metric=..., exact=...,
-    recall_sample=..., seed=...)`` receives a checked matrix and a metric name
-    and returns the :class:`KnnGraph`. The setting is per context (thread,
-    task), restored on exit; ``fn`` itself must not call :func:`knn_graph`.
-
-    Examples
-    --------
-    >>> seen = []
-    >>> def noted(X, k, **options):
-    ...     seen.append((len(X), k, options["metric"]))
-    ...     return KnnGraph(np.zeros((len(X), k), np.int64), np.zeros((len(X), k), np.float32), "l2", "exact")
-    >>> with graph_builder(noted):
-    ...     _ = knn_graph(np.eye(3), k=1, metric="l2")
-    >>> seen
-    [(3, 1, 'l2')]
-    """
-    token = _BUILDER.set(fn)
-    try:
-        yield
-    finally:
-        _BUILDER.reset(token)
 
 
 def prepare_rows(X: Any, metric: Metric | str) -> np.ndarray:

@@ -35,8 +35,9 @@ Numerical choices
 * **Shards.** One pass is :func:`plan` (pivots, scales and product dtype, from
   the first block), :func:`accumulate` over the rows, :func:`finish`. A
   distributed pass gives the same plan to every shard of rows and adds their
-  float64 sums (:func:`add_sums`); :func:`accumulator` routes every pass made
-  in a context to such a map and sum, so the measures stay the local functions.
+  float64 sums (:func:`add_sums`); :func:`moments` hands the sum over all rows
+  to the ``backend`` it is given (:class:`repspace.core.backend.Backend`), which
+  may be such a map and sum, so the measures stay the local functions.
 * **Non-finite input** is not scanned for up front: a NaN or inf reaches the
   column sums, and only then is the array scanned to name the first bad row.
 """
@@ -44,19 +45,18 @@ Numerical choices
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.arrays import as_matrix, block_rows, max_abs
 from repspace.core.errors import InputError
 
-__all__ = ["Accumulator", "MomentPlan", "Moments", "accumulate", "accumulator", "add_sums", "finish", "moments", "plan",
-           "require_variance"]
+if TYPE_CHECKING:
+    from repspace.core.backend import Backend
+
+__all__ = ["MomentPlan", "Moments", "accumulate", "add_sums", "finish", "moments", "plan", "require_variance"]
 
 #: First-block magnitudes inside this range are used unscaled.
 _SAFE_LOW, _SAFE_HIGH = 2.0**-40, 2.0**40
@@ -198,39 +198,6 @@ class MomentPlan:
                 f"{self.scale_y:g}), work={self.work}, grams={self.grams}, debiased={self.debiased})")
 
 
-#: Signature of a moment pass: ``(X, Y, plan) -> sums`` over all rows (:func:`accumulate` is one).
-Accumulator = Callable[[Any, Any, MomentPlan], "dict[str, Any]"]
-
-_ACCUMULATOR: ContextVar[Accumulator | None] = ContextVar("repspace_moments_accumulator", default=None)
-
-
-@contextmanager
-def accumulator(fn: Accumulator) -> Iterator[None]:
-    """Within this block, every :func:`moments` pass (CKA, Procrustes, SVCCA...) sums its rows with ``fn``.
-
-    The seam of the distributed backend: ``fn(X, Y, plan)`` must return the
-    sums :func:`accumulate` would return over all rows (e.g. a map of
-    :func:`accumulate` over row shards and a reduce with :func:`add_sums`).
-    The setting is per context (thread, task), restored on exit.
-
-    Examples
-    --------
-    >>> calls = []
-    >>> def counted(X, Y, p):
-    ...     calls.append(len(X))
-    ...     return accumulate(X, Y, p)
-    >>> with accumulator(counted):
-    ...     m = moments(np.eye(3), np.eye(3))
-    >>> calls, m.trace_x
-    ([3], 2.0)
-    """
-    token = _ACCUMULATOR.set(fn)
-    try:
-        yield
-    finally:
-        _ACCUMULATOR.reset(token)
-
-
 def plan(X: Any, Y: Any, *, grams: bool = True, debiased: bool = False, precision: str = "auto") -> MomentPlan:
     """The plan :func:`moments` follows for ``X`` and ``Y``: pivots, scales from the first block, product dtype.
 
@@ -364,7 +331,7 @@ def _centred(g: np.ndarray, s_left: np.ndarray, s_right: np.ndarray, n: int, sym
 
 
 def moments(X: np.ndarray, Y: np.ndarray, *, grams: bool = True, debiased: bool = False,
-            precision: str = "auto") -> Moments:
+            precision: str = "auto", backend: Backend | None = None) -> Moments:
     """Stream ``X`` and ``Y`` (already shape-checked, same ``n``) once and return their centred moments.
 
     Parameters
@@ -378,6 +345,11 @@ def moments(X: np.ndarray, Y: np.ndarray, *, grams: bool = True, debiased: bool 
         Also the row-norm terms of the unbiased HSIC (needs ``grams``).
     precision : ``auto`` or ``float64``
         ``auto``: float32 block products when both inputs are float32.
+    backend : Backend, optional
+        Sums the rows under the plan made here (its ``accumulate(X, Y, plan)``
+        returns what :func:`accumulate` returns over all rows, e.g. a map of it
+        over row shards and a reduce with :func:`add_sums`); ``None``: this
+        process (as :data:`repspace.core.backend.LOCAL`, by :func:`accumulate`).
 
     Raises
     ------
@@ -390,10 +362,19 @@ def moments(X: np.ndarray, Y: np.ndarray, *, grams: bool = True, debiased: bool 
     >>> m = moments(X, X)
     >>> m.cxx.tolist(), m.trace_x, m.constant_x
     ([[8.0, 0.0], [0.0, 0.0]], 8.0, False)
+
+    A backend that sums two shards of rows and adds their sums:
+
+    >>> class Halves:
+    ...     name = "halves"
+    ...     def accumulate(self, A, B, p):
+    ...         return add_sums(accumulate(A[:1], B[:1], p), accumulate(A[1:], B[1:], p))
+    >>> moments(X, X, backend=Halves()).cxx.tolist()
+    [[8.0, 0.0], [0.0, 0.0]]
     """
     n = X.shape[0]
     p = plan(X, Y, grams=grams, debiased=debiased, precision=precision)
-    run = _ACCUMULATOR.get() or accumulate
+    run = accumulate if backend is None else backend.accumulate  # None: LOCAL's work, without its indirection
     acc = run(X, Y, p)
     if not (np.all(np.isfinite(acc["sx"])) and np.all(np.isfinite(acc["sy"]))):
         as_matrix(X, "X")  # raises, naming the first row with a NaN or inf

@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.backend import Backend
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.compare import Comparison, compare
 from repspace.workflows.distributed.backend import check_backend
+from repspace.workflows.distributed.runner import open_backend
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -86,7 +88,7 @@ class SpaceComparison:
     saved : int
         Items whose metadata received their Jaccard (both spaces counted once).
     backend : str
-        ``local`` or ``ray``: where the moment pass (CKA, Procrustes, SVCCA) ran.
+        The backend's name (``local``, ``ray``): where the moment pass (CKA, Procrustes, SVCCA) ran.
     """
 
     a: str
@@ -113,7 +115,7 @@ class SpaceComparison:
 
 def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None = None, k: int = 10,
                    seed: int = 0, exact: bool | None = None, changed: int = 0, save: bool = False,
-                   backend: str = "local", ray_address: str | None = None) -> SpaceComparison:
+                   backend: str | Backend = "local", ray_address: str | None = None) -> SpaceComparison:
     """Compare two stored spaces on the items they share (joined on id).
 
     Parameters
@@ -128,16 +130,20 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         Write each shared item's ``jaccard`` (and ``jaccard_vs``, the other
         space's name) into its metadata in both spaces; refused whole if
         either space changed meanwhile.
-    backend : ``local`` or ``ray``
+    backend : ``local``, ``ray`` or a Backend
         ``ray``: the moment pass behind ``cka_linear``, ``cka_debiased``,
         ``procrustes`` and ``svcca`` is summed shard by shard on a Ray cluster
-        (:func:`repspace.workflows.distributed.measure.moments_ray`); the other
-        measures run here. The figures equal the local ones to rounding.
+        (a :class:`~repspace.workflows.distributed.measure.RayBackend` with
+        ``knn=False``, opened by :func:`~repspace.workflows.distributed.runner.open_backend`
+        for this call); the other measures run here. The figures equal the
+        local ones to rounding. A :class:`repspace.core.backend.Backend`
+        object is passed down to :func:`repspace.engines.compare.compare` as it is.
     ray_address : str, optional
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
     """
-    check_backend(backend, ray_address)
+    if isinstance(backend, str):
+        check_backend(backend, ray_address)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
     if isinstance(changed, bool) or not isinstance(changed, int) or changed < 0:
@@ -153,15 +159,10 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     keys = None if measures is None else ([measures] if isinstance(measures, str) else list(measures))
     if save and keys is not None and "neighbourhood_jaccard" not in keys:
         keys.append("neighbourhood_jaccard")
-    if backend == "ray":
-        from repspace.workflows.distributed.measure import ray_backend
-
-        with ray_backend(ray_address, knn=False):
-            result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed,
-                             metrics=metrics)
-    else:
+    with open_backend(backend, ray_address, knn=False) as runner:
         result = compare(j.x, j.y, keys, k=k, seed=seed, exact_knn=exact, changed=changed,
-                         metrics=metrics)  # one pair of graphs
+                         metrics=metrics, backend=runner)  # one pair of graphs
+        name = runner.name
     listed = [{"id": j.ids[c.row], "jaccard": c.jaccard, "old": [j.ids[r] for r in c.neighbours_x],
                "new": [j.ids[r] for r in c.neighbours_y], "lost": [j.ids[r] for r in c.lost],
                "gained": [j.ids[r] for r in c.gained]} for c in (result.changed or ())]
@@ -180,7 +181,7 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
         for space, rows, generation, other in targets:
             patches = [{"jaccard": round(float(v), 6), "jaccard_vs": other} for v in jac]
             saved = space.patch_rows_metadata(rows, patches, generation=generation)
-    return SpaceComparison(a.name, b.name, j.n_x, j.n_y, result, listed, saved, backend)
+    return SpaceComparison(a.name, b.name, j.n_x, j.n_y, result, listed, saved, name)
 
 
 @dataclass(frozen=True)

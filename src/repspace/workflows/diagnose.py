@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.backend import Backend
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.geometry.diagnose import Diagnosis, diagnose
 from repspace.workflows.distributed.backend import check_backend
+from repspace.workflows.distributed.runner import open_backend
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -38,7 +40,8 @@ SAVED_KEYS = ("k_occurrence", "hub", "local_id")
 
 
 def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed: int = 0,
-                   save: bool = False, backend: str = "local", ray_address: str | None = None) -> Diagnosis:
+                   save: bool = False, backend: str | Backend = "local",
+                   ray_address: str | None = None) -> Diagnosis:
     """Diagnose a stored space's live vectors with its own metric (see :func:`repspace.engines.geometry.diagnose`).
 
     Parameters
@@ -51,30 +54,31 @@ def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed
         (float), so that ``--where "k_occurrence > 40"`` and exports see them.
         Refused whole, with nothing written, if the space changed while it
         was measured (:class:`~repspace.core.errors.ConflictError`).
-    backend : ``local`` or ``ray``
+    backend : ``local``, ``ray`` or a Backend
         ``ray``: the kNN graphs behind hubness and local intrinsic dimension
         are built on a Ray cluster as an exact tile join
-        (:func:`repspace.workflows.distributed.measure.knn_graph_ray`), whatever
-        ``n``; the same graph as exact search here, so the same figures.
-        Refuses ``exact=False``.
+        (:func:`repspace.workflows.distributed.measure.knn_graph_ray`, by a
+        :class:`~repspace.workflows.distributed.measure.RayBackend` opened by
+        :func:`~repspace.workflows.distributed.runner.open_backend` for this
+        call), whatever ``n``; the same graph as exact search here, so the same
+        figures. Refuses ``exact=False``. A :class:`repspace.core.backend.Backend`
+        object is passed down to :func:`repspace.engines.geometry.diagnose` as it is.
     ray_address : str, optional
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
     """
-    check_backend(backend, ray_address)
-    if backend == "ray" and exact is False:
-        raise InputError("--backend ray builds exact kNN graphs; it does not combine with --hnsw")
+    if isinstance(backend, str):
+        check_backend(backend, ray_address)
+        if backend == "ray":
+            if exact is False:
+                raise InputError("--backend ray builds exact kNN graphs; it does not combine with --hnsw")
+            exact = True
     generation = space.info().generation  # read first: a change after it refuses the save
     rows, vectors = space.rows_and_vectors()
     if len(vectors) <= k:
         raise InputError(f"space {space.name!r} has {len(vectors)} items; diagnosing with k={k} needs more than {k}")
-    if backend == "ray":
-        from repspace.workflows.distributed.measure import ray_backend
-
-        with ray_backend(ray_address, moments=False):
-            report = diagnose(vectors, k=k, metric=space.metric.value, exact=True, seed=seed)
-    else:
-        report = diagnose(vectors, k=k, metric=space.metric.value, exact=exact, seed=seed)
+    with open_backend(backend, ray_address, moments=False) as runner:
+        report = diagnose(vectors, k=k, metric=space.metric.value, exact=exact, seed=seed, backend=runner)
     if save:
         save_per_item(space, rows, report, generation)
     return report

@@ -105,6 +105,20 @@ def test_graph_input_errors_are_one_line(ray_local):
         knn_graph_ray(np.full((20, 3), np.nan), 3)
 
 
+def test_a_ray_backend_passed_down_builds_the_engines_graphs(ray_local):
+    from repspace.core.errors import InputError
+    from repspace.engines.geometry import hubness
+
+    X = np.random.default_rng(0).standard_normal((500, 8))
+    with ray_backend(moments=False, block_rows=200) as backend:
+        got = hubness(X, k=5, backend=backend)
+        with pytest.raises(InputError, match="exact kNN graphs only"):
+            knn_graph(X, 5, exact=False, backend=backend)
+        assert moments(X, X, backend=backend).trace_x == moments(X, X).trace_x  # moments=False: summed here
+    assert [g.blocks for g in backend.run.graphs] == [3] and backend.run.moment_passes == 0
+    np.testing.assert_array_equal(got.k_occurrence, hubness(X, k=5).k_occurrence)
+
+
 # -- the moment pass ---------------------------------------------------------------------------------------
 
 
@@ -124,8 +138,9 @@ def test_cka_and_friends_match_local_on_uneven_shards(ray_local, glove_pair):
     local = compare(X, Y, MOMENT_MEASURES).scores()
     assert 0.5 < local["cka_linear"] < 0.99  # a real, non-trivial comparison
     for shards in ([1, 6_999, 13_000], 3_000):
-        with ray_backend(knn=False, shards=shards) as run_:
-            got = compare(X, Y, MOMENT_MEASURES).scores()
+        with ray_backend(knn=False, shards=shards) as backend:
+            got = compare(X, Y, MOMENT_MEASURES, backend=backend).scores()
+        run_ = backend.run
         assert run_.moment_passes == 1 and run_.shards == (3 if isinstance(shards, list) else 7)
         for key in MOMENT_MEASURES:
             assert got[key] == pytest.approx(local[key], rel=1e-10, abs=1e-12), key
@@ -149,8 +164,9 @@ def test_float32_default_shards_are_whole_local_blocks(ray_local, glove_vectors)
     X = np.ascontiguousarray(glove_vectors[:20_000], np.float32)
     Y = np.ascontiguousarray(np.sqrt(np.abs(X[:, ::-1])) + X[:, :1], np.float32)
     local = compare(X, Y, ["cka_linear", "procrustes"]).scores()
-    with ray_backend(knn=False) as run_:
-        got = compare(X, Y, ["cka_linear", "procrustes"]).scores()
+    with ray_backend(knn=False) as backend:
+        got = compare(X, Y, ["cka_linear", "procrustes"], backend=backend).scores()
+    run_ = backend.run
     # the default shards are whole blocks of the local pass: here its one block of all the rows
     blocks = -(-len(X) // block_rows(X.shape[1] + Y.shape[1]))
     assert blocks == 1 and (run_.moment_passes, run_.shards) == (1, blocks)

@@ -23,6 +23,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
+from repspace.core.backend import Backend
 from repspace.core.moments import Moments, moments, require_variance
 from repspace.engines.compare._inputs import check_precision
 
@@ -57,7 +58,7 @@ def _debiased_from(m: Moments) -> float:
     return float(min(1.0, max(-1.0, value)))
 
 
-def cka_linear(X: Any, Y: Any, *, precision: str = "auto") -> float:
+def cka_linear(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | None = None) -> float:
     """Linear CKA (Kornblith et al. 2019) in its feature-space form.
 
     ``CKA = ‖YᵀX‖²_F / (‖XᵀX‖_F ‖YᵀY‖_F)`` on column-centred ``X`` and ``Y``,
@@ -76,6 +77,9 @@ def cka_linear(X: Any, Y: Any, *, precision: str = "auto") -> float:
         relative error about 1e-6); ``float64`` always multiplies in float64.
         Centring is done after the pass from the float64 column sums, on rows
         shifted by the first row (see :mod:`repspace.core.moments`).
+    backend : Backend, optional
+        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -100,10 +104,10 @@ def cka_linear(X: Any, Y: Any, *, precision: str = "auto") -> float:
     0.03
     """
     X, Y = check_pair(X, Y, min_rows=2, scan=False, measure="CKA")
-    return _linear_from(moments(X, Y, precision=check_precision(precision)))
+    return _linear_from(moments(X, Y, precision=check_precision(precision), backend=backend))
 
 
-def cka_debiased(X: Any, Y: Any, *, precision: str = "auto") -> float:
+def cka_debiased(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | None = None) -> float:
     """Debiased linear CKA (Nguyen et al. 2021): CKA with the unbiased HSIC of Song et al. 2012 (eq. 5).
 
     ``HSIC₁(K, L) = [tr(K̃L̃) + 1ᵀK̃1·1ᵀL̃1/((n−1)(n−2)) − 2·1ᵀK̃L̃1/(n−2)] / (n(n−3))``
@@ -123,6 +127,9 @@ def cka_debiased(X: Any, Y: Any, *, precision: str = "auto") -> float:
         The same ``n ≥ 4`` items, row for row.
     precision : ``auto`` or ``float64``
         As in :func:`cka_linear`.
+    backend : Backend, optional
+        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -151,7 +158,7 @@ def cka_debiased(X: Any, Y: Any, *, precision: str = "auto") -> float:
     True
     """
     X, Y = check_pair(X, Y, min_rows=4, scan=False, measure="debiased CKA")
-    return _debiased_from(moments(X, Y, debiased=True, precision=check_precision(precision)))
+    return _debiased_from(moments(X, Y, debiased=True, precision=check_precision(precision), backend=backend))
 
 
 #: ``repspace.engines.compare.cka(X, Y)`` is linear CKA (the DESIGN.md example).

@@ -16,6 +16,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
+from repspace.core.backend import Backend
 from repspace.core.moments import moments
 from repspace.core.space import Metric
 from repspace.engines.compare import neighbours as _nb
@@ -129,7 +130,7 @@ def _keys(measures: str | Iterable[str] | None) -> list[str]:
 def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int = _nb.DEFAULT_K, *,
             seed: int | None = 0, exact_knn: bool | None = None, precision: str = "auto",
             strict: bool = False, changed: int = 0,
-            metrics: tuple[str, str] = ("cosine", "cosine")) -> Comparison:
+            metrics: tuple[str, str] = ("cosine", "cosine"), backend: Backend | None = None) -> Comparison:
     """Compare two spaces over the same items with every measure (or those named).
 
     Parameters
@@ -162,6 +163,9 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
         distances): the measures on coordinates (CKA, Procrustes, SVCCA) are
         undefined for it and recorded in ``skipped`` with that reason (raised
         with ``strict``).
+    backend : Backend, optional
+        Where the moment pass and the kNN graphs run
+        (:class:`repspace.core.backend.Backend`; ``None``: this process).
 
     Returns
     -------
@@ -204,7 +208,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
     on_moments = [key for key in keys if key in _FROM_MOMENTS and key not in undefined]
     if on_moments:
         m = moments(X, Y, grams=on_moments != ["procrustes"], debiased="cka_debiased" in keys,
-                    precision="float64" if "svcca" in keys else precision)
+                    precision="float64" if "svcca" in keys else precision, backend=backend)
         for key in on_moments:
             attempt(key, lambda key=key: _FROM_MOMENTS[key](m))
     if isinstance(changed, bool) or not isinstance(changed, (int, np.integer)) or changed < 0:
@@ -213,7 +217,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
     moved = None
     if on_graphs or changed:
         try:
-            gx, gy = _nb.graphs(X, Y, k, exact=exact_knn, seed=seed, metrics=metrics)
+            gx, gy = _nb.graphs(X, Y, k, exact=exact_knn, seed=seed, metrics=metrics, backend=backend)
         except InputError as e:
             if strict or changed:  # the moved items were asked for explicitly: no silent skip
                 raise

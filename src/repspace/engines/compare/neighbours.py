@@ -32,6 +32,7 @@ import numpy as np
 
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
+from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
 
 __all__ = [
@@ -81,12 +82,14 @@ def overlap_counts(ix: np.ndarray, iy: np.ndarray) -> np.ndarray:
 
 
 def graphs(X: Any, Y: Any, k: int, *, exact: bool | None = None, seed: int | None = 0,
-           metrics: tuple[str, str] = ("cosine", "cosine")) -> tuple[KnnGraph, KnnGraph]:
+           metrics: tuple[str, str] = ("cosine", "cosine"),
+           backend: Backend | None = None) -> tuple[KnnGraph, KnnGraph]:
     """The kNN graphs of ``X`` and ``Y`` (same ``n`` checked first): cosine, or each side's own
-    ``metrics`` (a ``poincare`` side is searched by hyperbolic distance)."""
+    ``metrics`` (a ``poincare`` side is searched by hyperbolic distance), built by ``backend``
+    (``None``: this process)."""
     X, Y = check_pair(X, Y, scan=False)
-    return (knn_graph(X, k, metric=metrics[0], exact=exact, seed=seed),
-            knn_graph(Y, k, metric=metrics[1], exact=exact, seed=seed))
+    return (knn_graph(X, k, metric=metrics[0], exact=exact, seed=seed, backend=backend),
+            knn_graph(Y, k, metric=metrics[1], exact=exact, seed=seed, backend=backend))
 
 
 @dataclass(frozen=True, eq=False)
@@ -249,7 +252,7 @@ def _changed_from(gx: KnnGraph, gy: KnnGraph, top: int) -> ChangedItems:
 
 
 def mutual_knn(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
-               seed: int | None = 0) -> MutualKnn:
+               seed: int | None = 0, backend: Backend | None = None) -> MutualKnn:
     """Mutual k-NN (Huh et al. 2024): the mean share of each item's ``k`` cosine neighbours found in both spaces.
 
     Parameters
@@ -264,6 +267,9 @@ def mutual_knn(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
         measured and reported); ``True`` / ``False`` force one or the other.
     seed : int or None
         Seed of the HNSW recall sample.
+    backend : Backend, optional
+        Where the kNN graphs are built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -286,11 +292,11 @@ def mutual_knn(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
     >>> round(mutual_knn(X, rng.standard_normal((100, 8))).value, 2)   # ≈ k/(n−1) by chance
     0.1
     """
-    return _mutual_from(*graphs(X, Y, k, exact=exact, seed=seed))
+    return _mutual_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
 
 
 def neighbourhood_jaccard(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
-                          seed: int | None = 0) -> NeighbourhoodJaccard:
+                          seed: int | None = 0, backend: Backend | None = None) -> NeighbourhoodJaccard:
     """Per-item Jaccard similarity ``|N_X ∩ N_Y| / |N_X ∪ N_Y|`` of the ``k`` cosine neighbours in each space.
 
     Parameters are those of :func:`mutual_knn`.
@@ -310,16 +316,16 @@ def neighbourhood_jaccard(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | N
     >>> neighbourhood_jaccard(X, Y, k=2).per_item.round(3).tolist()
     [0.333, 0.333, 0.333, 1.0]
     """
-    return _jaccard_from(*graphs(X, Y, k, exact=exact, seed=seed))
+    return _jaccard_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
 
 
 def changed_items(X: Any, Y: Any, k: int = DEFAULT_K, top: int = 20, *, exact: bool | None = None,
-                  seed: int | None = 0) -> ChangedItems:
+                  seed: int | None = 0, backend: Backend | None = None) -> ChangedItems:
     """The ``top`` items whose cosine neighbourhoods differ most between ``X`` (old) and ``Y`` (new).
 
     Parameters
     ----------
-    X, Y, k, exact, seed
+    X, Y, k, exact, seed, backend
         As in :func:`mutual_knn`.
     top : int, default 20
         How many items to return (at most ``n``).
@@ -346,4 +352,4 @@ def changed_items(X: Any, Y: Any, k: int = DEFAULT_K, top: int = 20, *, exact: b
     """
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or int(top) < 1:
         raise InputError(f"top must be a positive integer, got {top!r}")
-    return _changed_from(*graphs(X, Y, k, exact=exact, seed=seed), int(top))
+    return _changed_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend), int(top))

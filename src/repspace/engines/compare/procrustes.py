@@ -16,6 +16,7 @@ from typing import Any
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
 from repspace.core.linalg import svd
+from repspace.core.backend import Backend
 from repspace.core.moments import Moments, moments, require_variance
 from repspace.engines.compare._inputs import check_precision
 
@@ -32,7 +33,7 @@ def _from(m: Moments) -> float:
     return float(math.sqrt(max(0.0, 2.0 - 2.0 * similarity)))
 
 
-def procrustes(X: Any, Y: Any, *, precision: str = "auto") -> float:
+def procrustes(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | None = None) -> float:
     """Orthogonal Procrustes distance ``√(2 − 2‖X̂ᵀŶ‖_*)`` in ``[0, √2]`` (METRICS.md ``procrustes``).
 
     ``X̂``, ``Ŷ`` are the column-centred spaces divided by their Frobenius norms
@@ -47,6 +48,9 @@ def procrustes(X: Any, Y: Any, *, precision: str = "auto") -> float:
         The same ``n ≥ 2`` items, row for row. Arrays or memory maps.
     precision : ``auto`` or ``float64``
         As in :func:`repspace.engines.compare.cka_linear`.
+    backend : Backend, optional
+        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -73,4 +77,4 @@ def procrustes(X: Any, Y: Any, *, precision: str = "auto") -> float:
     1.27
     """
     X, Y = check_pair(X, Y, min_rows=2, scan=False, measure="the Procrustes distance")
-    return _from(moments(X, Y, grams=False, precision=check_precision(precision)))
+    return _from(moments(X, Y, grams=False, precision=check_precision(precision), backend=backend))

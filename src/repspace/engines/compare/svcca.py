@@ -22,6 +22,7 @@ import numpy as np
 from repspace.core.arrays import check_pair
 from repspace.core.errors import InputError
 from repspace.core.linalg import svd
+from repspace.core.backend import Backend
 from repspace.core.moments import Moments, moments, require_variance
 
 __all__ = ["SVCCAResult", "svcca"]
@@ -94,7 +95,7 @@ def _from(m: Moments, variance: float = DEFAULT_VARIANCE) -> SVCCAResult:
     return SVCCAResult(float(rho.mean()), rho, wx.shape[1], wy.shape[1], float(variance))
 
 
-def svcca(X: Any, Y: Any, *, variance: float = DEFAULT_VARIANCE) -> SVCCAResult:
+def svcca(X: Any, Y: Any, *, variance: float = DEFAULT_VARIANCE, backend: Backend | None = None) -> SVCCAResult:
     """SVCCA (Raghu et al. 2017): mean canonical correlation of the top singular directions of each space.
 
     Parameters
@@ -105,6 +106,9 @@ def svcca(X: Any, Y: Any, *, variance: float = DEFAULT_VARIANCE) -> SVCCAResult:
     variance : float, default 0.99
         Keep, in each centred space, the fewest top singular directions whose
         share of the variance reaches this (``0 < variance ≤ 1``).
+    backend : Backend, optional
+        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -139,4 +143,4 @@ def svcca(X: Any, Y: Any, *, variance: float = DEFAULT_VARIANCE) -> SVCCAResult:
     if not 0.0 < variance <= 1.0:
         raise InputError(f"variance must be in (0, 1], got {variance}")
     X, Y = check_pair(X, Y, min_rows=2, scan=False, measure="SVCCA")
-    return _from(moments(X, Y, precision="float64"), variance)
+    return _from(moments(X, Y, precision="float64", backend=backend), variance)

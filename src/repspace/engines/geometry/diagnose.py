@@ -26,6 +26,7 @@ import numpy as np
 
 from repspace.core.arrays import as_matrix, row_blocks
 from repspace.core.estimate import Estimate
+from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
 from repspace.engines.geometry.hubness import HubnessResult, hubness
 from repspace.engines.geometry.intrinsic import DEFAULT_K as ID_K
@@ -94,7 +95,7 @@ class Diagnosis:
 
 
 def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None = None,
-             positives: tuple[Any, Any] | None = None, seed: int = 0) -> Diagnosis:
+             positives: tuple[Any, Any] | None = None, seed: int = 0, backend: Backend | None = None) -> Diagnosis:
     """Diagnose the geometry of ``X`` (rows are items).
 
     Parameters
@@ -116,6 +117,10 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
         Positive pairs ``A[i] ~ B[i]`` for ``alignment``.
     seed : int
         Of every sample drawn (pairs, recall queries).
+    backend : Backend, optional
+        Where the neighbour graphs of hubness and intrinsic dimension are built
+        (:class:`repspace.core.backend.Backend`; ``None``: this process). A
+        ``poincare`` graph is always scanned here.
 
     Examples
     --------
@@ -134,14 +139,15 @@ def diagnose(X: Any, *, k: int = 10, metric: str = "cosine", exact: bool | None 
         # On unit vectors the cosine and Euclidean neighbour orders are the same (‖x − y‖² = 2 − 2cos):
         # one graph serves hubness and intrinsic dimension, the costliest part of a diagnosis.
         # A few neighbours more than needed: duplicates of other points take places in a list.
-        shared = knn_graph(x, min(n - 1, max(k, ID_K) + SHARED_EXTRA), metric="l2", exact=exact, seed=seed)
+        shared = knn_graph(x, min(n - 1, max(k, ID_K) + SHARED_EXTRA), metric="l2", exact=exact, seed=seed,
+                           backend=backend)
         cos = KnnGraph(shared.indices[:, :k], (shared.distances[:, :k].astype(np.float64) ** 2 / 2).astype(np.float32),
                        "cosine", shared.method, shared.recall, shared.recall_sample)
         hub = hubness(cos, k=k)
     else:
-        hub = hubness(x, k=k, metric=metric, exact=exact, seed=seed)
+        hub = hubness(x, k=k, metric=metric, exact=exact, seed=seed, backend=backend)
     iso = isotropy(x, seed=seed)
-    intr = intrinsic_dimension(x, exact=exact, seed=seed, graph=shared)
+    intr = intrinsic_dimension(x, exact=exact, seed=seed, graph=shared, backend=backend)
     spec = spectrum(x)
     uni = uniformity(x, seed=seed)
     align = None

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.stats import skew
 
 from repspace.core.errors import InputError
+from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
 from repspace.core.space import Metric
 
@@ -188,7 +189,7 @@ def robin_hood(occurrence: Any, k: float) -> float:
 
 def hubness(data: KnnGraph | Any, k: int | None = None, *, metric: Metric | str = "cosine",
             exact: bool | None = None, recall_sample: int = 1000, seed: int | None = 0,
-            hub_size: float = HUB_SIZE) -> HubnessResult:
+            hub_size: float = HUB_SIZE, backend: Backend | None = None) -> HubnessResult:
     """Hubness metrics of a space (``hubness.*`` in METRICS.md).
 
     Parameters
@@ -203,6 +204,9 @@ def hubness(data: KnnGraph | Any, k: int | None = None, *, metric: Metric | str 
         Passed to :func:`knn_graph` (ignored for a graph).
     hub_size : float
         An item is a hub when ``N_k ≥ hub_size · k`` (scikit-hubness's 2).
+    backend : Backend, optional
+        Where the graph is built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process; ignored for a graph).
 
     Returns
     -------
@@ -239,7 +243,7 @@ def hubness(data: KnnGraph | Any, k: int | None = None, *, metric: Metric | str 
         indices = graph.indices[:, :k]
     else:
         graph = knn_graph(data, DEFAULT_K if k is None else k, metric=metric, exact=exact,
-                          recall_sample=recall_sample, seed=seed)
+                          recall_sample=recall_sample, seed=seed, backend=backend)
         k, indices = graph.k, graph.indices
     n = graph.n
     nk = k_occurrence(indices, n)

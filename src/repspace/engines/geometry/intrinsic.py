@@ -41,6 +41,7 @@ from repspace.core.arrays import as_matrix, max_abs, row_blocks
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
+from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
 
 __all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "mle", "twonn"]
@@ -124,7 +125,7 @@ class IntrinsicDimension:
 
 
 def twonn(X: Any, discard: float = DEFAULT_DISCARD, *, exact: bool | None = None,
-          recall_sample: int = 1000, seed: int | None = 0) -> float:
+          recall_sample: int = 1000, seed: int | None = 0, backend: Backend | None = None) -> float:
     """TwoNN intrinsic dimension (Facco et al. 2017), as scikit-dimension's ``TwoNN``.
 
     Parameters
@@ -137,6 +138,9 @@ def twonn(X: Any, discard: float = DEFAULT_DISCARD, *, exact: bool | None = None
         ``discard=0`` (the largest has ``F = 1``, at infinity).
     exact, recall_sample, seed
         Passed to :func:`knn_graph` (Euclidean, 2 neighbours).
+    backend : Backend, optional
+        Where the graph is built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -162,12 +166,12 @@ def twonn(X: Any, discard: float = DEFAULT_DISCARD, *, exact: bool | None = None
     """
     discard = _check_discard(discard)
     xu, _, _ = _distinct_rows(as_matrix(X))
-    graph = _graph(xu, 2, "TwoNN", exact, recall_sample, seed)
+    graph = _graph(xu, 2, "TwoNN", exact, recall_sample, seed, backend=backend)
     return _twonn_from(graph.distances, discard)
 
 
 def mle(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sample: int = 1000,
-        seed: int | None = 0) -> float:
+        seed: int | None = 0, backend: Backend | None = None) -> float:
     """Levina–Bickel MLE of the intrinsic dimension, MacKay–Ghahramani average, as scikit-dimension's ``MLE``.
 
     Parameters
@@ -178,6 +182,9 @@ def mle(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sample:
         Neighbours per point (``k ≥ 2``; 20 as scikit-dimension).
     exact, recall_sample, seed
         Passed to :func:`knn_graph` (Euclidean).
+    backend : Backend, optional
+        Where the graph is built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -202,12 +209,12 @@ def mle(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sample:
     """
     k = _check_mle_k(k)
     xu, _, _ = _distinct_rows(as_matrix(X))
-    graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
+    graph = _graph(xu, k, "MLE", exact, recall_sample, seed, backend=backend)
     return _mle_from(_log_sums(graph.distances), k)
 
 
 def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sample: int = 1000,
-             seed: int | None = 0) -> np.ndarray:
+             seed: int | None = 0, backend: Backend | None = None) -> np.ndarray:
     """Per-point Levina–Bickel estimates ``m_k(x_i) = (k − 1) / Σ_{j<k} log(T_k/T_j)``.
 
     Parameters
@@ -218,6 +225,9 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
         Neighbours per point (``k ≥ 2``).
     exact, recall_sample, seed
         Passed to :func:`knn_graph` (Euclidean).
+    backend : Backend, optional
+        Where the graph is built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -243,14 +253,14 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
     k = _check_mle_k(k)
     X = as_matrix(X)
     xu, inverse, _ = _distinct_rows(X)
-    graph = _graph(xu, k, "MLE", exact, recall_sample, seed)
+    graph = _graph(xu, k, "MLE", exact, recall_sample, seed, backend=backend)
     return _local_from(_log_sums(graph.distances), k, X.shape[1])[inverse]
 
 
 def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DISCARD, *,
                         exact: bool | None = None, recall_sample: int = 1000,
                         seed: int | None = 0, graph: KnnGraph | None = None,
-                        metric: str = "l2") -> IntrinsicDimension:
+                        metric: str = "l2", backend: Backend | None = None) -> IntrinsicDimension:
     """TwoNN, MLE and local MLE from one ``k``-NN graph, Euclidean by default (``intrinsic_dimension.*``).
 
     Parameters
@@ -274,6 +284,9 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         The distance of the neighbour graph. Both estimators need only the
         distances to the nearest neighbours of a Riemannian manifold (locally
         Euclidean), so the hyperbolic distance of a Poincare ball serves as well.
+    backend : Backend, optional
+        Where a graph computed here is built (:class:`repspace.core.backend.Backend`;
+        ``None``: this process).
 
     Returns
     -------
@@ -310,7 +323,7 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         assert graph is not None
         graph = _distinct_graph(graph, inverse, xu, k)
     else:
-        graph = _graph(xu, k, "MLE", exact, recall_sample, seed, metric)
+        graph = _graph(xu, k, "MLE", exact, recall_sample, seed, metric, backend=backend)
     sums = _log_sums(graph.distances)
     return IntrinsicDimension(
         twonn=_twonn_from(graph.distances[:, :2], discard),
@@ -390,10 +403,10 @@ def _check_mle_k(k: Any) -> int:
 
 
 def _graph(xu: np.ndarray, k: int, what: str, exact: bool | None, recall_sample: int,
-           seed: int | None, metric: str = "l2") -> KnnGraph:
+           seed: int | None, metric: str = "l2", *, backend: Backend | None = None) -> KnnGraph:
     if xu.shape[0] <= k:
         raise InputError(f"{what} with k={k} needs at least {k + 1} distinct points, got {xu.shape[0]}")
-    return knn_graph(xu, k, metric=metric, exact=exact, recall_sample=recall_sample, seed=seed)
+    return knn_graph(xu, k, metric=metric, exact=exact, recall_sample=recall_sample, seed=seed, backend=backend)
 
 
 def _distinct_graph(graph: KnnGraph, inverse: np.ndarray, xu: np.ndarray, k: int) -> KnnGraph:

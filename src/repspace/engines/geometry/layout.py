@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import warnings
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from repspace.core.errors import InputError
+
+if TYPE_CHECKING:
+    from repspace.core.backend import Backend
 
 __all__ = ["pca_layout", "umap_layout"]
 
@@ -53,13 +58,14 @@ def pca_layout(X: np.ndarray, dims: int = 2) -> np.ndarray:
 
 
 def umap_layout(X: np.ndarray, *, metric: str = "cosine", n_neighbors: int = 15, seed: int | None = 0,
-                dims: int = 2) -> np.ndarray:
+                dims: int = 2, backend: Backend | None = None) -> np.ndarray:
     """UMAP of the rows of ``X`` on repspace's kNN graph, float32 (n, dims).
 
     ``seed`` makes the layout reproducible (umap-learn then optimises on one thread);
     ``None`` lets it use every core, with a layout that differs run to run. The graph
     passed to umap-learn holds each item as its own first neighbour at distance 0, as
-    its own search returns it.
+    its own search returns it. ``backend`` builds that graph
+    (:class:`repspace.core.backend.Backend`; ``None``: this process).
 
     Examples
     --------
@@ -76,7 +82,7 @@ def umap_layout(X: np.ndarray, *, metric: str = "cosine", n_neighbors: int = 15,
         raise InputError(f"UMAP with {n_neighbors} neighbours needs more than {n_neighbors} rows, not shape {X.shape}")
     if metric not in ("cosine", "l2", "poincare"):
         raise InputError(f"a UMAP layout needs a cosine, l2 or poincare space, not {metric}")
-    graph = knn_graph(X, n_neighbors - 1, metric=metric)
+    graph = knn_graph(X, n_neighbors - 1, metric=metric, backend=backend)
     n = X.shape[0]
     indices = np.concatenate([np.arange(n)[:, None], graph.indices], axis=1)
     distances = np.concatenate([np.zeros((n, 1), np.float32), np.maximum(graph.distances, 0)], axis=1)

@@ -2,7 +2,8 @@
 
 Ray is optional (``pip install 'repspace[ray]'``) and imported only when a job asks for it.
 
-- :mod:`~repspace.workflows.distributed.backend`: the seam (``local`` or ``ray``), connecting to a cluster.
+- :mod:`~repspace.workflows.distributed.backend`: ``local`` or ``ray``, connecting to a cluster.
+- :mod:`~repspace.workflows.distributed.runner`: :func:`open_backend`, the backend object a workflow passes down.
 - :mod:`~repspace.workflows.distributed.embed`: ``repspace ingest --backend ray`` (slices -> encoder actors ->
   Parquet shards -> the store, each shard once, resumable).
 - :mod:`~repspace.workflows.distributed.shards`: the shard files, their manifest and their checked ingest.
@@ -16,14 +17,15 @@ from importlib import import_module
 from typing import Any
 
 from repspace.workflows.distributed.backend import BACKENDS, check_backend, ray_session
+from repspace.workflows.distributed.runner import open_backend
 
 # The local path (search, diagnose, compare) imports this package for check_backend alone: the Ray jobs' modules
 # are loaded on first use (PEP 562), which keeps about 35 ms of imports off every cold `repspace search`.
 _LAZY = {
     "EmbedJobReport": "embed", "ingest_job": "embed", "ingest_ray": "embed",
     "ShardedBuild": "index", "add_ivf_shards": "index", "build_hnsw_shards": "index",
-    "RayKnnGraph": "measure", "RayRun": "measure", "compare_ray": "measure", "knn_graph_ray": "measure",
-    "moments_ray": "measure", "ray_backend": "measure",
+    "RayBackend": "measure", "RayKnnGraph": "measure", "RayRun": "measure", "compare_ray": "measure",
+    "knn_graph_ray": "measure", "moments_ray": "measure", "ray_backend": "measure",
     "ingest_shard": "shards", "ingest_shards": "shards", "read_shard": "shards", "recipe_hash": "shards",
     "write_shard": "shards",
 }
@@ -35,4 +37,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BACKENDS", "check_backend", "ray_session", *_LAZY]
+__all__ = ["BACKENDS", "check_backend", "open_backend", "ray_session", *_LAZY]

@@ -1,4 +1,8 @@
-"""The backend seam: run a workflow's heavy steps here (``local``) or on a Ray cluster (``ray``).
+"""Where a workflow's heavy steps run: here (``local``) or on a Ray cluster (``ray``).
+
+:func:`repspace.workflows.distributed.runner.open_backend` turns a backend's name
+(``--backend``) into the :class:`repspace.core.backend.Backend` object a workflow
+passes down to the engines (``backend=``).
 
 Ray is an optional extra (``pip install 'repspace[ray]'``); nothing imports it until a
 command asks for ``--backend ray``. :func:`ray_session` connects to the cluster at

@@ -22,10 +22,12 @@ giving what the local path gives:
   sums in shard order (:func:`repspace.core.moments.add_sums`). The measures
   are then the local functions themselves.
 
-:func:`ray_backend` routes every kNN graph and/or moment pass made inside it to
-these, through the seams of :mod:`repspace.core.knn` and
-:mod:`repspace.core.moments`; :func:`compare_ray` and the workflows'
-``backend="ray"`` use it. Ray is imported only when one of these runs.
+:class:`RayBackend` is a :class:`repspace.core.backend.Backend` that answers
+the kNN graphs and/or moment passes it is handed with these; :func:`ray_backend`
+opens a Ray session and yields one, which a caller passes explicitly
+(``backend=``) to the engine functions (``hubness``, ``diagnose``, ``compare``,
+``cka_linear``...). :func:`compare_ray` and the workflows' ``backend="ray"`` use
+it. Ray is imported only when one of these runs.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +46,9 @@ from repspace.core.arrays import as_matrix, block_rows, check_pair
 from repspace.core.checks import positive_int
 from repspace.core.errors import BackendError, InputError
 from repspace.core.exact import exact_search
-from repspace.core.knn import KnnGraph, graph_builder, merge_candidates, prepare_rows
-from repspace.core.moments import MomentPlan, Moments, accumulate, accumulator, add_sums
+from repspace.core.backend import LOCAL
+from repspace.core.knn import KnnGraph, merge_candidates, prepare_rows
+from repspace.core.moments import MomentPlan, Moments, accumulate, add_sums
 from repspace.core.moments import moments as streamed_moments
 from repspace.core.space import Metric
 from repspace.workflows.distributed.backend import node_id, one_line, ray_session
@@ -53,8 +56,8 @@ from repspace.workflows.distributed.backend import node_id, one_line, ray_sessio
 if TYPE_CHECKING:
     from repspace.engines.compare import Comparison
 
-__all__ = ["BLOCK_ROWS", "MERGE_FAN_IN", "RayKnnGraph", "RayRun", "compare_ray", "knn_graph_ray", "moments_ray",
-           "ray_backend"]
+__all__ = ["BLOCK_ROWS", "MERGE_FAN_IN", "RayBackend", "RayKnnGraph", "RayRun", "compare_ray", "knn_graph_ray",
+           "moments_ray", "ray_backend"]
 
 #: Rows per block of the tile join: a tile's float32 score block is at most 8192² (256 MiB).
 BLOCK_ROWS = 8192
@@ -97,7 +100,7 @@ class RayKnnGraph(KnnGraph):
 
 @dataclass
 class RayRun:
-    """What :func:`ray_backend` sent to Ray: filled in while the block runs.
+    """What a :class:`RayBackend` sent to Ray: filled in as graphs and passes run.
 
     Attributes
     ----------
@@ -301,8 +304,8 @@ def moments_ray(X: Any, Y: Any, *, grams: bool = True, debiased: bool = False, p
     True
     """
     X, Y = check_pair(X, Y, scan=False)
-    with ray_backend(address, knn=False, shards=shards):
-        return streamed_moments(X, Y, grams=grams, debiased=debiased, precision=precision)
+    with ray_backend(address, knn=False, shards=shards) as backend:
+        return streamed_moments(X, Y, grams=grams, debiased=debiased, precision=precision, backend=backend)
 
 
 def _shard_bounds(n: int, d: int, shards: int | Sequence[int] | None, cpus: int) -> list[tuple[int, int]]:
@@ -326,7 +329,7 @@ def _shard_sums(X: np.ndarray, Y: np.ndarray, p: MomentPlan) -> dict[str, Any]:
 
 def _map_reduce(ray: Any, run: RayRun, shards: int | Sequence[int] | None, X: Any, Y: Any,
                 p: MomentPlan) -> dict[str, Any]:
-    """An :data:`~repspace.core.moments.Accumulator`: shards summed on workers, added here in shard order."""
+    """The sums of a moment pass over all rows: shards summed on workers, added here in shard order."""
     cpus = int(ray.cluster_resources().get("CPU", 1) or 1)
     bounds = _shard_bounds(X.shape[0], X.shape[1] + Y.shape[1], shards, cpus)
     task = ray.remote(num_cpus=1)(_shard_sums)
@@ -343,49 +346,104 @@ def _map_reduce(ray: Any, run: RayRun, shards: int | Sequence[int] | None, X: An
     return total
 
 
-# -- the seam -------------------------------------------------------------------------------------------------
+# -- the backend ------------------------------------------------------------------------------------------
 
 
-@contextmanager
-def ray_backend(address: str | None = None, *, knn: bool = True, moments: bool = True,
-                block_rows: int = BLOCK_ROWS, shards: int | Sequence[int] | None = None) -> Iterator[RayRun]:
-    """Within this block, kNN graphs (``knn``) and moment passes (``moments``) run on Ray.
+class RayBackend:
+    """A :class:`repspace.core.backend.Backend` on a connected Ray: the tile join and the shard map.
 
-    Every :func:`repspace.core.knn.knn_graph` call made inside is answered by
-    :func:`knn_graph_ray` (always exact: ``exact=False`` is refused), every
-    :func:`repspace.core.moments.moments` pass by the shard map of
-    :func:`moments_ray`; the measures built on them are the local ones.
+    Parameters
+    ----------
+    ray : module
+        The ``ray`` module, initialised (:func:`~repspace.workflows.distributed.backend.ray_session`).
+    knn : bool
+        Build kNN graphs on Ray (always exact: ``exact=False`` is refused);
+        ``False`` builds them here (:data:`repspace.core.backend.LOCAL`).
+    moments : bool
+        Sum moment passes shard by shard on Ray; ``False`` sums them here.
+    block_rows : int
+        Rows per block of the tile join.
+    shards : int, list of int or None
+        The shards of a moment pass, as :func:`moments_ray` takes them.
 
-    Yields
-    ------
-    RayRun
-        Filled in as graphs and passes run (tiles per node, shards).
+    Attributes
+    ----------
+    name : str
+        ``ray``.
+    run : RayRun
+        What was sent to Ray so far (graphs, tiles per node, shards).
 
     Examples
     --------
     >>> from repspace.engines.geometry import hubness
     >>> X = np.random.default_rng(0).standard_normal((500, 8))
-    >>> with ray_backend() as run:  # doctest: +SKIP
-    ...     h = hubness(X, k=5)
-    >>> len(run.graphs), h.k  # doctest: +SKIP
+    >>> with ray_backend() as backend:  # doctest: +SKIP
+    ...     h = hubness(X, k=5, backend=backend)
+    >>> len(backend.run.graphs), h.k  # doctest: +SKIP
     (1, 5)
     """
-    record = RayRun()
-    with ExitStack() as stack:
-        ray = stack.enter_context(ray_session(address))
-        if knn:
-            def build(A: Any, k: int, *, metric: str = "cosine", exact: bool | None = None,
-                      **_: Any) -> KnnGraph:
-                if exact is False:
-                    raise InputError("the Ray backend builds exact kNN graphs only; leave out --hnsw / exact=False")
-                g = _tile_join(ray, as_matrix(A), int(k), Metric.parse(metric), block_rows, MERGE_FAN_IN)
-                record.graphs.append(g)
-                return g
 
-            stack.enter_context(graph_builder(build))
-        if moments:
-            stack.enter_context(accumulator(lambda A, B, p: _map_reduce(ray, record, shards, A, B, p)))
-        yield record
+    name = "ray"
+
+    def __init__(self, ray: Any, *, knn: bool = True, moments: bool = True, block_rows: int = BLOCK_ROWS,
+                 shards: int | Sequence[int] | None = None) -> None:
+        self.ray = ray
+        self.knn = bool(knn)
+        self.moments = bool(moments)
+        self.block_rows = positive_int(block_rows, "block_rows")
+        self.shards = shards
+        self.run = RayRun()
+
+    def knn_graph(self, X: np.ndarray, k: int, *, metric: str, exact: bool | None, recall_sample: int,
+                  seed: int | None) -> KnnGraph:
+        """The exact graph as a tile join on Ray (:func:`knn_graph_ray`), or here when built with ``knn=False``."""
+        if not self.knn:
+            return LOCAL.knn_graph(X, k, metric=metric, exact=exact, recall_sample=recall_sample, seed=seed)
+        if exact is False:
+            raise InputError("the Ray backend builds exact kNN graphs only; leave out --hnsw / exact=False")
+        g = _tile_join(self.ray, as_matrix(X), int(k), Metric.parse(metric), self.block_rows, MERGE_FAN_IN)
+        self.run.graphs.append(g)
+        return g
+
+    def accumulate(self, X: Any, Y: Any, plan: MomentPlan) -> dict[str, Any]:
+        """The pass's sums from shards summed on Ray workers, or here when built with ``moments=False``."""
+        if not self.moments:
+            return LOCAL.accumulate(X, Y, plan)
+        return _map_reduce(self.ray, self.run, self.shards, X, Y, plan)
+
+    def __repr__(self) -> str:
+        return f"RayBackend(knn={self.knn}, moments={self.moments})"
+
+
+@contextmanager
+def ray_backend(address: str | None = None, *, knn: bool = True, moments: bool = True,
+                block_rows: int = BLOCK_ROWS, shards: int | Sequence[int] | None = None) -> Iterator[RayBackend]:
+    """A :class:`RayBackend` on a Ray session held open for this block: pass it as ``backend=``.
+
+    Parameters
+    ----------
+    address : str, optional
+        The Ray cluster (see :func:`~repspace.workflows.distributed.backend.ray_session`);
+        an initialised Ray is used as it is, a Ray started here is shut down on exit.
+    knn, moments, block_rows, shards
+        As :class:`RayBackend`.
+
+    Yields
+    ------
+    RayBackend
+        Its ``run`` is filled in as graphs and passes run (tiles per node, shards).
+
+    Examples
+    --------
+    >>> from repspace.engines.compare import compare
+    >>> X = np.random.default_rng(0).standard_normal((300, 6))
+    >>> with ray_backend(knn=False, shards=100) as backend:  # doctest: +SKIP
+    ...     c = compare(X, 2.0 * X, ["cka_linear"], backend=backend)
+    >>> round(c["cka_linear"], 10), backend.run.shards  # doctest: +SKIP
+    (1.0, 3)
+    """
+    with ray_session(address) as ray:
+        yield RayBackend(ray, knn=knn, moments=moments, block_rows=block_rows, shards=shards)
 
 
 def compare_ray(X: Any, Y: Any, measures: str | Sequence[str] | None = None, k: int = 10, *,
@@ -404,5 +462,5 @@ def compare_ray(X: Any, Y: Any, measures: str | Sequence[str] | None = None, k: 
     """
     from repspace.engines.compare import compare
 
-    with ray_backend(address, knn=False, shards=shards):
-        return compare(X, Y, measures, k, **options)
+    with ray_backend(address, knn=False, shards=shards) as backend:
+        return compare(X, Y, measures, k, backend=backend, **options)
