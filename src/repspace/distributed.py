@@ -8,6 +8,11 @@ compute the exact neighbour graph and the second moments behind CKA,
 Procrustes and SVCCA as map and reduce. :func:`ray_session` connects to a
 cluster (or starts a local one).
 
+The kernels that can run elsewhere take a ``backend`` argument (a
+:class:`Backend`: :data:`LOCAL` by default, or a :class:`RayBackend`, which
+:func:`open_backend` makes from ``"ray"``): the caller passes it down
+explicitly, through the engine function, to the kernel.
+
 Examples
 --------
 >>> from repspace.distributed import BACKENDS, check_backend
@@ -17,10 +22,12 @@ Examples
 'local'
 """
 
+from repspace.core.backend import LOCAL, Backend, LocalBackend
 from repspace.workflows.distributed.backend import BACKENDS, check_backend, ray_session
 from repspace.workflows.distributed.embed import EmbedJobReport, ingest_job, ingest_ray
 from repspace.workflows.distributed.index import ShardedBuild, add_ivf_shards, build_hnsw_shards
 from repspace.workflows.distributed.measure import (
+    RayBackend,
     RayKnnGraph,
     RayRun,
     compare_ray,
@@ -28,11 +35,16 @@ from repspace.workflows.distributed.measure import (
     moments_ray,
     ray_backend,
 )
+from repspace.workflows.distributed.runner import open_backend
 from repspace.workflows.distributed.shards import ingest_shard, ingest_shards, read_shard, recipe_hash, write_shard
 
 __all__ = [
     "BACKENDS",
+    "LOCAL",
+    "Backend",
     "EmbedJobReport",
+    "LocalBackend",
+    "RayBackend",
     "RayKnnGraph",
     "RayRun",
     "ShardedBuild",
@@ -46,6 +58,7 @@ __all__ = [
     "ingest_shards",
     "knn_graph_ray",
     "moments_ray",
+    "open_backend",
     "ray_backend",
     "ray_session",
     "read_shard",
