@@ -715,7 +715,7 @@ class Space:
     def columns(self, fields: Sequence[str]) -> tuple[int, np.ndarray, dict[str, Any]]:
         """Top-level metadata fields as columns: ``(generation, live rows ascending, {field: Column})``.
 
-        The columns filters are evaluated on (:class:`~repspace.core.filter_columns.Column`:
+        The columns filters are evaluated on (:class:`~repspace.core.filters.columns.Column`:
         each item's JSON type and value), kept per generation and, for large spaces,
         beside the store; the rows are those of :meth:`snapshot` at the same generation.
 
