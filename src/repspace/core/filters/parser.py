@@ -15,6 +15,7 @@ from typing import Any
 from repspace.core.errors import FilterError
 from repspace.core.filters.nodes import And, Compare, Expr, Field, In, IsNull, Like, Not, Or, Truthy
 from repspace.core.filters.validate import (
+    IDENT,
     INT_MAX,
     INT_MIN,
     KEYWORDS,
@@ -23,7 +24,6 @@ from repspace.core.filters.validate import (
     MAX_LENGTH,
     OPS,
     SPECIAL,
-    IDENT,
     Value,
     bad_text,
     compare_problem,

@@ -28,14 +28,19 @@ MAX_IN_VALUES: int = 1_000
 Value: TypeAlias = bool | int | float | str | None
 """A literal: ``bool``, ``int`` (64-bit), finite ``float``, ``str`` or ``None``."""
 
+#: The range of an integer literal (SQLite's 64-bit integers).
 INT_MIN = -(2**63)
 INT_MAX = 2**63 - 1
+#: Words that are keywords in any case; a key spelled like one needs backquotes.
 KEYWORDS = frozenset({"and", "or", "not", "in", "is", "null", "like", "true", "false"})
+#: Fields that name a column rather than a metadata key, and the column they name.
 SPECIAL = {"_id": "id", "_text": "text"}
+#: A key that needs no backquotes (unless it is a keyword).
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Comparison operators as written -> as meant (``==`` is ``=``, ``<>`` is ``!=``).
 OPS = {"=": "=", "==": "=", "!=": "!=", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+#: The comparisons that order values (refused on booleans and null).
 ORDER_OPS = frozenset({"<", "<=", ">", ">="})
-
 
 
 def show(text: str, limit: int | None = None) -> str:
