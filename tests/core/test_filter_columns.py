@@ -16,7 +16,7 @@ import pytest
 from _filter_cases import FIELDS, _db, exprs, sql_selected
 from hypothesis import HealthCheck, given, settings
 
-from repspace.core.filter_columns import Column, evaluate_columns, fields_of
+from repspace.core.filters.columns import Column, evaluate_columns, fields_of
 from repspace.core.filters import Field, field_sql, parse
 
 

@@ -124,7 +124,7 @@ def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
     if generation != lay.generation or len(rows) != len(lay.ids):
         raise ConflictError(f"space {space.name!r} changed while its map was read; ask again")
     col = cols[name]
-    from repspace.core.filter_columns import FALSE, INTEGER, REAL, TEXT, TRUE
+    from repspace.core.filters.columns import FALSE, INTEGER, REAL, TEXT, TRUE
 
     kinds = col.kind
     present = {int(t) for t in np.unique(kinds)} - _NONE

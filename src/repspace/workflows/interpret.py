@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.errors import InputError
-from repspace.core.filter_columns import FALSE, INTEGER, REAL, TEXT, TRUE
+from repspace.core.filters.columns import FALSE, INTEGER, REAL, TEXT, TRUE
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store

@@ -11,7 +11,7 @@ import pytest
 from _filter_cases import FIELDS, _make_rows
 
 from repspace import Store
-from repspace.core.filter_columns import Column
+from repspace.core.filters.columns import Column
 from repspace.core.store import _column_files, _selections
 from repspace.core.store._column_files import column_file, load_column, save_column
 

@@ -7,7 +7,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from repspace.core.store import _space
+from repspace.core.store import _rows
 
 
 def _blocks(path, name):
@@ -34,7 +34,7 @@ def test_large_batch_spans_several_blocks(store, rng, dtype):
     assert blocks[0][0] == 0
     assert all(a[0] + a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
     assert blocks[-1][0] + blocks[-1][1] == n
-    assert all(length == rows * dim * itemsize <= _space.BLOCK_BYTES for _, rows, length in blocks)
+    assert all(length == rows * dim * itemsize <= _rows.BLOCK_BYTES for _, rows, length in blocks)
     expect = x if dtype == "float32" else x.astype(np.float16).astype(np.float32)
     assert np.array_equal(sp.vectors(), expect)
     # Rows at block boundaries and random rows.
@@ -47,7 +47,7 @@ def test_large_batch_spans_several_blocks(store, rng, dtype):
 
 def test_read_rows_matches_full_array_with_dead_rows(store, rng, monkeypatch):
     # Small blocks so that many batches and blocks are involved.
-    monkeypatch.setattr(_space, "BLOCK_BYTES", 16 * 8 * 4 * 7)  # 7 rows of dim 16
+    monkeypatch.setattr(_rows, "BLOCK_BYTES", 16 * 8 * 4 * 7)  # 7 rows of dim 16
     dim = 16
     sp = store.create_space("rr", dim=dim, metric="l2")
     full: list[np.ndarray] = []  # every row ever written, in row order

@@ -2,7 +2,7 @@
 
 Reading one metadata field of a million items out of SQLite (``json_extract``
 per item) takes about a second; the column it gives (types, numbers, strings:
-:class:`~repspace.core.filter_columns.Column`) loads from a NumPy ``.npz`` in a
+:class:`~repspace.core.filters.columns.Column`) loads from a NumPy ``.npz`` in a
 few tens of milliseconds. :mod:`repspace.core.store._selections` writes a column
 here after reading it from SQL, for spaces of at least :data:`PERSIST_MIN_ITEMS`
 items, and reads it back in any process while the space is unchanged.
@@ -19,7 +19,7 @@ Examples
 --------
 >>> import tempfile
 >>> from pathlib import Path
->>> from repspace.core.filter_columns import Column
+>>> from repspace.core.filters.columns import Column
 >>> col = Column.from_arrays(["integer", "text", None], [3, "en", None])
 >>> state = ("uid0", 7, 3, 0)
 >>> f = column_file(Path(tempfile.mkdtemp()), "uid0", ("lang",))
@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
-from repspace.core.filter_columns import Column
+from repspace.core.filters.columns import Column
 
 #: Spaces with fewer items read a field from SQL in tens of milliseconds: nothing is written for them.
 PERSIST_MIN_ITEMS = 50_000

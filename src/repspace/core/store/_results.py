@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repspace.core.errors import InputError
-from repspace.core.store._space import _now
+from repspace.core.store._base import now_iso
 from repspace.core.store.validate import json_default
 
 
@@ -84,7 +84,7 @@ def save_result(db: Any, result: dict[str, Any], *, subject: str, space_uid: str
             "INSERT INTO results (space_id, generation, subject, task_name, split, main_metric, main_score, "
             "result, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (sid, generation if sid is not None else None, subject, task_name, split, main_metric,
-             main_score, text, _now()),
+             main_score, text, now_iso()),
         )
         return int(cur.lastrowid)
 

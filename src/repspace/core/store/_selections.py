@@ -7,7 +7,7 @@ when its generation does, so here:
 * the rows a filter selects are kept per ``(space uid, generation, filter)``:
   repeating a filter costs a dictionary lookup;
 * each field a filter reads is read once per generation into a column
-  (:class:`~repspace.core.filter_columns.Column`, the JSON type and value the SQL
+  (:class:`~repspace.core.filters.columns.Column`, the JSON type and value the SQL
   compiler's conditions are written on), and a filter over cached columns, new
   or not, is a few vectorised comparisons.
 
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.filter_columns import (
+from repspace.core.filters.columns import (
     MISSING,
     TYPE_CODES,
     Column,
@@ -168,7 +168,7 @@ def _read_columns(c: Any, sid: int, paths: list[tuple[str, ...]]) -> tuple[np.nd
     return rows, columns
 
 
-#: ``WHEN 'integer' THEN 4 ...``: SQLite's type names as :mod:`~repspace.core.filter_columns` codes.
+#: ``WHEN 'integer' THEN 4 ...``: SQLite's type names as :mod:`~repspace.core.filters.columns` codes.
 _TYPE_CASES = " ".join(f"WHEN '{name}' THEN {code}" for name, code in TYPE_CODES.items())
 
 

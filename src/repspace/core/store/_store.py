@@ -15,7 +15,8 @@ from repspace.core.printable import excerpt
 from repspace.core.space import DTYPES, Metric, SpaceInfo, check_space_name
 from repspace.core.store._db import Database
 from repspace.core.store._results import SavedResult, list_results, save_result
-from repspace.core.store._space import Space, _now
+from repspace.core.store._base import now_iso
+from repspace.core.store._space import Space
 from repspace.core.store.validate import json_default
 
 #: Environment variable naming the store file.
@@ -138,7 +139,7 @@ class Store:
                         f"dim={dim}, metric={metric.value}, dtype={dtype}"
                     )
             else:
-                now = _now()
+                now = now_iso()
                 c.execute(
                     "INSERT INTO spaces (uid, name, dim, metric, dtype, provenance, created_at, updated_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -157,7 +158,7 @@ class Store:
         with self.db.write() as c:
             if c.execute("SELECT 1 FROM spaces WHERE name = ?", (new_name,)).fetchone() is not None:
                 raise ConflictError(f"space {new_name!r} already exists")
-            c.execute("UPDATE spaces SET name = ?, updated_at = ? WHERE uid = ?", (new_name, _now(), space.uid))
+            c.execute("UPDATE spaces SET name = ?, updated_at = ? WHERE uid = ?", (new_name, now_iso(), space.uid))
         self._spaces.pop(name, None)
         return self.space(new_name)
 
@@ -173,7 +174,7 @@ class Store:
             if cached is not None and cached.uid == row[0]:
                 return cached
             space = self.space_class(self, SpaceInfo(name=name, dim=1, metric=Metric.COSINE, dtype="float32", count=0, uid=row[0]))
-            space._info = space._read_info(c)
+            space.reload(c)
         self._spaces[name] = space
         return space
 
@@ -184,14 +185,14 @@ class Store:
             out = []
             for uid in uids:
                 tmp = self.space_class(self, SpaceInfo(name="", dim=1, metric=Metric.COSINE, dtype="float32", count=0, uid=uid))
-                out.append(tmp._read_info(c))
+                out.append(tmp.read_info(c))
         return out
 
     def delete_space(self, name: str) -> SpaceInfo:
         """Delete a space, its items and vectors, and its derived indexes."""
         space = self.space(name)
         with self.db.write() as c:
-            info = space._read_info(c)
+            info = space.read_info(c)
             c.execute("DELETE FROM spaces WHERE uid = ?", (space.uid,))
         self._spaces.pop(name, None)
         shutil.rmtree(self.index_dir / space.uid, ignore_errors=True)

@@ -420,11 +420,11 @@ def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     """The vectors as searched (normalised for cosine), cached while the space's vectors are the same."""
     if space.metric is not Metric.COSINE:
         return vectors
-    cached = getattr(space, "_normalized", None)
+    cached = space.normalized
     if cached is not None and cached[0] is vectors:
         return cached[1]
     normed = normalize_rows(vectors)
-    space._normalized = (vectors, normed)  # type: ignore[attr-defined]
+    space.normalized = (vectors, normed)
     return normed
 
 

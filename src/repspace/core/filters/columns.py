@@ -1,10 +1,10 @@
-"""Filters evaluated on columns: a whole space's matches in numpy operations.
+"""Syntax tree to numpy: a filter evaluated on columns, a whole space's matches in vectorised operations.
 
-The SQL compiler (:func:`repspace.core.filters.compile_sql`) is the reference:
+The SQL compiler (:func:`repspace.core.filters.sql.compile_sql`) is the reference:
 it evaluates ``json_extract`` per item for every filter, about 70 ms per call on
 100,000 items whatever the filter. Here each field a filter names is read once
 into a :class:`Column` (its JSON type and value per item, with the very SQL the
-compiler's conditions are written on, :func:`repspace.core.filters.field_sql`),
+compiler's conditions are written on, :func:`repspace.core.filters.sql.field_sql`),
 and a filter over columns is a handful of vectorised comparisons: a few
 milliseconds on a million items, so a cache of columns per space generation
 makes every later filter cheap, new ones included.
@@ -34,18 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.filters import (
-    And,
-    Compare,
-    Expr,
-    In,
-    IsNull,
-    Like,
-    Not,
-    Or,
-    Truthy,
-    _like_match,
-)
+from repspace.core.filters.evaluator import like_match
+from repspace.core.filters.nodes import And, Compare, Expr, In, IsNull, Like, Not, Or, Truthy
 
 __all__ = ["Column", "evaluate_columns", "fields_of"]
 
@@ -287,7 +277,7 @@ def _like(col: Column, pattern: str) -> np.ndarray:
     """``like`` on the text items, each distinct string matched once."""
     if col.strings is None:
         return np.zeros(len(col), dtype=bool)
-    hits = np.fromiter((_like_match(pattern, s) for s in col.strings), dtype=bool, count=len(col.strings))
+    hits = np.fromiter((like_match(pattern, s) for s in col.strings), dtype=bool, count=len(col.strings))
     return _per_string(col, hits)
 
 
