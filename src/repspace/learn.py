@@ -4,7 +4,9 @@ The engine functions train on corpora, graphs and pairs given as Python
 objects (:func:`train_word2vec`, :func:`train_poincare`, :func:`retrofit`,
 :func:`train_matryoshka_head` ...); :func:`learn_space`, :func:`train_head`,
 :func:`retrofit_space` and :func:`cca_spaces` train from stored spaces and
-store the learned space with its recipe.
+store the learned space with its recipe. The Poincare ball's geometry (Mobius
+addition, exponential and logarithmic maps, distances, exact search) comes
+with them.
 
 Examples
 --------
@@ -14,6 +16,16 @@ Examples
 (('the', 'cat', 'sat'), 6)
 """
 
+from repspace.core.hyperbolic import (
+    check_ball,
+    exp_map,
+    log_map,
+    mobius_add,
+    pairwise_poincare,
+    poincare_distance,
+    poincare_search,
+    project,
+)
 from repspace.engines.learn import (
     DEFAULT_PATTERN,
     Corpus,
@@ -69,25 +81,27 @@ from repspace.workflows.learn import (
 )
 
 __all__ = [
+    "Corpus",
     "DEFAULT_BUCKET",
     "DEFAULT_PATTERN",
+    "Graph",
     "GRAPH_METHODS",
     "HEAD_METHODS",
-    "METHODS",
-    "Corpus",
-    "Graph",
     "HeadResult",
-    "LearnReport",
     "LearnedEncoder",
     "LearnedSpace",
+    "LearnReport",
     "Lexicon",
+    "METHODS",
     "RetrofitResult",
     "Tokenizer",
     "TrainedVectors",
     "cca_spaces",
+    "check_ball",
     "corpus_fingerprint",
     "corpus_from_texts",
     "corpus_from_tokens",
+    "exp_map",
     "graph_from_edges",
     "hypernym_closure",
     "infer_vectors",
@@ -97,7 +111,13 @@ __all__ = [
     "learned_encoder",
     "lexicon_from_mapping",
     "load_model",
+    "log_map",
+    "mobius_add",
     "model_path",
+    "pairwise_poincare",
+    "poincare_distance",
+    "poincare_search",
+    "project",
     "random_walks",
     "read_edges",
     "read_jsonl_corpus",

@@ -40,6 +40,7 @@ from repspace.engines.search import (
     rrf,
     weighted_sum,
 )
+from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import (
     KnnResult,
@@ -75,6 +76,7 @@ __all__ = [
     "merge_topk",
     "mmr",
     "parse_spec",
+    "reduce_hubness",
     "rrf",
     "search_space",
     "weighted_sum",
