@@ -33,19 +33,58 @@ __all__ = [
 
 
 class RepspaceError(Exception):
-    """Base class of every error repspace raises on purpose."""
+    """Base class of every error repspace raises on purpose.
+
+    Catch it for anything repspace refuses or cannot do, as the CLI does: one
+    line for the user and :attr:`exit_code` as the exit status.
+
+    Examples
+    --------
+    >>> def run(command):
+    ...     try:
+    ...         return command()
+    ...     except RepspaceError as e:
+    ...         return f"error: {e} (exit {e.exit_code})"
+    >>> def show_space():
+    ...     raise NotFoundError("no space 'news' in s.db")
+    >>> run(show_space)
+    "error: no space 'news' in s.db (exit 3)"
+    """
 
     exit_code: int = 1
 
 
 class InputError(RepspaceError, ValueError):
-    """Bad user input: a malformed file, NaN vectors, a wrong dimension, ..."""
+    """Bad user input: a malformed file, NaN vectors, a wrong dimension, ...
+
+    Also a ``ValueError``, so code that catches that keeps working.
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=2)
+    >>> space.add(["a"], np.array([[1.0, 2.0, 3.0]]))
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: vectors have dimension 3; this space has dimension 2
+    """
 
     exit_code = 2
 
 
 class NotFoundError(RepspaceError, KeyError):
-    """A space, item, encoder or file that does not exist."""
+    """A space, item, encoder or file that does not exist.
+
+    Also a ``KeyError``, but its message is printed unquoted.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).space("news")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    repspace.core.errors.NotFoundError: no space 'news' in .../s.db; the store has no spaces yet
+    """
 
     exit_code = 3
 
@@ -54,23 +93,63 @@ class NotFoundError(RepspaceError, KeyError):
 
 
 class ConflictError(RepspaceError):
-    """An operation that would overwrite something the user asked to keep."""
+    """An operation that would overwrite something the user asked to keep.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("toy", dim=2)
+    >>> store.create_space("toy", dim=2)
+    Traceback (most recent call last):
+    repspace.core.errors.ConflictError: space 'toy' already exists
+    """
 
     exit_code = 4
 
 
 class FilterError(InputError):
-    """A ``--where`` expression that does not parse or is unsafe."""
+    """A ``--where`` expression that does not parse or is unsafe.
+
+    Examples
+    --------
+    >>> from repspace.store import parse_filter
+    >>> parse_filter("year >")
+    Traceback (most recent call last):
+    repspace.core.errors.FilterError: filter: expected a value after '>' at position 7: "year >"
+    """
 
 
 class EncoderError(RepspaceError):
-    """An encoder that cannot be loaded or fails while encoding."""
+    """An encoder that cannot be loaded or fails while encoding.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise EncoderError("encoder static:toy returned shape (2, 3), expected (2, 4)")
+    ... except RepspaceError as e:
+    ...     print(type(e).__name__, e.exit_code)
+    EncoderError 5
+    """
 
     exit_code = 5
 
 
 class StoreError(RepspaceError):
-    """The store file cannot be opened, is from a newer version, or is corrupt."""
+    """The store file cannot be opened, is from a newer version, or is corrupt.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> path = os.path.join(tempfile.mkdtemp(), "notes.db")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("these are notes, not a store" * 100)
+    >>> Store(path).list_spaces()  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    repspace.core.errors.StoreError: cannot open store .../notes.db: file is not a database
+    """
 
     exit_code = 6
 
@@ -80,13 +159,37 @@ class DiskFullError(RepspaceError):
 
     Nothing of the operation was kept (a store's batch is rolled back whole);
     free some space and run it again. Not the user's input and not a bug: exit 1.
+
+    Examples
+    --------
+    A writer turns the system's "no space left" into this error with :func:`is_disk_full`:
+
+    >>> def write(path):
+    ...     try:
+    ...         raise OSError(errno.ENOSPC, "No space left on device")  # what a full disk gives
+    ...     except OSError as e:
+    ...         if is_disk_full(e):
+    ...             raise DiskFullError(f"disk full: cannot write {path}; nothing was written") from None
+    ...         raise
+    >>> write("out.parquet")
+    Traceback (most recent call last):
+    repspace.core.errors.DiskFullError: disk full: cannot write out.parquet; nothing was written
     """
 
     exit_code = 1
 
 
 class BackendError(RepspaceError):
-    """A distributed backend (Ray) that is missing, unreachable or lost while a job ran."""
+    """A distributed backend (Ray) that is missing, unreachable or lost while a job ran.
+
+    Examples
+    --------
+    >>> try:
+    ...     raise BackendError("cannot reach a Ray cluster at 10.0.0.5:6379: connection refused")
+    ... except RepspaceError as e:
+    ...     print(type(e).__name__, e.exit_code)
+    BackendError 7
+    """
 
     exit_code = 7
 

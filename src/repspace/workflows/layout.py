@@ -45,7 +45,18 @@ _MEMORY: dict[str, tuple[list[int | str], list[str], np.ndarray]] = {}
 
 @dataclass(frozen=True)
 class Layout:
-    """Item ids and their 2-D coordinates (float32, row order), with what made them."""
+    """Item ids and their 2-D coordinates (float32, row order), with what made them.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
+    >>> _ = space.add(["a", "b", "c"], np.eye(3))
+    >>> lay = space_layout(space)
+    >>> lay.ids, lay.coords.shape, lay.coords.dtype, lay.method, lay.generation
+    (['a', 'b', 'c'], (3, 2), dtype('float32'), 'pca', 1)
+    """
 
     ids: list[str]
     coords: np.ndarray
@@ -55,7 +66,21 @@ class Layout:
 
 
 def space_layout(space: Space, method: str = "pca") -> Layout:
-    """The space's layout by ``method``, from the file beside the store when it is current."""
+    """The space's layout by ``method``, from the file beside the store when it is current.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
+    >>> _ = space.add(["a", "b", "c"], np.eye(3))
+    >>> space_layout(space).cached, space_layout(space).cached  # computed, then read back
+    (False, True)
+    >>> _ = space.add(["d"], np.ones((1, 3)))
+    >>> lay = space_layout(space)  # a write makes the kept layout stale
+    >>> lay.ids, lay.generation, lay.cached
+    (['a', 'b', 'c', 'd'], 2, False)
+    """
     from repspace.engines.geometry.layout import pca_layout, umap_layout
 
     if method not in METHODS:

@@ -37,7 +37,21 @@ TEXT_METHODS: tuple[str, ...] = ("word2vec", "fasttext", "doc2vec")
 
 
 def model_path(store: Store, uid: str, method: str) -> Path:
-    """Where the gensim model of the learned space ``uid`` is kept: ``STORE.indexes/<uid>/learn/<method>.model``."""
+    """Where the gensim model of the learned space ``uid`` is kept: ``STORE.indexes/<uid>/learn/<method>.model``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.learn import learn_space
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> path = model_path(store, r.uid, "word2vec")
+    >>> path == r.model_path, path.is_file(), path.relative_to(store.index_dir).parts[1:]
+    (True, True, ('learn', 'word2vec.model'))
+    """
     return store.index_dir / uid / "learn" / f"{method}.model"
 
 
@@ -57,6 +71,19 @@ class LearnedEncoder(Encoder):
         The space's provenance (its ``encoder`` is ``learn:<method>``).
     model : gensim model
         Loaded from the checked model file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.learn import learn_space
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> enc = learned_encoder(store.space("pets"))
+    >>> enc.method, enc.dim, enc.tokenizer.tokenize("The Cat!"), enc.encode(["The Cat!"]).shape
+    ('word2vec', 8, ['the', 'cat'], (1, 8))
     """
 
     def __init__(self, provenance: Mapping[str, Any], model: Any) -> None:
@@ -149,6 +176,21 @@ def learned_encoder(space: Space) -> LearnedEncoder:
     EncoderError
         The model file is missing, or differs from the one the space was
         learned with (replaced or damaged).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.learn import learn_space
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> enc = learned_encoder(store.space("pets"))
+    >>> store.space("pets").search(enc.encode(["a cat"])[0], k=1)[0].id
+    'cat'
+    >>> learned_encoder(store.space("pets")) is enc  # kept while the model file is the same
+    True
     """
     from repspace.engines.learn import load_model
 

@@ -29,7 +29,18 @@ STATE_NAME = "transforms"
 
 
 def apply_chain(chain: Sequence[Transform], X: np.ndarray) -> np.ndarray:
-    """``X`` through each fitted transform in order, as float32 (``X`` unchanged for an empty chain)."""
+    """``X`` through each fitted transform in order, as float32 (``X`` unchanged for an empty chain).
+
+    Examples
+    --------
+    >>> from repspace.transforms import Center, Normalize
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0]])
+    >>> chain = [Center().fit(X), Normalize().fit(X)]
+    >>> apply_chain(chain, X).tolist()
+    [[-1.0, 0.0], [1.0, 0.0]]
+    >>> apply_chain([], X).dtype
+    dtype('float32')
+    """
     out = np.asarray(X)
     for step in chain:
         out = step.transform(out)
@@ -37,7 +48,23 @@ def apply_chain(chain: Sequence[Transform], X: np.ndarray) -> np.ndarray:
 
 
 def stored_transforms(space: Space) -> list[Transform]:
-    """The fitted chain stored with a space, or ``[]`` when it has none."""
+    """The fitted chain stored with a space, or ``[]`` when it has none.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.transforms import derive_space
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0], [2.0, 5.0]])
+    >>> _ = store.create_space("v", dim=2).add(["a", "b", "c"], X)
+    >>> _ = derive_space(store, "v", "v-c", "center,normalize")
+    >>> chain = stored_transforms(store.space("v-c"))
+    >>> chain, stored_transforms(store.space("v"))
+    ([Center(), Normalize()], [])
+    >>> bool(np.allclose(apply_chain(chain, X), store.space("v-c").vectors_of(["a", "b", "c"])))
+    True
+    """
     data = space.state(STATE_NAME)
     if data is None:
         return []
@@ -108,6 +135,25 @@ def encoder_for_space(space: Space, **kwargs: Any) -> Encoder:
     ``kwargs`` go to :func:`repspace.engines.encoders.from_provenance`. A space learned by
     ``repspace learn`` (encoder ``learn:<method>``) gets its stored model instead
     (:func:`repspace.workflows.learned_encoder.learned_encoder`, which checks the model file's SHA-256).
+
+    Examples
+    --------
+    A space derived from a learned word2vec space: texts go through its model, then the fitted chain.
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.learn import learn_space
+    >>> from repspace.transforms import derive_space
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> _ = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> _ = derive_space(store, "pets", "pets-c", "center,normalize")
+    >>> enc = encoder_for_space(store.space("pets-c"))
+    >>> type(enc).__name__, type(enc.base).__name__, enc.dim
+    ('TransformedEncoder', 'LearnedEncoder', 8)
+    >>> store.space("pets-c").search(enc.encode(["cat"])[0], k=1)[0].id
+    'cat'
     """
     from repspace.engines.encoders import from_provenance
 

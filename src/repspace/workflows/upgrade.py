@@ -73,6 +73,16 @@ class UpgradeRow:
     many of the ``runs`` fits were reproduced by their own restarts and
     determined a rotation (:attr:`~repspace.engines.align.Unsupervised.trustworthy_`);
     ``None`` for the other methods.
+
+    Examples
+    --------
+    >>> from repspace.engines.eval import BeirData
+    >>> docs = np.random.default_rng(0).normal(size=(12, 4))
+    >>> data = BeirData(tuple(f"d{i}" for i in range(12)), ("",) * 12, ("q0",), ("",), {"q0": {"d3": 1}}, "test", "toy")
+    >>> r = upgrade_retrieval(docs[[3]], docs, docs[[3]] * 2, docs * 2, data, pairs=[6], methods=["ridge"], repeats=2)
+    >>> row = r.row("mapped", "ridge", 6)
+    >>> row.runs, round(row.ndcg_at_10, 3), row.ndcg_at_10_sd, row.trusted
+    (2, 1.0, 0.0, None)
     """
 
     setting: str
@@ -92,7 +102,18 @@ class UpgradeRow:
 
 @dataclass(frozen=True)
 class UpgradeCheck:
-    """The upgrade check's rows (``old``, ``new``, then ``mapped`` by method and pairs)."""
+    """The upgrade check's rows (``old``, ``new``, then ``mapped`` by method and pairs).
+
+    Examples
+    --------
+    >>> from repspace.engines.eval import BeirData
+    >>> docs = np.random.default_rng(0).normal(size=(12, 4))
+    >>> data = BeirData(tuple(f"d{i}" for i in range(12)), ("",) * 12, ("q0",), ("",), {"q0": {"d3": 1}}, "test", "toy")
+    >>> r = upgrade_retrieval(docs[[3]], docs, docs[[3]] * 2, docs * 2, data, pairs=[6, 50, "all"],
+    ...                       methods=["procrustes", "ridge"], repeats=2)
+    >>> r.n_documents, r.methods, r.pair_counts, r.skipped_pairs
+    (12, ['procrustes', 'ridge'], [6, 12], [50])
+    """
 
     n_documents: int
     n_queries: int
@@ -198,6 +219,18 @@ def upgrade_retrieval(
     Returns
     -------
     UpgradeCheck
+
+    Examples
+    --------
+    The new model here is the old one scaled by 2, so every map recovers the old index's ranking:
+
+    >>> from repspace.engines.eval import BeirData
+    >>> docs = np.random.default_rng(0).normal(size=(12, 4))
+    >>> data = BeirData(tuple(f"d{i}" for i in range(12)), ("",) * 12, ("q0",), ("",), {"q0": {"d3": 1}}, "test", "toy")
+    >>> r = upgrade_retrieval(docs[[3]], docs, docs[[3]] * 2, docs * 2, data, pairs=[6, "all"],
+    ...                       methods=["procrustes"], repeats=2)
+    >>> [(row.setting, row.n_pairs, round(row.ndcg_at_10, 3)) for row in r.rows]
+    [('old', None, 1.0), ('new', None, 1.0), ('mapped', 6, 1.0), ('mapped', 12, 1.0)]
     """
     from repspace.engines.align import Procrustes, Relative, RidgeMap, Unsupervised
 
@@ -312,6 +345,18 @@ def upgrade_check(
     -------
     UpgradeCheck
         Its ``info`` holds both encoders' provenance and the data set's name.
+
+    Examples
+    --------
+    Two encoders giving the same space: the ``relative`` map carries new queries into the old index losslessly.
+
+    >>> from repspace.engines.eval import BeirData
+    >>> data = BeirData(("d0", "d1", "d2"), ("a cat sleeps on the mat", "stocks fell sharply", "the team won"),
+    ...                 ("q0", "q1"), ("where does the cat sleep", "stock market news"),
+    ...                 {"q0": {"d0": 1}, "q1": {"d1": 1}}, "test", "toy")
+    >>> r = upgrade_check("static", "static", data, pairs=["all"], methods=["relative"])
+    >>> r.row("mapped", "relative", 3).ndcg_at_10 == r.row("old").ndcg_at_10, r.info["data"]
+    (True, 'toy')
     """
     from repspace.engines.encoders import get_encoder
 

@@ -90,6 +90,16 @@ class CCAResult:
         ``numpy_version``.
 
     All arrays are read-only.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(100, 3))
+    >>> r = fit_cca(X, X @ rng.normal(size=(3, 2)))  # Y is a linear image of X
+    >>> r.n_components, r.Wx.shape, r.Wy.shape, [round(c, 3) for c in r.correlations.tolist()]
+    (2, (3, 2), (2, 2), [1.0, 1.0])
+    >>> r.transform_x(X[:5], n_components=1).shape, r.recipe["n"]
+    ((5, 1), 100)
     """
 
     mean_x: np.ndarray

@@ -43,6 +43,18 @@ class MapScores:
     k_csls : int
         Neighbours in CSLS's ``r`` terms (after clipping to ``n``); 0 without CSLS.
     n_pairs : int
+
+    Examples
+    --------
+    A rotation fitted on 30 pairs, scored on the 10 it did not see:
+
+    >>> from repspace.engines.align import Procrustes
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(40, 4))
+    >>> Y = X @ np.linalg.qr(rng.normal(size=(4, 4)))[0] + 0.01 * rng.normal(size=(40, 4))
+    >>> s = score_map(Procrustes().fit(X[:30], Y[:30]).transform(X[30:]), Y[30:])
+    >>> s.top1, round(s.mean_cosine, 2), s.mean_rank, s.n_pairs
+    (1.0, 1.0, 1.0, 10)
     """
 
     top1: float

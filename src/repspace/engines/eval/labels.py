@@ -34,6 +34,15 @@ class LabelledTexts:
         Labels are read as strings (``1`` and ``"1"`` are the same class).
     name : str
         The data set's name (the file's stem).
+
+    Examples
+    --------
+    >>> data = LabelledTexts(["a cat", "a kitten", "stocks fell", "bonds fell"],
+    ...                      ["pets", "pets", "money", "money"], "toy")
+    >>> table = {"a cat": [1.0, 0.0], "a kitten": [0.9, 0.1], "stocks fell": [0.0, 1.0], "bonds fell": [0.1, 0.9]}
+    >>> r = clustering(lambda texts: np.array([table[t] for t in texts]), data, seeds=1)
+    >>> len(data), r.task_name, round(r.main_score, 3)
+    (4, 'clustering:toy', 1.0)
     """
 
     texts: list[str]

@@ -38,6 +38,14 @@ class PairLabels:
         The data set's name (the file's stem).
     split : str
         ``test``, ``dev`` or ``train`` when the name ends so, else ``test``.
+
+    Examples
+    --------
+    >>> pairs = PairLabels(["a cat", "a man runs"], ["a kitten", "stocks fell"], np.array([1, 0]), "toy")
+    >>> table = {"a cat": [1.0, 0.0], "a kitten": [0.9, 0.1], "a man runs": [0.0, 1.0], "stocks fell": [1.0, -1.0]}
+    >>> r = pairclass(lambda texts: np.array([table[t] for t in texts]), pairs)
+    >>> len(pairs), r.task_name, round(r.main_score, 3)
+    (2, 'pairclass:toy', 1.0)
     """
 
     sentences1: list[str]

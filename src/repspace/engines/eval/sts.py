@@ -38,6 +38,16 @@ class StsPairs:
         The data set's name (the file's stem).
     split : str
         ``test``, ``dev`` or ``train`` when the name says so, else ``test``.
+
+    Examples
+    --------
+    >>> pairs = StsPairs(["a cat sat", "a cat sat", "a man ran"], ["a kitten sat", "stocks fell", "a man jogged"],
+    ...                  np.array([4.8, 0.2, 4.0]), "toy")
+    >>> table = {"a cat sat": [1.0, 0.0], "a kitten sat": [0.9, 0.2], "stocks fell": [-0.5, 1.0],
+    ...          "a man ran": [0.3, 1.0], "a man jogged": [0.8, 0.6]}
+    >>> r = sts(lambda texts: np.array([table[t] for t in texts]), pairs)
+    >>> len(pairs), len(pairs.texts()), r.task_name, round(r.main_score, 3)
+    (3, 6, 'sts:toy', 1.0)
     """
 
     sentences1: list[str]

@@ -209,6 +209,13 @@ class WordPairs:
         Gold similarities (only their order matters to Spearman).
     name : str
         The data set's name (the file's stem, e.g. ``EN-WS-353-ALL``).
+
+    Examples
+    --------
+    >>> wv = WordVectors(["cat", "dog", "car"], np.array([[1.0, 0.1], [0.9, 0.3], [0.1, 1.0]]))
+    >>> pairs = WordPairs(["cat", "cat"], ["dog", "car"], np.array([9.0, 1.0]), "toy")
+    >>> len(pairs), round(wordsim(wv, pairs).main_score, 3)
+    (2, 1.0)
     """
 
     word1: list[str]
@@ -397,6 +404,13 @@ class Analogies:
         before any header).
     name : str
         The data set's name (the file's stem).
+
+    Examples
+    --------
+    >>> q = Analogies([("man", "woman", "king", "queen"), ("athens", "greece", "paris", "france")],
+    ...               ["family", "capitals"], "toy")
+    >>> len(q), q.section_names()
+    (2, ['family', 'capitals'])
     """
 
     questions: list[tuple[str, str, str, str]]

@@ -134,6 +134,14 @@ def load_model(model: ModelLike) -> Any:
 
     The bytes are a Python pickle (gensim's ``save`` format): load only models
     you trained or trust.
+
+    Examples
+    --------
+    >>> from repspace.learn import corpus_from_texts, train_word2vec
+    >>> r = train_word2vec(corpus_from_texts(["a cat sat", "a dog sat"] * 10), vector_size=4, min_count=1)
+    >>> model = load_model(r.model_bytes)
+    >>> type(model).__name__, bool((model.wv["cat"] == r.vectors[r.index("cat")]).all())
+    ('Word2Vec', True)
     """
     from gensim.models import Word2Vec
 
@@ -173,6 +181,15 @@ class TrainedVectors:
         Wall seconds of vocabulary building and training.
     info : dict
         Counts that describe the run (``vocabulary``, ``phrases`` found, ...).
+
+    Examples
+    --------
+    >>> from repspace.learn import corpus_from_texts, train_word2vec
+    >>> r = train_word2vec(corpus_from_texts(["a cat sat", "a dog sat"] * 10), vector_size=4, min_count=1, seed=1)
+    >>> r.method, r.keys, r.counts.tolist(), r.vector_size
+    ('word2vec', ('sat', 'dog', 'cat'), [20, 10, 10], 4)
+    >>> r.recipe["params"]["seed"], r.index("cat")
+    (1, 2)
     """
 
     method: str

@@ -175,6 +175,14 @@ class Corpus:
         Where the documents came from (a path, ``"texts"`` or ``"tokens"``).
     skipped : int
         Non-blank inputs dropped because they had no token.
+
+    Examples
+    --------
+    >>> corpus = corpus_from_texts(["The cat sat.", "", "...", "the dog ran"])
+    >>> corpus.documents, corpus.ids
+    ((('the', 'cat', 'sat'), ('the', 'dog', 'ran')), ('0', '3'))
+    >>> len(corpus), corpus.n_tokens, corpus.skipped
+    (2, 6, 1)
     """
 
     documents: tuple[tuple[str, ...], ...]

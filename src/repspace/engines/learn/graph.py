@@ -84,6 +84,14 @@ class Graph:
     All arrays are read-only. Build graphs with :func:`read_edges` or
     :func:`graph_from_edges`, which check everything the walks rely on; a
     ``Graph`` assembled by hand is not checked.
+
+    Examples
+    --------
+    >>> g = graph_from_edges([("cat", "mammal"), ("dog", "mammal"), ("mammal", "animal", 2.0)])
+    >>> g.nodes, g.n_edges, g.directed
+    (('cat', 'mammal', 'dog', 'animal'), 3, False)
+    >>> g.neighbors("mammal"), g.degrees().tolist()
+    (('cat', 'dog', 'animal'), [1, 3, 1, 1])
     """
 
     nodes: tuple[str, ...]

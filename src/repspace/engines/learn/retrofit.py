@@ -104,6 +104,14 @@ class Lexicon:
         their lines or neighbours and their repeats.
     source : str
         Where it came from (a file path, or ``mapping``).
+
+    Examples
+    --------
+    >>> lex = lexicon_from_mapping({"car": ["automobile", "auto"], "auto": ["car"]})
+    >>> len(lex), lex["car"], lex.n_edges, "auto" in lex
+    (2, ('auto', 'automobile'), 3, True)
+    >>> lex.fingerprint == lexicon_from_mapping({"auto": ["car"], "car": ["auto", "automobile"]}).fingerprint
+    True
     """
 
     mapping: Mapping[str, tuple[str, ...]]
@@ -288,6 +296,13 @@ class RetrofitResult:
     last_step : float
         The largest change of any coordinate in the last iteration (how far
         from the fixed point the vectors still are, roughly).
+
+    Examples
+    --------
+    >>> r = retrofit(["a", "b", "c"], np.array([[0.0, 0.0], [4.0, 0.0], [0.0, 4.0]]), {"a": ["b", "c"]},
+    ...              iterations=1)
+    >>> r.vectors[0].tolist(), r.counts["updated"], r.counts["changed"], r.recipe["method"]
+    ([1.0, 1.0], 1, 1, 'retrofit')
     """
 
     keys: tuple[str, ...]

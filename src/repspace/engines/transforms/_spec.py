@@ -175,7 +175,21 @@ def transforms_to_bytes(transforms: Transform | Iterable[Transform] | Any) -> by
 
 
 def transforms_from_bytes(data: bytes) -> list[Transform]:
-    """The fitted chain :func:`transforms_to_bytes` wrote (see its example)."""
+    """The fitted chain :func:`transforms_to_bytes` wrote.
+
+    The bytes are read without pickle: anything else is refused.
+
+    Examples
+    --------
+    >>> import pickle
+    >>> X = np.array([[1.0, 2.0], [3.0, 2.0]])
+    >>> chain = transforms_from_bytes(transforms_to_bytes([Center().fit(X), Normalize().fit(X)]))
+    >>> chain, chain[0].transform(X).tolist()
+    ([Center(), Normalize()], [[-1.0, 0.0], [1.0, 0.0]])
+    >>> transforms_from_bytes(pickle.dumps([Center()]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: not a saved transform chain: ...
+    """
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

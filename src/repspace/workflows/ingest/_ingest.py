@@ -38,7 +38,17 @@ DEFAULT_ENCODER = "minilm"
 
 @dataclass(frozen=True)
 class IngestReport:
-    """What an ingest did, per space written (one per layer for ``layer="all"``)."""
+    """What an ingest did, per space written (one per layer for ``layer="all"``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = ingest_records(store, "eye", Records("inline", ["x", "y"], None, np.eye(2, dtype="float32"), [{}, {}]))
+    >>> r = ingest_records(store, "eye", Records("inline", ["y", "z"], None, np.eye(2, dtype="float32"), [{}, {}]))
+    >>> r.spaces, r.read, r.added, r.replaced, r.unchanged, r.encoded
+    (['eye'], 2, 1, 1, 0, 0)
+    """
 
     spaces: list[str]
     read: int
@@ -128,6 +138,15 @@ def ingest_records(
     Returns
     -------
     IngestReport
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> records = Records("inline", ["a", "b", "c"], None, np.eye(3, dtype="float32"), [{"y": 1}, {"y": 2}, {"y": 2}])
+    >>> r = ingest_records(store, "toy", records)
+    >>> r.added, store.space("toy").info().metric.value, store.space("toy").filter_rows("y = 2").tolist()
+    (3, 'cosine', [1, 2])
     """
     t0 = time.perf_counter()
     duplicates = 0

@@ -29,6 +29,16 @@ class Records:
 
     ``vectors`` is None unless a vector column (or a ``.npy``) was read;
     ``texts`` is None unless a text column was read.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "items.jsonl")
+    >>> _ = open(p, "w").write('{"id": "a", "text": "a cat", "lang": "en"}\\n'
+    ...                        '{"id": "b", "text": "un chat", "lang": "fr"}\\n')
+    >>> r = read_records(p)
+    >>> len(r), r.ids, r.texts, r.vectors, r.metadata
+    (2, ['a', 'b'], ['a cat', 'un chat'], None, [{'lang': 'en'}, {'lang': 'fr'}])
     """
 
     source: str
@@ -43,7 +53,16 @@ class Records:
 
 
 def detect_format(path: Path) -> str:
-    """The format of a file from its suffix (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``, ``.npy``)."""
+    """The format of a file from its suffix (``.jsonl``/``.ndjson``, ``.csv``, ``.parquet``, ``.npy``).
+
+    Examples
+    --------
+    >>> [detect_format(Path(name)) for name in ("items.ndjson", "items.TSV", "items.pq", "vectors.npy")]
+    ['jsonl', 'csv', 'parquet', 'npy']
+    >>> detect_format(Path("items.xlsx"))
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: items.xlsx: unknown file type '.xlsx'; use .jsonl, .csv, .parquet or .npy
+    """
     suffix = path.suffix.lower()
     fmt = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "csv",
            ".parquet": "parquet", ".pq": "parquet", ".npy": "npy"}.get(suffix)
@@ -333,7 +352,19 @@ def _read_npy(path: Path, ids_path: str | Path | None, auto_id: bool) -> Records
 
 
 def read_texts(path: str | Path, *, text_col: str = "text") -> list[str]:
-    """Texts from a file: ``.txt`` (one per line, blank lines skipped) or ``.jsonl``/``.csv``/``.parquet``."""
+    """Texts from a file: ``.txt`` (one per line, blank lines skipped) or ``.jsonl``/``.csv``/``.parquet``.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> folder = tempfile.mkdtemp()
+    >>> _ = open(os.path.join(folder, "queries.txt"), "w").write("a cat on a mat\\n\\n  stocks fell  \\n")
+    >>> read_texts(os.path.join(folder, "queries.txt"))
+    ['a cat on a mat', 'stocks fell']
+    >>> _ = open(os.path.join(folder, "queries.csv"), "w").write("query,lang\\nun chat,fr\\n")
+    >>> read_texts(os.path.join(folder, "queries.csv"), text_col="query")
+    ['un chat']
+    """
     path = Path(path)
     if path.suffix.lower() in (".txt", ".text", ""):
         if not path.is_file():

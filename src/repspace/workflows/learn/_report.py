@@ -18,6 +18,17 @@ class LearnedSpace:
     seconds : the whole call; ``train_seconds`` the training alone.
     recipe : the space's provenance (the full recipe).
     details : what the method measured or counted (relations, walks, moved words, dev scores, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.learn import retrofit_space
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("w", dim=4).add(["cat", "kitten", "dog"], np.random.default_rng(0).normal(size=(3, 4)))
+    >>> r = retrofit_space(store, "w", "w-rf", {"cat": ["kitten"]})
+    >>> r.space, r.method, r.n, r.dim, r.metric, r.details["counts"]["updated"]
+    ('w-rf', 'retrofit', 3, 4, 'cosine', 1)
     """
 
     space: str

@@ -92,6 +92,20 @@ class LearnReport:
     model_path, model_sha256, model_bytes : gensim's model beside the store.
     train_seconds, seconds : training alone, and the whole call.
     recipe : the space's provenance (the full recipe).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> corpus = os.path.join(folder, "c.txt")
+    >>> _ = open(corpus, "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> r = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=2, seed=1)
+    >>> r.method, r.n, r.dim, r.documents, r.tokens, r.vocabulary
+    ('word2vec', 7, 8, 40, 240, 7)
+    >>> r.seed, r.deterministic, r.model_path.name, r.recipe["encoder"]
+    (1, True, 'word2vec.model', 'learn:word2vec')
     """
 
     space: str

@@ -114,6 +114,20 @@ def retrofit_space(store: Store, source: str, name: str, lexicon: str | Path | M
     InputError
         An empty or unreadable lexicon, none of its words in the space, a
         bad setting. Nothing is stored.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> X = np.random.default_rng(0).normal(size=(4, 8))
+    >>> _ = store.create_space("w", dim=8).add(["car", "auto", "automobile", "tree"], X)
+    >>> r = retrofit_space(store, "w", "w-rf", {"car": ["auto", "automobile"], "auto": ["car"]})
+    >>> r.details["counts"]["updated"], store.space("w-rf").provenance["derived_from"]["method"]
+    (2, 'retrofit')
+    >>> bool(np.allclose(store.space("w-rf").vectors_of(["tree", "automobile"]), X[[3, 2]]))  # no entry: unmoved
+    True
     """
     from repspace.engines.learn.retrofit import lexicon_from_mapping, read_lexicon, retrofit
     from repspace.workflows.transform import write_derived
@@ -198,6 +212,24 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
     InputError
         An unknown method or hyper-parameter, a bad pairs file, a space with
         no encoder (vectors made outside repspace) or not a vector space.
+
+    Examples
+    --------
+    A Matryoshka head on a word2vec space learned here (any space with an encoder will do):
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.learn import learn_space
+    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> _ = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> pairs = os.path.join(folder, "pairs.csv")
+    >>> _ = open(pairs, "w").write("the cat,a cat,4.5\\nthe cat,the log,0.2\\n"
+    ...                            "the dog,a dog,4.2\\nthe mat,the log,2.5\\n")
+    >>> r = train_head(store, "pets", "pets-m", "matryoshka", pairs, dims=[4, 8], epochs=2)
+    >>> r.method, r.n, r.dim, r.details["pairs"]["pairs"], r.details["best_epoch"]
+    ('matryoshka', 7, 8, 4, 2)
     """
     from repspace.engines.eval.sts import load_sts
     from repspace.engines.learn.heads import train_matryoshka_head, train_pair_adapter
@@ -267,6 +299,22 @@ def cca_spaces(store: Store, a: str, b: str, out_a: str, out_b: str, *, n_compon
     -------
     (LearnedSpace, LearnedSpace)
         ``details``: ``shared`` items, ``correlations`` (canonical, descending).
+
+    Examples
+    --------
+    ``b`` is a linear map of ``a``, so each canonical pair correlates perfectly:
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> X = np.random.default_rng(0).normal(size=(20, 4))
+    >>> ids = [f"w{i}" for i in range(20)]
+    >>> _ = store.create_space("a", dim=4).add(ids, X)
+    >>> _ = store.create_space("b", dim=3).add(ids, X @ np.random.default_rng(1).normal(size=(4, 3)))
+    >>> ra, rb = cca_spaces(store, "a", "b", "a-cca", "b-cca")
+    >>> ra.space, rb.dim, ra.details["shared"], [round(c, 3) for c in ra.details["correlations"]]
+    ('a-cca', 3, 20, [1.0, 1.0, 1.0])
     """
     from repspace.engines.align import fit_cca
     from repspace.engines.transforms.linear import Affine

@@ -162,6 +162,21 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
     InputError
         A bad edge list (self-loop, unknown node, bad line: the file and line
         number), a weight, an unknown synset, a bad hyper-parameter. Nothing is stored.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> closure = os.path.join(folder, "zoo.tsv")
+    >>> _ = open(closure, "w").write("cat\\tmammal\\ndog\\tmammal\\ncat\\tanimal\\ndog\\tanimal\\nmammal\\tanimal\\n"
+    ...                               "trout\\tfish\\ntrout\\tanimal\\nfish\\tanimal\\n")
+    >>> r = learn_poincare(store, "zoo", closure, size=2, negative=2, epochs=20, seed=1)
+    >>> r.n, r.dim, r.metric, r.details["relations"]
+    (6, 2, 'poincare', 8)
+    >>> bool((np.linalg.norm(store.space("zoo").vectors_of(["cat", "animal"]), axis=1) < 1).all())  # in the unit ball
+    True
     """
     from repspace.engines.learn.poincare import train_poincare
 
@@ -219,6 +234,18 @@ def learn_node2vec(store: Store, name: str, edges: str | Path, *, directed: bool
     InputError
         A bad edge list (self-loop, unknown node, bad weight or line: the file
         and line number), an isolated node, a bad hyper-parameter. Nothing is stored.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> edges = os.path.join(folder, "club.tsv")
+    >>> _ = open(edges, "w").write("ann\\tbob\\nbob\\tcy\\ncy\\tann\\ncy\\tdan\\t2\\n")  # the last edge weighs 2
+    >>> r = learn_node2vec(store, "club", edges, dimensions=4, walk_length=5, num_walks=5, window=2, seed=1)
+    >>> r.n, r.dim, r.metric, r.details["walks"], r.details["edges"]["edges"]
+    (4, 4, 'cosine', 20, 4)
     """
     from repspace.engines.learn.graph import read_edges
     from repspace.engines.learn.node2vec import train_node2vec
