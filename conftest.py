@@ -17,6 +17,10 @@ import re
 
 import pytest
 
+# Imported before any docstring example is collected: with --import-mode=importlib, a package module collected
+# first (core/errors.py, say) would otherwise be loaded a second time under another name, and its classes with it.
+import repspace  # noqa: F401
+
 #: What an example that loads a transformer model writes: ``"minilm"``, ``"st:..."``, ``"hf-layers:..."``,
 #: ``"e5"``/``"e5:..."`` as a spec, the bundled MiniLM package, or sentence-transformers' model class.
 TRANSFORMER_EXAMPLE = re.compile(

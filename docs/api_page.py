@@ -44,6 +44,14 @@ def _kind(obj: object) -> str:
     return "function" if callable(obj) else "constant"
 
 
+def _value(obj: object) -> str:
+    """A constant's value when it reads well in one line (no memory addresses), else its type."""
+    text = repr(obj)
+    if " at 0x" in text or len(text) > 100:
+        return f"a {type(obj).__name__} of {len(obj)}" if hasattr(obj, "__len__") else f"a {type(obj).__name__}"
+    return f"`{text}`"
+
+
 def page() -> str:
     """The page's Markdown."""
     parts = [INTRO]
@@ -52,7 +60,7 @@ def page() -> str:
         parts.append(f"## repspace.{stem}\n\n{_first_line(mod)}\n\n| name | kind | what it is |\n| --- | --- | --- |")
         for name in sorted(mod.__all__, key=str.lower):
             obj = getattr(mod, name)
-            what = _first_line(obj) if _kind(obj) != "constant" else f"`{obj!r}`"[:120]
+            what = _first_line(obj) if _kind(obj) != "constant" else _value(obj)
             parts.append(f"| `{name}` | {_kind(obj)} | {what} |")
         parts.append("")
     return "\n".join(parts)
