@@ -282,7 +282,8 @@ def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
     spec = next((r.spec for r in list_indexes(space) if r.spec != "exact" and _searchable(r.spec)), None)
     approx = None
     if spec is not None:
-        hits, plan = space.search(id=item_id, k=k, index=spec, explain=True)
+        res = space.search(id=item_id, k=k, index=spec)
+        hits, plan = res.hits, res.plan
         if plan.method == "exact":  # a read-only store whose index is behind searched exactly: no approximate list
             spec = None
         else:
