@@ -41,7 +41,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from repspace.core.errors import NotFoundError
+from repspace.core.errors import InputError, NotFoundError
 from repspace.core.printable import excerpt
 from repspace.interfaces.server import errors
 from repspace.interfaces.server import schemas as S
@@ -92,7 +92,6 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
         finishes its work, which cannot be interrupted, and its result is dropped). Writes are not bounded:
         a write that went on after a 408 would land while its client was told it had not.
     """
-    from repspace.core.errors import InputError
     from repspace.workflows.store import Store
 
     if writable and not token:
@@ -135,13 +134,10 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
 
     def run_search(space: str, body: S.SearchRequest, raw: bytes) -> bytes:
         sp = store.space(space)
-        query = body.text if body.text is not None else (
-            S.vector_values(body.vector, original=lambda: json.loads(raw)["vector"])
-            if body.vector is not None else None)
-        hits, plan = sp.search(query, k=body.k, id=body.id, where=body.where, index=body.index, ef=body.ef,
-                               hubness=body.hubness, hybrid=body.hybrid, explain=True)
-        return json.dumps({"hits": [h.to_dict() for h in hits], "plan": plan.to_dict()},
-                          ensure_ascii=False).encode()
+        if body.vector is not None:
+            body = body.model_copy(update={"vector": S.vector_values(
+                body.vector, original=lambda: json.loads(raw)["vector"])})
+        return json.dumps(sp.search(body).to_dict(), ensure_ascii=False).encode()
 
     @app.post("/api/v1/spaces/{space}/search", response_model=S.SearchResponse, responses=ERRORS,
               openapi_extra=_json_body(S.SearchRequest))
@@ -310,7 +306,11 @@ def _parse(model: type[M], body: bytes) -> M:
     try:
         return model.model_validate_json(body)
     except ValidationError as e:
-        raise RequestValidationError(e.errors(include_url=False)) from None
+        errors = e.errors(include_url=False)
+        cause = (errors[0].get("ctx") or {}).get("error") if errors else None
+        if isinstance(cause, InputError):  # a rule of the library's (a 400, as when the library finds it)
+            raise cause from None
+        raise RequestValidationError(errors) from None
 
 
 def _summary(info: Any) -> dict[str, Any]:

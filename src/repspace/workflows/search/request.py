@@ -68,7 +68,7 @@ VECTOR_SCHEMA: dict[str, Any] = {
 HUBNESS = ("csls", "mutual-proximity", "local-scaling")
 
 
-def _integral(value: Any) -> Any:
+def integral(value: Any) -> Any:
     """A JSON number with no fraction (``10.0``, ``1e3``) or a numpy integer as an int; anything else as is."""
     if type(value) is float and value.is_integer():
         return int(value)
@@ -76,13 +76,19 @@ def _integral(value: Any) -> Any:
 
 
 def _hubness(value: Any) -> Any:
-    """A hubness reduction's canonical name (``mp``, ``ls`` and any case accepted, as the CLI does)."""
-    return parse_method(value) if isinstance(value, str) else value
+    """A hubness reduction's canonical name (``mp``, ``ls`` and any case accepted, as the CLI does); an unknown
+    name is a field error (a 422 over HTTP), not a rule's."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse_method(value)
+    except InputError as e:
+        raise ValueError(str(e)) from None
 
 
 #: An integer field, as JSON Schema's ``integer``: ``10`` or ``10.0``, never ``"10"``, ``true`` or ``10.5``
 #: (the models are strict: a value of another JSON type than the schema's is refused, not converted).
-JsonInt = Annotated[int, BeforeValidator(_integral)]
+JsonInt = Annotated[int, BeforeValidator(integral)]
 Method = Literal["auto", "exact", "hnsw"]
 
 
@@ -104,13 +110,32 @@ def nullable(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-#: JSON Schema: the request asks for hybrid search.
-_HYBRID = {"required": ["hybrid"], "properties": {"hybrid": {"const": True}}}
-#: JSON Schema: the rules between fields that JSON Schema can say (the model checks them all).
+def _true(name: str) -> dict[str, Any]:
+    """JSON Schema: the flag ``name`` is given and true."""
+    return {"required": [name], "properties": {name: {"const": True}}}
+
+
+def _not_both(a: dict[str, Any], b: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"anyOf": [{"not": a}, {"not": b}], "description": description}
+
+
+def _implies(a: dict[str, Any], b: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"anyOf": [{"not": a}, b], "description": description}
+
+
+#: JSON Schema: the rules between fields (the model checks each, with the library's message).
 _RULES = only(("text", "vector", "id"), [
-    {"anyOf": [{"not": _HYBRID}, given("text")], "description": "hybrid needs a text"},
-    {"anyOf": [{"not": _HYBRID}, {"not": given("hubness")}],
-     "description": "hubness re-ranks a dense ranking: not with hybrid"}])
+    _implies(_true("hybrid"), given("text"), "hybrid needs a text"),
+    _not_both(_true("hybrid"), given("hubness"), "hubness re-ranks a dense ranking: not with hybrid"),
+    _implies(_true("bm25"), given("text"), "bm25 needs a text"),
+    _not_both(_true("hybrid"), _true("bm25"), "hybrid or bm25, not both"),
+    _implies(given("fusion"), _true("hybrid"), "fusion applies to hybrid search only"),
+    _implies(given("lexical_weight"), _true("hybrid"), "lexical_weight applies to hybrid search only"),
+    _not_both(given("mmr"), {"anyOf": [_true("hybrid"), _true("bm25")]}, "MMR diversifies a dense ranking"),
+    _not_both(given("hubness"), {"anyOf": [_true("bm25"), given("mmr")]},
+              "hubness re-ranks a dense ranking: not with bm25 or mmr"),
+    _implies(given("index"), {"properties": {"method": {"const": "auto"}}}, "a method or an index, not both"),
+])
 #: The fields that only the library can give (Python objects): not in the JSON schema.
 _PYTHON_ONLY = ("hnsw",)
 
@@ -159,7 +184,7 @@ class SearchRequest(BaseModel):
     where: str | SkipJsonSchema[InstanceOf[Filter]] | None = Field(None, json_schema_extra=nullable(FILTER_SCHEMA))
     index: str | SkipJsonSchema[InstanceOf[IndexSpec]] | None = Field(None,
                                                                       json_schema_extra=nullable(INDEX_SCHEMA))
-    ef: Annotated[int, Field(ge=1), BeforeValidator(_integral)] | None = Field(None, description="HNSW search beam.")
+    ef: Annotated[int, Field(ge=1), BeforeValidator(integral)] | None = Field(None, description="HNSW search beam.")
     hubness: Annotated[Literal[HUBNESS], BeforeValidator(_hubness)] | None = None  # type: ignore[valid-type]
     hybrid: bool = Field(False, description="Fuse the dense ranking with BM25 over the texts (needs a text).")
     method: Method = Field("auto", description="auto (exact up to 50,000 items or for selective filters, HNSW "
@@ -177,13 +202,8 @@ class SearchRequest(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:
         """The rules between fields, each with the library's message; checked before any work."""
-        query = self.text is not None or self.vector is not None
-        if self.id is not None and query:
-            raise ValueError("give a query or an id, not both")
-        if self.text is not None and self.vector is not None:
-            raise ValueError("give a query text or a vector, not both")
-        if self.id is None and not query:
-            raise ValueError("give a query text, a vector or an id")
+        if sum(x is not None for x in (self.text, self.vector, self.id)) != 1:
+            raise ValueError("give exactly one of text, vector, id (a query text, a query vector or a stored id)")
         check_method(self.method, self.index, self.hnsw)
         if not self.hybrid and (self.fusion is not None or self.lexical_weight is not None):
             raise InputError("fusion and lexical_weight apply to hybrid search only (hybrid=True, --hybrid)")
