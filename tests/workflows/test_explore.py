@@ -39,7 +39,7 @@ def words(store, glove_vectors):
 
 
 def test_fields_are_typed(words):
-    fields = {f["name"]: (f["kind"], f["count"]) for f in map_fields(words)["fields"]}
+    fields = {f["name"]: (f["kind"], f["count"]) for f in map_fields(words).to_dict()["fields"]}
     assert fields == {"n": ("number", 1498), "half": ("bool", 1497), "lang": ("category", 1498),
                       "odd": ("category", 215), "mixed": ("category", 1497)}
 
@@ -47,17 +47,17 @@ def test_fields_are_typed(words):
 def test_columns_follow_the_layout_order(words):
     lay = space_layout(words)
     items = {it.id: it for it in words.get(lay.ids)}
-    col = map_column(words, "n")
+    col = map_column(words, "n").to_dict()
     assert col["kind"] == "number" and col["values"] == [items[i].metadata["n"] for i in lay.ids]
-    half = map_column(words, "half")
+    half = map_column(words, "half").to_dict()
     assert half["values"] == [items[i].metadata.get("half") for i in lay.ids]
-    lang = map_column(words, "lang")
+    lang = map_column(words, "lang").to_dict()
     assert sorted(lang["categories"]) == ["de", "en", "fr", "it"]
     assert [lang["categories"][c] for c in lang["codes"]] == [items[i].metadata["lang"] for i in lay.ids]
     assert lang["categories"][-1] == "it"  # least frequent last
-    missing = map_column(words, "no-such-field")
+    missing = map_column(words, "no-such-field").to_dict()
     assert missing["kind"] == "number" and set(missing["values"]) == {None}
-    mixed = map_column(words, "mixed")
+    mixed = map_column(words, "mixed").to_dict()
     assert mixed["kind"] == "category"
     shown = [mixed["categories"][c] if c >= 0 else None for c in mixed["codes"]]
     truth = [None if "mixed" not in items[i].metadata else str(items[i].metadata["mixed"]) for i in lay.ids]
@@ -68,7 +68,7 @@ def test_many_categories_are_capped(store):
     sp = store.create_space("c", dim=4)
     sp.add([f"i{i}" for i in range(300)], np.random.default_rng(0).standard_normal((300, 4)),
            metadata=[{"tag": f"t{i % 100}"} for i in range(300)])
-    col = map_column(sp, "tag")
+    col = map_column(sp, "tag").to_dict()
     assert len(col["categories"]) == 40 and col["categories"][-1] == "(other)"
     assert max(col["codes"]) == 39 and col["codes"].count(39) == 300 - 39 * 3
 
@@ -119,11 +119,11 @@ def test_index_recall_is_measured_on_a_sample_against_exact_search(store):
 
 
 def test_item_neighbours_exact_and_approximate(words):
-    got = item_neighbours(words, "w1", k=5)
+    got = item_neighbours(words, "w1", k=5).to_dict()
     assert got["approximate"] is None and got["index"] is None  # small, no index: nothing built for a click
     assert [h["id"] for h in got["exact"]] == [h.id for h in words.search(id="w1", k=5, index="exact")]
     words.search(id="w1", k=5, index="hnsw16")  # an index now exists
-    got = item_neighbours(words, "w1", k=5)
+    got = item_neighbours(words, "w1", k=5).to_dict()
     assert got["index"] == "hnsw16" and len(got["approximate"]) == 5
 
 
@@ -142,7 +142,7 @@ def two(store, glove_vectors):
 
 def test_pair_jaccard_equals_compare_and_is_aligned_with_as_map(two):
     store, a, b = two
-    got = pair_jaccard(a, b, k=10)
+    got = pair_jaccard(a, b, k=10).to_dict()
     ref = compare_spaces(a, b, measures="neighbourhood_jaccard", k=10)
     per_item = ref.comparison["neighbourhood_jaccard"].per_item
     lay = space_layout(a)
@@ -153,7 +153,7 @@ def test_pair_jaccard_equals_compare_and_is_aligned_with_as_map(two):
 
 def test_pair_item_lists_kept_lost_and_gained(two):
     store, a, b = two
-    got = pair_item(a, b, "w500", k=10)
+    got = pair_item(a, b, "w500", k=10).to_dict()
     shared = [f"w{i}" for i in range(100, 1200)]
     xa, xb = a.vectors_of(shared), b.vectors_of(shared)
     me = shared.index("w500")
@@ -170,7 +170,7 @@ def test_pair_item_lists_kept_lost_and_gained(two):
     assert got["gained"] == [i for i in nb if i not in na]
     assert got["jaccard"] == pytest.approx(len(got["kept"]) / (20 - len(got["kept"])))
     row = space_layout(a).ids.index("w500")
-    assert got["jaccard"] == pytest.approx(pair_jaccard(a, b, k=10)["values"][row], abs=1e-6)
+    assert got["jaccard"] == pytest.approx(pair_jaccard(a, b, k=10).to_dict()["values"][row], abs=1e-6)
     with pytest.raises(NotFoundError, match="not in both"):
         pair_item(a, b, "w5")  # not in b
 
@@ -179,10 +179,10 @@ def test_pair_search_maps_the_query_through_a_stored_alignment(two):
     from repspace.workflows.align import align_spaces
 
     store, a, b = two
-    plain = pair_search(store, a, b, id="w600", k=5)
+    plain = pair_search(store, a, b, id="w600", k=5).to_dict()
     assert plain["mapped"] is None and plain["map"] is None and len(plain["a"]) == len(plain["b"]) == 5
     align_spaces(store, "a", "b", method="procrustes", pairs=800, test=200, out="a-in-b")
-    got = pair_search(store, a, b, id="w600", k=5)
+    got = pair_search(store, a, b, id="w600", k=5).to_dict()
     assert got["map"] == "a-in-b"
     vec = store.space("a-in-b").vectors_of(["w600"])[0]
     assert [h["id"] for h in got["mapped"]] == [h.id for h in b.search(np.asarray(vec, np.float64), k=5)]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,55 @@ class SearchPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True, eq=False)
+class SearchResult(Sequence[Hit]):
+    """What a search returns: its ``hits``, best first, and the ``plan`` it ran by.
+
+    A read-only sequence of its hits, so ``result[0].id`` and ``for hit in result`` read the hits
+    (and it equals a list or tuple of the same hits, as the list a search returned before did).
+
+    Examples
+    --------
+    >>> res = SearchResult((Hit("a", 0.9), Hit("b", 0.5)), SearchPlan("exact", 2, 2, reason="2 items"))
+    >>> len(res), res[0].id, [h.id for h in res], res.plan.method
+    (2, 'a', ['a', 'b'], 'exact')
+    >>> res.to_dict()["hits"][1]
+    {'id': 'b', 'score': 0.5, 'text': None, 'metadata': {}}
+    """
+
+    hits: tuple[Hit, ...]
+    plan: SearchPlan
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hits", tuple(self.hits))
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    @overload
+    def __getitem__(self, index: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Hit, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Hit | tuple[Hit, ...]:
+        return self.hits[index]
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SearchResult):
+            return self.hits == other.hits and self.plan == other.plan
+        if isinstance(other, (list, tuple)):
+            return list(self.hits) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # hits hold dicts
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"hits": [{id, score, text, metadata}, ...], "plan": {...}}``: the JSON of ``--json --explain`` and
+        of the HTTP search."""
+        return {"hits": [h.to_dict() for h in self.hits], "plan": self.plan.to_dict()}

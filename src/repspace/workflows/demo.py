@@ -188,8 +188,8 @@ def run_demo(store: Store, *, say: Say = print, progress: Any = None, quick: boo
         say("     Nearest words by HNSW (the index is built once, then persisted beside the store):")
         for word in WORD_QUERIES:
             t = time.perf_counter()
-            hits, plan = gl.search(id=word, k=6, method="hnsw", explain=True,
-                                   progress=progress)
+            res = gl.search(id=word, k=6, method="hnsw", progress=progress)
+            hits, plan = res.hits, res.plan
             ms = (time.perf_counter() - t) * 1000
             result.searches.append({"space": "glove", "id": word, "hits": [h.to_dict() for h in hits],
                                     "index": plan.index_action})

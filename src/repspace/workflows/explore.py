@@ -28,10 +28,10 @@ Examples
 >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
 >>> x = np.random.default_rng(0).standard_normal((60, 8))
 >>> _ = sp.add([f"i{j}" for j in range(60)], x, metadata=[{"n": j, "lang": "ab"[j % 2]} for j in range(60)])
->>> [(f["name"], f["kind"]) for f in map_fields(sp)["fields"]]
+>>> [(f["name"], f["kind"]) for f in map_fields(sp).fields]
 [('lang', 'category'), ('n', 'number')]
->>> map_column(sp, "lang")["categories"]
-['a', 'b']
+>>> map_column(sp, "lang").categories
+('a', 'b')
 >>> agree = map_agreement(sp, k=5)
 >>> agree.shape, bool(0 <= agree.min() <= agree.max() <= 1)
 ((60,), True)
@@ -50,6 +50,7 @@ from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.printable import excerpt
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
+from repspace.workflows.explore_results import ItemNeighbours, MapColumn, MapFields, PairItem, PairJaccard, PairSearch
 from repspace.workflows.layout import space_layout
 from repspace.workflows.search.persist import IndexNotReady
 
@@ -57,7 +58,8 @@ if TYPE_CHECKING:
     from repspace.core.store import Space, Store
 
 __all__ = ["OVERLAYS", "map_fields", "map_column", "map_agreement", "index_recall", "item_neighbours",
-           "pair_jaccard", "pair_item", "pair_search", "find_alignment"]
+           "pair_jaccard", "pair_item", "pair_search", "find_alignment", "MapFields", "MapColumn", "ItemNeighbours",
+           "PairJaccard", "PairItem", "PairSearch"]
 
 #: Computed per-item overlays, by the name the API and the page use for them.
 OVERLAYS = {"@map_agreement": "2-D map vs original space: share of the 10 map neighbours that are true neighbours",
@@ -69,8 +71,9 @@ RECALL_SAMPLE = 10_000
 FORMAT = 1
 
 
-def map_fields(space: Space) -> dict[str, Any]:
-    """The fields a map can be coloured by: ``{"generation", "fields": [{"name", "kind", "count"}], "overlays"}``.
+def map_fields(space: Space) -> MapFields:
+    """The fields a map can be coloured by: ``{"generation", "fields": [{"name", "kind", "count"}], "overlays"}``
+    (:meth:`MapFields.to_dict`).
 
     ``kind`` is ``number`` (integers and reals), ``bool``, or ``category`` (text, or
     a mix of types); fields holding only arrays, objects or nulls are left out.
@@ -86,7 +89,7 @@ def map_fields(space: Space) -> dict[str, Any]:
             fields.append({"name": name, "kind": kind,
                            "count": sum(n for t, n in kinds.items() if t not in ("null", "array", "object"))})
     overlays = [{"name": k, "label": v} for k, v in OVERLAYS.items()]
-    return {"generation": generation, "fields": fields, "overlays": overlays}
+    return MapFields(generation, tuple(fields), tuple(overlays))
 
 
 def _kind(kinds: dict[str, int]) -> str | None:
@@ -100,8 +103,8 @@ def _kind(kinds: dict[str, int]) -> str | None:
     return "category"
 
 
-def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
-    """One field or overlay for every point of the map, in the layout's order.
+def map_column(space: Space, name: str, method: str = "pca") -> MapColumn:
+    """One field or overlay for every point of the map, in the layout's order (:class:`MapColumn`).
 
     Numbers and booleans: ``{"name", "kind", "values"}`` (None where an item has no
     such value); categories: ``{"name", "kind": "category", "categories", "codes"}``
@@ -115,8 +118,8 @@ def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
             values = index_recall(space)
         else:
             raise InputError(f"unknown overlay {name!r}; use one of: {', '.join(OVERLAYS)}")
-        return {"name": name, "kind": "number", "values": _finite_or_none(values),
-                "mean": float(np.nanmean(values)) if np.isfinite(values).any() else None}
+        return MapColumn(name, "number", values=tuple(_finite_or_none(values)), overlay=True,
+                         mean=float(np.nanmean(values)) if np.isfinite(values).any() else None)
     if not name or len(name) > 200:
         raise InputError("a field name must have 1 to 200 characters")
     lay = space_layout(space, method)
@@ -130,10 +133,10 @@ def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
     present = {int(t) for t in np.unique(kinds)} - _NONE
     if not present or present <= {INTEGER, REAL}:
         numbers = np.where(np.isin(kinds, (INTEGER, REAL)), col.number, np.nan)
-        return {"name": name, "kind": "number", "values": _finite_or_none(numbers)}
+        return MapColumn(name, "number", values=tuple(_finite_or_none(numbers)))
     if present <= {TRUE, FALSE}:
         values = [True if t == TRUE else False if t == FALSE else None for t in kinds.tolist()]
-        return {"name": name, "kind": "bool", "values": values}
+        return MapColumn(name, "bool", values=tuple(values))
     # categories: text as it is, other scalars as their JSON text
     labels = np.full(len(kinds), None, dtype=object)
     if col.strings is not None:
@@ -155,7 +158,7 @@ def map_column(space: Space, name: str, method: str = "pca") -> dict[str, Any]:
     if len(categories) > MAX_CATEGORIES:
         codes[codes >= MAX_CATEGORIES - 1] = MAX_CATEGORIES - 1
         categories = categories[: MAX_CATEGORIES - 1] + ["(other)"]
-    return {"name": name, "kind": "category", "categories": categories, "codes": codes.tolist()}
+    return MapColumn(name, "category", categories=tuple(categories), codes=tuple(codes.tolist()))
 
 
 _NONE = {0, 1}  # MISSING, NULL
@@ -268,7 +271,7 @@ def _save(space: Space, path: Any, state: list[Any], values: np.ndarray) -> None
 
 
 # ---------------------------------------------------------------------------------------------- one item
-def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
+def item_neighbours(space: Space, item_id: str, k: int = 10) -> ItemNeighbours:
     """An item's ``k`` exact neighbours and, when the space already has an approximate index, that index's.
 
     The approximate list comes from the first index listed for the space (``repspace index
@@ -282,13 +285,14 @@ def item_neighbours(space: Space, item_id: str, k: int = 10) -> dict[str, Any]:
     spec = next((r.spec for r in list_indexes(space) if r.spec != "exact" and _searchable(r.spec)), None)
     approx = None
     if spec is not None:
-        hits, plan = space.search(id=item_id, k=k, index=spec, explain=True)
+        res = space.search(id=item_id, k=k, index=spec)
+        hits, plan = res.hits, res.plan
         if plan.method == "exact":  # a read-only store whose index is behind searched exactly: no approximate list
             spec = None
         else:
             approx = hits
-    return {"exact": [_hit(h) for h in exact], "approximate": None if approx is None else [_hit(h) for h in approx],
-            "index": spec}
+    return ItemNeighbours(tuple(_hit(h) for h in exact), None if approx is None else tuple(_hit(h) for h in approx),
+                          spec)
 
 
 def _searchable(spec: str) -> bool:
@@ -311,7 +315,7 @@ _JACCARD: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
 _JACCARD_LOCK = threading.Lock()
 
 
-def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> dict[str, Any]:
+def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJaccard:
     """Each item of ``a``'s map: the Jaccard similarity of its ``k`` nearest neighbours in ``a`` and in ``b``
     (over the items the spaces share; None for an item ``b`` lacks): ``{"k", "mean", "values"}``."""
     from repspace.engines.compare.neighbours import neighbourhood_jaccard
@@ -337,10 +341,10 @@ def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> dict[s
             while len(_JACCARD) > 8:
                 _JACCARD.popitem(last=False)
     values = _finite_or_none(hit)
-    return {"k": k, "mean": float(np.nanmean(hit)) if np.isfinite(hit).any() else None, "values": values}
+    return PairJaccard(k, float(np.nanmean(hit)) if np.isfinite(hit).any() else None, tuple(values))
 
 
-def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> dict[str, Any]:
+def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> PairItem:
     """One item's exact ``k`` neighbours in ``a`` and in ``b`` (among the items both hold), and which were kept,
     lost (in ``a`` only) and gained (in ``b`` only), with their Jaccard similarity."""
     shared = set(a.existing_ids([item_id])) & set(b.existing_ids([item_id]))
@@ -353,8 +357,8 @@ def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> dict[str, Any]:
     kept = [i for i in ia if i in set(ib)]
     inter = len(kept)
     jac = inter / (len(ia) + len(ib) - inter) if ia or ib else 1.0
-    return {"id": item_id, "k": k, "jaccard": jac, "kept": kept, "lost": [i for i in ia if i not in set(ib)],
-            "gained": [i for i in ib if i not in set(ia)], "a": in_a, "b": in_b}
+    return PairItem(item_id, k, jac, tuple(kept), tuple(i for i in ia if i not in set(ib)),
+                    tuple(i for i in ib if i not in set(ia)), tuple(in_a), tuple(in_b))
 
 
 def _shared_neighbours(x: Space, other: Space, item_id: str, k: int) -> list[dict[str, Any]]:
@@ -380,7 +384,7 @@ def find_alignment(store: Store, a: Space, b: Space) -> Space | None:
 
 
 def pair_search(store: Store, a: Space, b: Space, *, text: str | None = None, id: str | None = None,
-                k: int = 10) -> dict[str, Any]:
+                k: int = 10) -> PairSearch:
     """A query's top ``k`` in ``a``, in ``b``, and (when a stored alignment of ``a`` into ``b`` exists) the query
     embedded in ``a`` and mapped into ``b``, searched there."""
     if (text is None) == (id is None):
@@ -398,6 +402,6 @@ def pair_search(store: Store, a: Space, b: Space, *, text: str | None = None, id
             vec = np.asarray(encoder_for_space(aligned).encode_queries([text]))[0]
         if b.metric is Metric.COSINE:
             vec = normalize_rows(np.asarray(vec, dtype=np.float32)[None, :])[0]
-        mapped = [h.to_dict() for h in b.search(np.asarray(vec, dtype=np.float64), k=k)]
-    return {"a": [h.to_dict() for h in hits_a], "b": [h.to_dict() for h in hits_b], "mapped": mapped,
-            "map": None if aligned is None else aligned.name}
+        mapped = tuple(h.to_dict() for h in b.search(np.asarray(vec, dtype=np.float64), k=k))
+    return PairSearch(tuple(h.to_dict() for h in hits_a), tuple(h.to_dict() for h in hits_b), mapped,
+                      None if aligned is None else aligned.name)

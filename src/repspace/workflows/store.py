@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from repspace.core import store as _core
-from repspace.core.hits import Hit
+from repspace.core.hits import SearchResult
 from repspace.core.store import (
     STORE_ENV,
     AddResult,
@@ -37,8 +37,9 @@ __all__ = ["STORE_ENV", "AddResult", "Item", "SavedResult", "Snapshot", "Space",
 class Space(_core.Space):
     """A stored space that can search; see :class:`repspace.core.store.Space` for the rest."""
 
-    def search(self, query: Any = None, k: int = 10, **options: Any) -> list[Hit]:
-        """Nearest items to a text, a stored id (``id=...``) or a vector.
+    def search(self, query: Any = None, k: int = 10, **options: Any) -> SearchResult:
+        """Nearest items to a text, a stored id (``id=...``), a vector or a
+        :class:`~repspace.workflows.search.request.SearchRequest`: the hits and the plan.
 
         A facade over :func:`repspace.workflows.search.search_space`; see it for
         options (``id``, ``where``, ``method``, ``ef``, ``index``, ``hybrid``, ...). The

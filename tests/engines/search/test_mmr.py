@@ -45,7 +45,7 @@ def test_lambda_one_is_plain_ranking(metric):
     x = rng.standard_normal((50, 8))
     q = rng.standard_normal(8)
     rows = rng.permutation(1000)[:50]
-    got_rows, got_scores = mmr(q, x, rows, 20, lambda_=1.0, metric=metric)
+    got_scores, got_rows = mmr(q, x, rows, 20, lambda_=1.0, metric=metric)
     rel = sims(q, x, metric)
     order = np.lexsort((rows, -rel))[:20]
     assert got_rows.tolist() == rows[order].tolist()
@@ -63,8 +63,8 @@ def test_near_duplicate_is_passed_over_for_a_diverse_candidate():
         [0.0, 1.0, 0.0],    # row 3: irrelevant
     ])
     rows = np.array([0, 1, 2, 3])
-    assert mmr(q, x, rows, 2, lambda_=1.0)[0].tolist() == [0, 1]
-    got, rel = mmr(q, x, rows, 3, lambda_=0.5)
+    assert mmr(q, x, rows, 2, lambda_=1.0)[1].tolist() == [0, 1]
+    rel, got = mmr(q, x, rows, 3, lambda_=0.5)
     assert got.tolist()[:2] == [0, 2]
     # By hand: after row 0, MMR(1) = 0.5·cos(q,1) − 0.5·cos(0,1) and MMR(2) = 0.5·0.8 − 0.5·cos(0,2).
     u = x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -81,7 +81,7 @@ def test_matches_from_scratch_reference(metric, lam):
     x = rng.standard_normal((40, 6))
     q = rng.standard_normal(6)
     rows = rng.permutation(500)[:40]
-    got, _ = mmr(q, x, rows, 12, lambda_=lam, metric=metric)
+    _, got = mmr(q, x, rows, 12, lambda_=lam, metric=metric)
     assert got.tolist() == reference_mmr(q, x, rows, 12, lam, metric).tolist()
     assert len(set(got.tolist())) == 12
 
@@ -89,11 +89,11 @@ def test_matches_from_scratch_reference(metric, lam):
 def test_ties_padding_and_short_lists():
     q = np.array([1.0, 0.0])
     x = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [9.0, 9.0]])
-    got, rel = mmr(q, x, [7, 3, 5, -1], 10, lambda_=1.0)  # the -1 candidate is padding
+    rel, got = mmr(q, x, [7, 3, 5, -1], 10, lambda_=1.0)  # the -1 candidate is padding
     assert got.tolist() == [3, 7, 5] and rel.tolist() == [1.0, 1.0, 0.0]
-    assert mmr(q, np.empty((0, 2)), [], 3)[0].tolist() == []
+    assert mmr(q, np.empty((0, 2)), [], 3)[1].tolist() == []
     # A zero vector has cosine 0 with everything.
-    got, rel = mmr(q, np.array([[0.0, 0.0], [-1.0, 0.0]]), [0, 1], 2)
+    rel, got = mmr(q, np.array([[0.0, 0.0], [-1.0, 0.0]]), [0, 1], 2)
     assert got.tolist() == [0, 1] and rel.tolist() == [0.0, -1.0]
 
 
@@ -112,7 +112,7 @@ def test_duplicate_candidates_tie_to_the_lower_row(metric):
         x = r.standard_normal((6, d)).astype(np.float32)[pattern]
         q = r.standard_normal(d).astype(np.float32)
         rows = np.arange(n) * 3 + 1
-        got, rel = mmr(q, x, rows, n, lambda_=1.0, metric=metric)
+        rel, got = mmr(q, x, rows, n, lambda_=1.0, metric=metric)
         pos = (got - 1) // 3
         for g in np.unique(pattern):
             mine = pattern[pos] == g

@@ -236,7 +236,7 @@ def test_fields_and_columns_for_colouring_the_map(server, store_path):
     for name in ("lang", "n", "@map_agreement"):
         r = httpx.get(server.url + "/api/v1/spaces/docs/column", params={"name": name}, timeout=60)
         assert r.status_code == 200, r.text
-        assert r.json() == json.loads(json.dumps(map_column(sp, name)))
+        assert r.json() == json.loads(json.dumps(map_column(sp, name).to_dict()))
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/column", params={"name": "@bogus"}), 400, "bogus")
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/column"), 422, "name")
 
@@ -250,8 +250,8 @@ def test_two_space_routes(tmp_path):
     ids = [f"i{i}" for i in range(200)]
     store.create_space("a", dim=8).add(ids, x)
     store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
-    want_j = pair_jaccard(store.space("a"), store.space("b"), 10)
-    want_i = pair_item(store.space("a"), store.space("b"), "i7", 10)
+    want_j = pair_jaccard(store.space("a"), store.space("b"), 10).to_dict()
+    want_i = pair_item(store.space("a"), store.space("b"), "i7", 10).to_dict()
     store.close()
     s = Server(path)
     try:

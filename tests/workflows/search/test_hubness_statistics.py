@@ -40,7 +40,8 @@ def test_reduction_changes_the_ranking_and_the_plan_says_so(glove):
     changed = 0
     for qi in range(0, 3000, 150):
         plain = [h.id for h in search_space(sp, x[qi], k=10, method="exact")]
-        reduced, plan = search_space(sp, x[qi], k=10, method="exact", hubness="csls", explain=True)
+        res = search_space(sp, x[qi], k=10, method="exact", hubness="csls")
+        reduced, plan = res.hits, res.plan
         changed += plain != [h.id for h in reduced]
     assert changed >= 5 and "csls" in plan.method and "exact neighbour statistics" in plan.reason
 

@@ -186,9 +186,11 @@ def text_space(store):
 
 
 def test_bm25_and_hybrid_search_over_stored_texts(text_space):
-    hits, plan = search_space(text_space, "markets fell", k=2, bm25=True, explain=True)
+    res = search_space(text_space, "markets fell", k=2, bm25=True)
+    hits, plan = res.hits, res.plan
     assert plan.method == "bm25" and [h.id for h in hits][0] == "d2"
-    hits, plan = search_space(text_space, "cat on a mat", k=3, hybrid=True, explain=True)
+    res = search_space(text_space, "cat on a mat", k=3, hybrid=True)
+    hits, plan = res.hits, res.plan
     assert plan.method.startswith("hybrid (rrf")
     assert hits[0].id in {"d0", "d3"}
     hits = search_space(text_space, "cat on a mat", k=6, hybrid=True, where="topic = 'money'")

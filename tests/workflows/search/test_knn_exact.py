@@ -190,7 +190,8 @@ def test_fewer_items_than_k(store):
 def test_auto_uses_exact_for_small_spaces_and_explain(store, rng):
     sp = store.create_space("auto", dim=4)
     sp.add([str(i) for i in range(100)], rng.standard_normal((100, 4)))
-    hits, plan = sp.search(rng.standard_normal(4), k=3, explain=True)
+    res = sp.search(rng.standard_normal(4), k=3)
+    hits, plan = res.hits, res.plan
     assert plan.method == "exact" and plan.total == 100 and len(hits) == 3
     assert plan.to_dict()["method"] == "exact"
     assert hits[0].to_dict().keys() == {"id", "score", "text", "metadata"}

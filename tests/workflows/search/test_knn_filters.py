@@ -168,12 +168,15 @@ def test_auto_plan_choices(filtered_space, rng, monkeypatch):
     sp, model = filtered_space
     q = rng.standard_normal(sp.dim).astype(np.float32)
     monkeypatch.setattr(search_mod, "EXACT_MAX_ITEMS", 100)  # the space now counts as large
-    _, plan = sp.search(q, k=5, explain=True)
+    res = sp.search(q, k=5)
+    plan = res.plan
     assert plan.method == "hnsw" and plan.index_action in ("built", "loaded")
-    _, plan = sp.search(q, k=5, where="_id in ('i3', 'i4')", explain=True)
+    res = sp.search(q, k=5, where="_id in ('i3', 'i4')")
+    plan = res.plan
     assert plan.method == "exact" and plan.candidates == 2
     monkeypatch.setattr(search_mod, "EXACT_US_PER_MAC", float("inf"))  # a broad filter now costs more exactly
-    hits, plan = sp.search(q, k=5, where="not draft", explain=True)
+    res = sp.search(q, k=5, where="not draft")
+    hits, plan = res.hits, res.plan
     assert plan.method == "hnsw" and plan.candidates == sum(not m["draft"] for _, m, _ in model.values())
     assert plan.ef >= 64 and all(not model[h.id][1]["draft"] for h in hits)
 

@@ -27,7 +27,8 @@ def mmr(
     lambda_: float = 0.5,
     metric: Metric | str = "cosine",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pick ``k`` of the candidates by maximal marginal relevance.
+    """Pick ``k`` of the candidates by maximal marginal relevance; ``(scores, rows)`` as the other engines
+    (:func:`~repspace.engines.search.fusion.rrf`, FAISS's ``search``) return them.
 
     Parameters
     ----------
@@ -45,9 +46,9 @@ def mmr(
 
     Returns
     -------
-    rows : (k',) int64, in pick order
     scores : (k',) float32, each pick's relevance to the query as the metric
         reports it (similarity for cosine and ip, distance for l2).
+    rows : (k',) int64, in pick order
 
     The first pick is the most relevant candidate whatever ``λ`` (the
     diversity term of an empty set is taken as 0); equal values go to the
@@ -59,9 +60,9 @@ def mmr(
 
     >>> q = np.array([1.0, 0.0])
     >>> x = np.array([[1.0, 0.05], [1.0, 0.06], [0.6, -0.8]])
-    >>> mmr(q, x, [10, 11, 12], k=2, lambda_=1.0)[0].tolist()
+    >>> mmr(q, x, [10, 11, 12], k=2, lambda_=1.0)[1].tolist()
     [10, 11]
-    >>> mmr(q, x, [10, 11, 12], k=2, lambda_=0.5)[0].tolist()
+    >>> mmr(q, x, [10, 11, 12], k=2, lambda_=0.5)[1].tolist()
     [10, 12]
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -99,7 +100,7 @@ def mmr(
             sim = np.einsum("ij,j->i", x, x[j])
         closest = sim if step == 0 else np.maximum(closest, sim)
     out = rel[picked]
-    return rows[picked], (-out if metric is Metric.L2 else out).astype(np.float32)
+    return (-out if metric is Metric.L2 else out).astype(np.float32), rows[picked]
 
 
 def _check(query_vector: Any, candidate_vectors: Any, candidate_rows: Any) -> tuple[np.ndarray, ...]:

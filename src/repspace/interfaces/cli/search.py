@@ -82,7 +82,9 @@ def search_cmd(
 
       repspace search docs "parse dates" --index 'int8>rescore4' --explain
 
-      repspace search docs "parse dates" --hybrid --mmr 0.7
+      repspace search docs "parse dates" --hybrid --lexical-weight 0.5
+
+      repspace search docs "parse dates" --mmr 0.7
 
       repspace search glove --id king --hubness csls
     """
@@ -92,15 +94,19 @@ def search_cmd(
     if given != 1:
         raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
+    from repspace.workflows.search.request import SearchRequest
+
     vec = _load_vector(vector, vector_file)
+    # every option is checked here, before the store is opened or a text embedded
+    request = SearchRequest.of(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
+                               index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
+                               mmr=mmr, hubness=hubness, kappa=kappa)
     sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
-        hits, plan = sp.search(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
-                               index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
-                               mmr=mmr, hubness=hubness, kappa=kappa, progress=bar, explain=True)
+        res = sp.search(request, progress=bar)
+    hits, plan = res.hits, res.plan
     if json:
-        data = [h.to_dict() for h in hits]
-        print_json({"hits": data, "plan": plan.to_dict()} if explain else data)
+        print_json(res.to_dict() if explain else [h.to_dict() for h in hits])
         return
     table = Table("#", "id", "score", "text", "metadata")
     for rank, h in enumerate(hits, 1):

@@ -74,10 +74,20 @@ def _allowed(request: Any) -> str:
     from starlette.routing import Match
 
     methods: set[str] = set()
-    for route in request.app.router.routes:
+    for route in _routes(request.app.router.routes):
         if getattr(route, "methods", None) and route.matches(request.scope)[0] is not Match.NONE:
             methods |= set(route.methods)
     return ", ".join(sorted(methods))
+
+
+def _routes(routes: Any) -> Any:
+    """Every route, those of included routers too (FastAPI wraps an included router's routes)."""
+    for route in routes:
+        inner = getattr(route, "effective_candidates", None)
+        if inner is not None and not hasattr(route, "methods"):
+            yield from _routes(inner() if callable(inner) else inner)
+        else:
+            yield route
 
 
 def install(app: Any, store_folder: str | Path) -> None:

@@ -33,9 +33,26 @@ from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.compare import MEASURES
 from repspace.workflows.explore import OVERLAYS
 from repspace.workflows.layout import METHODS
+from repspace.workflows.search import request as search_request
+from repspace.workflows.search.query import MAX_EF
+from repspace.workflows.search.request import (  # noqa: F401 - the schemas of the fields, re-exported
+    FILTER_SCHEMA,
+    FLOAT32_MAX,
+    ID_SCHEMA,
+    INDEX_SCHEMA,
+    TEXT_SCHEMA,
+    VECTOR_SCHEMA,
+    JsonInt,
+    integral,
+    given,
+    nullable,
+    only,
+)
 
 #: Largest k a search may ask for (the CLI has no such bound; a service must).
 MAX_K = 1000
+#: Largest neighbourhood of a hubness reduction's statistics.
+MAX_KAPPA = 100
 #: Largest k of the two-space routes (each lists kept, lost and gained neighbours).
 MAX_PAIR_K = 100
 #: Largest number of items one write may carry.
@@ -46,16 +63,9 @@ MAX_PAIR_TEXT = 10_000
 MAX_FIELD_NAME = 200
 #: What ``GET .../map`` answers in.
 MAP_FORMATS = ("json", "arrow", "f32", "ids")
-#: Largest magnitude of a vector component (float32's largest finite value).
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 #: Integers of this magnitude and below are exact in float32; beyond, a JSON integer must be one float32 holds.
 EXACT_INTEGERS = 2**24
 
-#: An id: 1 to MAX_ID_LENGTH characters, not only whitespace, no control character (the library's rules).
-ID_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_ID_LENGTH, "pattern": r"\S",
-                             "not": {"pattern": "[\\x00-\\x1f\\x7f-\\x9f]"},
-                             "description": "An item id: any text of 1 to 1024 characters but control characters, "
-                                            "not only whitespace."}
 #: An id as a path segment: not ``.`` or ``..``, which a client resolves (``GET .../items?id=`` takes those).
 ID_SEGMENT_SCHEMA: dict[str, Any] = {**ID_SCHEMA, "not": {"anyOf": [ID_SCHEMA["not"], {"enum": [".", ".."]}]},
                                      "description": "An item id, percent-encoded; '/' in it is part of the id. The "
@@ -64,59 +74,14 @@ ID_SEGMENT_SCHEMA: dict[str, Any] = {**ID_SCHEMA, "not": {"anyOf": [ID_SCHEMA["n
 #: A space name (:func:`repspace.core.space.check_space_name`).
 SPACE_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 128,
                                 "pattern": "^[A-Za-z0-9][A-Za-z0-9._@:+-]*$"}
-#: A text to embed: something that is not whitespace (an encoder drops whitespace: nothing would be left).
-TEXT_SCHEMA: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": r"\S"}
-#: A metadata filter (``repspace search --where``); not a free string.
-FILTER_SCHEMA: dict[str, Any] = {"type": "string", "format": "repspace-filter",
-                                 "description": "A metadata filter, e.g. \"year >= 2020 and not draft\" (the grammar "
-                                                "of repspace search --where)."}
-#: An index spec (``repspace index build``).
-INDEX_SCHEMA: dict[str, Any] = {"type": "string", "format": "repspace-index",
-                                "description": "An index spec (exact, hnsw32, int8>rescore4, ...)."}
-#: A vector: finite numbers float32 holds, as many as the space's dimension.
-VECTOR_SCHEMA: dict[str, Any] = {
-    "type": "array", "minItems": 1,
-    "items": {"type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX},
-    "description": "As many numbers as the space's dim. A JSON integer beyond 2**24 must be one float32 holds "
-                   "exactly (write 16777217.0, not 16777217, to accept rounding).",
-}
 #: A field name of ``GET .../column``: a metadata field (not starting with @, no NUL) or one of the overlays.
 FIELD_NAME_PATTERN = "^(?:[^@\\x00][^\\x00]*|" + "|".join(OVERLAYS) + ")$"
 #: ``measures`` of ``GET /compare/{a}/{b}``: comma-separated measure keys.
 MEASURES_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "string", "pattern": "^(?:{m})(?:,(?:{m}))*$".format(
     m="|".join(MEASURES))}, {"type": "null"}], "description": "Comma-separated measure keys (default: all)."}
 
-def _integral(value: Any) -> Any:
-    """A JSON number with no fraction (``10.0``, ``1e3``) as the int JSON Schema takes it for; anything else as is."""
-    return int(value) if type(value) is float and value.is_integer() else value
-
-
-#: An integer field of a body, as JSON Schema's ``integer``: ``10`` or ``10.0``, never ``"10"``, ``true`` or ``10.5``
-#: (the models are strict: a value of another JSON type than the schema's is refused, not converted).
-JsonInt = Annotated[int, BeforeValidator(_integral)]
 LayoutMethod = Literal[METHODS]  # type: ignore[valid-type]
 MapFormat = Literal[MAP_FORMATS]  # type: ignore[valid-type]
-
-
-def _given(name: str) -> dict[str, Any]:
-    """JSON Schema: ``name`` is present and not null (pydantic's fields default to null)."""
-    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
-
-
-#: JSON Schema: the request asks for hybrid search.
-_HYBRID = {"required": ["hybrid"], "properties": {"hybrid": {"const": True}}}
-
-
-def _only(names: tuple[str, ...], extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """JSON Schema: exactly one of ``names`` is given (and ``extra`` holds)."""
-    out: dict[str, Any] = {"oneOf": [_given(n) for n in names]}
-    if extra:
-        out["allOf"] = extra
-    return out
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"anyOf": [schema, {"type": "null"}]}
 
 
 def lossy_integer(vector: list[Any]) -> int | None:
@@ -173,35 +138,15 @@ def vector_values(vector: list[float | int], what: str = "vector",
     return arr
 
 
-class SearchRequest(BaseModel):
-    """One query: a ``text``, a ``vector`` or a stored ``id`` (exactly one), and how to search."""
+class SearchRequest(search_request.SearchRequest):
+    """The search body: :class:`repspace.workflows.search.request.SearchRequest` with the service's bounds
+    (``k`` at most :data:`MAX_K`, ``ef`` at most the largest beam, ``kappa`` at most :data:`MAX_KAPPA`)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_only(
-        ("text", "vector", "id"),
-        [{"anyOf": [{"not": _HYBRID}, _given("text")], "description": "hybrid needs a text"},
-         {"anyOf": [{"not": _HYBRID}, {"not": _given("hubness")}],
-          "description": "hubness re-ranks a dense ranking: not with hybrid"}]))
-
-    text: str | None = Field(None, description="A query text, embedded with the space's own encoder.",
-                             json_schema_extra=_nullable(TEXT_SCHEMA))
-    vector: list[float] | None = Field(None, json_schema_extra=_nullable(VECTOR_SCHEMA))
-    id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
-                           description="Search with this stored item's vector (the item is left out).",
-                           json_schema_extra=_nullable(ID_SCHEMA))
     k: JsonInt = Field(10, ge=1, le=MAX_K)
-    where: str | None = Field(None, json_schema_extra=_nullable(FILTER_SCHEMA))
-    index: str | None = Field(None, json_schema_extra=_nullable(INDEX_SCHEMA))
-    ef: Annotated[int, Field(ge=1, le=4096), BeforeValidator(_integral)] | None = Field(
+    ef: Annotated[int, Field(ge=1, le=MAX_EF), BeforeValidator(integral)] | None = Field(
         None, description="HNSW search beam.")
-    hubness: Literal["csls", "mutual-proximity", "local-scaling"] | None = None
-    hybrid: bool = Field(False, description="Fuse the dense ranking with BM25 over the texts (needs a text).")
-
-    @model_validator(mode="after")
-    def _one_query(self) -> SearchRequest:
-        given = sum(x is not None for x in (self.text, self.vector, self.id))
-        if given != 1:
-            raise ValueError("give exactly one of text, vector, id")
-        return self
+    kappa: JsonInt = Field(10, ge=1, le=MAX_KAPPA,
+                           description="Hubness reduction: neighbourhood size of the statistics.")
 
 
 class Hit(BaseModel):
@@ -244,12 +189,12 @@ class ItemResponse(BaseModel):
 class PairSearchRequest(BaseModel):
     """A query in two spaces: a ``text`` or a stored ``id`` (exactly one)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=_only(("text", "id")))
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra=only(("text", "id")))
 
     text: str | None = Field(None, max_length=MAX_PAIR_TEXT,
-                             json_schema_extra=_nullable({**TEXT_SCHEMA, "maxLength": MAX_PAIR_TEXT}))
+                             json_schema_extra=nullable({**TEXT_SCHEMA, "maxLength": MAX_PAIR_TEXT}))
     id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
-                           json_schema_extra=_nullable(ID_SCHEMA))
+                           json_schema_extra=nullable(ID_SCHEMA))
     k: JsonInt = Field(10, ge=1, le=MAX_PAIR_K)
 
     @model_validator(mode="after")
@@ -266,7 +211,7 @@ class NewItem(BaseModel):
 
     id: str = Field(min_length=1, max_length=MAX_ID_LENGTH, json_schema_extra=ID_SCHEMA)
     text: str | None = None
-    vector: list[float | int] | None = Field(None, json_schema_extra=_nullable(VECTOR_SCHEMA))
+    vector: list[float | int] | None = Field(None, json_schema_extra=nullable(VECTOR_SCHEMA))
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -278,8 +223,8 @@ class WriteRequest(BaseModel):
 
     items: list[NewItem] = Field(min_length=1, max_length=MAX_BATCH, description="Each id at most once.",
                                  json_schema_extra={"oneOf": [
-        {"items": _given("vector")},
-        {"items": {"allOf": [{"not": _given("vector")}, _given("text"),
+        {"items": given("vector")},
+        {"items": {"allOf": [{"not": given("vector")}, given("text"),
                              {"properties": {"text": TEXT_SCHEMA}}]}}]})
 
 

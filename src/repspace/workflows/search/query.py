@@ -6,13 +6,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
-from repspace.core.hits import Hit, SearchPlan
+from repspace.core.hits import Hit, SearchPlan, SearchResult
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
 from repspace.core.printable import excerpt
@@ -28,6 +28,7 @@ from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
 from repspace.workflows.search.persist import IndexNotReady
+from repspace.workflows.search.request import Method, SearchRequest, check_method
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter
@@ -53,9 +54,6 @@ GATHER_CACHE_BYTES = 256 * 1024 * 1024
 DEFAULT_EF = 64
 #: Largest beam the filter-aware effort raise may choose.
 MAX_EF = 4096
-
-Method = Literal["auto", "exact", "hnsw"]
-
 
 @dataclass(frozen=True)
 class KnnResult:
@@ -112,7 +110,7 @@ def knn(
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
     _check_ef(ef)
-    _check_method(method, index, hnsw)
+    check_method(method, index, hnsw)
     spec = None
     if index is not None:
         spec = parse_spec(index)
@@ -216,22 +214,6 @@ def _exact_is_cheaper(matches: int, dim: int, ef: int) -> bool:
     exact = matches * dim * EXACT_US_PER_MAC
     graph = ef * (GRAPH_US_PER_EF + GRAPH_US_PER_EF_DIM * dim) * GRAPH_MASK_FACTOR
     return exact <= graph
-
-
-def _check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | None = None) -> None:
-    """One way to choose how to search: a ``method`` (auto, exact, hnsw) or an ``index``, not both.
-
-    HNSW construction parameters go with ``method`` ``auto`` or ``hnsw`` only: an
-    index spec carries its own (``hnsw16``), and exact search has none.
-    """
-    if method not in ("auto", "exact", "hnsw"):
-        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
-    if index is not None and method != "auto":
-        raise InputError(f"choose {method} search or index {str(index)!r}, not both")
-    if hnsw is not None and index is not None:
-        raise InputError(f"index {str(index)!r} carries its own parameters: give hnsw= or index=, not both")
-    if hnsw is not None and method == "exact":
-        raise InputError("hnsw= parameters do not apply to exact search")
 
 
 def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tuple[np.ndarray, np.ndarray]:
@@ -443,64 +425,44 @@ def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | 
 
 def search_space(
     space: Space,
-    query: str | np.ndarray | None = None,
+    query: str | np.ndarray | SearchRequest | None = None,
     k: int = 10,
     *,
-    id: str | None = None,
-    where: str | Filter | None = None,
-    method: Method = "auto",
-    ef: int | None = None,
-    hnsw: HNSWParams | None = None,
-    index: str | IndexSpec | None = None,
-    hybrid: bool = False,
-    bm25: bool = False,
-    fusion: Literal["rrf", "sum"] | None = None,
-    lexical_weight: float | None = None,
-    mmr: float | None = None,
-    hubness: str | None = None,
-    kappa: int = 10,
     encoder: Any = None,
     progress: Progress | None = None,
     explain: bool = False,
-) -> list[Hit] | tuple[list[Hit], SearchPlan]:
+    **options: Any,
+) -> SearchResult:
     """Search a space by text, by stored id, or by vector.
 
     Parameters
     ----------
-    query : str or array, optional
+    query : str, array or SearchRequest, optional
         A text (embedded with the query side, ``encode_queries``, of the
-        space's own encoder, from its provenance) or a vector of the space's
-        dimension.
-    id : str, optional
-        Search with the stored vector of this item; the item itself is left out.
-    k, where, method, ef, hnsw, index : see :func:`knn` (``method`` and ``index``
-        both choose how to search: give one, never both).
-    hybrid : bool
-        Fuse the dense ranking with BM25 over the stored texts (text queries only).
-    bm25 : bool
-        BM25 alone (text queries only).
-    fusion : ``rrf`` or ``sum``, optional
-        Hybrid only: reciprocal-rank fusion (c = 60, the default) or a weighted
-        sum of min-max normalised scores.
-    lexical_weight : float, optional
-        Hybrid only: weight of the BM25 list in the fusion (default 1; the
-        dense list has weight 1).
-    mmr : float, optional
-        Diversify with maximal marginal relevance, λ in [0, 1] (1 = plain ranking),
-        over a pool of ``max(4k, 50)`` nearest items.
-    hubness : ``csls``, ``mutual-proximity`` or ``local-scaling``, optional
-        Re-rank the plain top 100 by a hubness-reduced similarity, with each
-        item's neighbour statistics cached beside the store (see
-        :mod:`repspace.workflows.search.hubness_statistics`).
-    kappa : int
-        Neighbourhood size of those statistics.
+        space's own encoder, from its provenance), a vector of the space's
+        dimension, or a whole :class:`~repspace.workflows.search.request.SearchRequest`
+        (then no other option).
+    k : int
+        How many results.
+    **options
+        The other fields of :class:`~repspace.workflows.search.request.SearchRequest`:
+        ``id`` (search with a stored item's vector, the item left out), ``where``,
+        ``method``, ``ef``, ``hnsw``, ``index`` (see :func:`knn`: ``method`` and ``index``
+        both choose how to search, give one), ``hybrid`` / ``bm25`` / ``fusion`` /
+        ``lexical_weight`` (BM25 fused with the dense ranking, or alone: text queries only),
+        ``mmr`` (λ in [0, 1], over a pool of ``max(4k, 50)`` nearest items), ``hubness`` and
+        ``kappa`` (re-rank the plain top 100 by a hubness-reduced similarity, with each item's
+        neighbour statistics cached beside the store, see
+        :mod:`repspace.workflows.search.hubness_statistics`). Every rule is checked before a
+        text query is embedded (loading an encoder can take seconds).
     encoder : an :class:`~repspace.engines.encoders.Encoder` to embed a text query with its
         ``encode_queries`` (default: re-created from the space's provenance).
-    explain : also return the :class:`SearchPlan`.
+    explain : accepted for older callers; the result always carries its plan.
 
     Returns
     -------
-    list of Hit (and the plan when ``explain``)
+    SearchResult
+        The hits, best first (a read-only sequence of :class:`Hit`), and the :class:`SearchPlan`.
 
     Examples
     --------
@@ -510,43 +472,23 @@ def search_space(
     >>> _ = sp.add(["a", "b", "c"], [[1, 0], [0.9, 0.1], [0, 1]], metadata=[{"y": 1}, {"y": 2}, {"y": 3}])
     >>> [h.id for h in search_space(sp, id="a", k=2)]
     ['b', 'c']
-    >>> [h.id for h in search_space(sp, np.array([1.0, 0.0]), k=3, where="y >= 2")]
-    ['b', 'c']
+    >>> res = search_space(sp, np.array([1.0, 0.0]), k=3, where="y >= 2")
+    >>> [h.id for h in res.hits], res.plan.method
+    (['b', 'c'], 'exact')
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    _check_method(method, index, hnsw)  # before a text query is embedded
-    if not hybrid and (fusion is not None or lexical_weight is not None):
-        raise InputError("fusion and lexical_weight apply to hybrid search only (hybrid=True, --hybrid)")
-    _check_ef(ef)
-    if fusion is not None and fusion not in ("rrf", "sum"):  # before a text query is embedded
-        raise InputError(f"fusion must be rrf or sum, not {fusion!r}")
-    if lexical_weight is not None and (not isinstance(lexical_weight, (int, float)) or isinstance(lexical_weight, bool)
-                                       or not np.isfinite(lexical_weight) or lexical_weight < 0):
-        raise InputError(f"the lexical weight must be a non-negative number, not {lexical_weight!r}")
-    # Every option is checked before a text query is embedded (loading an encoder can take seconds).
-    if (hybrid or bm25) and not isinstance(query, str):
-        raise InputError("hybrid and BM25 search need a query text")
-    if hybrid and bm25:
-        raise InputError("choose hybrid or bm25, not both")
-    if mmr is not None and (hybrid or bm25):
-        raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
-    if hubness is not None and (hybrid or bm25 or mmr is not None):
-        raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 or mmr")
-    if hubness is not None:
-        parse_method(hubness)
-    if mmr is not None and (isinstance(mmr, bool) or not isinstance(mmr, (int, float)) or not 0 <= mmr <= 1):
-        raise InputError(f"the MMR lambda must be a number in [0, 1], not {mmr!r}")
+    if isinstance(query, SearchRequest):
+        if options or k != 10:
+            raise InputError("give a SearchRequest or search options, not both")
+        req = query
+    else:
+        req = SearchRequest.of(query, k, **options)
+    k = req.k
     exclude = None
-    if id is not None:
-        if query is not None:
-            raise InputError("give a query or an id, not both")
-        vec = space.vectors_of([id])
-        exclude, k_ask = id, k + 1
-    elif isinstance(query, str):
-        if not query.strip():
-            raise InputError("the query text is empty")
-        if bm25:  # lexical only: the query is never embedded
+    if req.id is not None:
+        vec = space.vectors_of([req.id])
+        exclude, k_ask = req.id, k + 1
+    elif req.text is not None:
+        if req.bm25:  # lexical only: the query is never embedded
             vec = None
         else:
             if encoder is None:  # the space's own encoder, and its fitted transforms if it is derived
@@ -554,38 +496,34 @@ def search_space(
 
                 encoder = encoder_for_space(space)
             # the query side of the encoder (e5 embeds queries with 'query: ', documents with 'passage: ')
-            vec = (getattr(encoder, "encode_queries", None) or encoder.encode)([query])
+            vec = (getattr(encoder, "encode_queries", None) or encoder.encode)([req.text])
         k_ask = k
-    elif query is None:
-        raise InputError("give a query text, a vector or an id")
     else:
-        vec, k_ask = np.asarray(query), k
+        vec, k_ask = np.asarray(req.vector), k
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
                              "(knn searches a batch)")
     if vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
-        check_query_direction(vec, space.dim, "the query text, embedded," if isinstance(query, str) else
-                              f"the vector of id {excerpt(id)}" if id is not None else "the query vector")
-    if bm25 or hybrid:
-        rows, scores, plan = _lexical_or_hybrid(space, query, vec if hybrid else None, k_ask, where=where,
-                                                method=method, ef=ef, hnsw=hnsw, index=index, fusion=fusion or "rrf",
-                                                lexical_weight=1.0 if lexical_weight is None else lexical_weight,
-                                                progress=progress)
-    elif hubness is not None:
-
-        q = np.asarray(vec, dtype=np.float32).reshape(1, -1) if vec is not None else None
-        rows, scores, plan = search_hubness(space, q, k_ask, hubness, kappa=kappa,
-                                            knn_options={"where": where, "method": method, "ef": ef, "hnsw": hnsw,
-                                                         "index": index, "progress": progress})
-    elif mmr is not None:
-        rows, scores, plan = _mmr(space, vec, k_ask, mmr, where=where, method=method, ef=ef, hnsw=hnsw,
-                                  index=index, progress=progress)
+        check_query_direction(vec, space.dim, "the query text, embedded," if req.text is not None else
+                              f"the vector of id {excerpt(req.id)}" if req.id is not None else "the query vector")
+    dense = {"where": req.where, "method": req.method, "ef": req.ef, "hnsw": req.hnsw, "index": req.index}
+    if req.bm25 or req.hybrid:
+        assert req.text is not None
+        rows, scores, plan = _lexical_or_hybrid(space, req.text, vec if req.hybrid else None, k_ask,
+                                                fusion=req.fusion or "rrf",
+                                                lexical_weight=1.0 if req.lexical_weight is None
+                                                else req.lexical_weight, progress=progress, **dense)
+    elif req.hubness is not None:
+        q = np.asarray(vec, dtype=np.float32).reshape(1, -1)
+        rows, scores, plan = search_hubness(space, q, k_ask, req.hubness, kappa=req.kappa,
+                                            knn_options={**dense, "progress": progress})
+    elif req.mmr is not None:
+        rows, scores, plan = _mmr(space, vec, k_ask, req.mmr, progress=progress, **dense)
     else:
-        result = knn(space, vec, k_ask, where=where, method=method, ef=ef, hnsw=hnsw, index=index,
-                     progress=progress)
+        result = knn(space, vec, k_ask, progress=progress, **dense)
         rows, scores, plan = result.rows[:1].ravel(), result.scores[:1].ravel(), result.plan
     hits = hits_for(space, np.ravel(rows), np.ravel(scores), exclude=exclude)[:k] if np.size(rows) else []
-    return (hits, plan) if explain else hits
+    return SearchResult(tuple(hits), plan)
 
 
 #: Candidates each list contributes to a hybrid fusion.
@@ -633,7 +571,7 @@ def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, p
     pool = d.rows[0][d.rows[0] >= 0]
     if not len(pool):
         return pool, d.scores[0][:0], d.plan
-    rows, relevance = diversify(np.asarray(vec, dtype=np.float32).reshape(-1), space.read_rows(pool), pool, k,
+    relevance, rows = diversify(np.asarray(vec, dtype=np.float32).reshape(-1), space.read_rows(pool), pool, k,
                                 lambda_=lambda_, metric=space.metric.value)
     plan = SearchPlan(f"{d.plan.method} + mmr", d.plan.candidates, d.plan.total, ef=d.plan.ef,
                       reason=f"{d.plan.reason}; MMR λ={lambda_:g} over the {len(pool)} nearest",

@@ -1,0 +1,49 @@
+"""Every example of ``repspace search --help`` runs (the help once showed ``--hybrid --mmr 0.7``, which fails)."""
+
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+import pytest
+
+from repspace import Store
+from repspace.interfaces.cli import main
+from repspace.interfaces.cli.search import search_cmd
+from repspace.workflows.ingest import ingest_records
+from repspace.workflows.ingest.readers import Records
+
+EXAMPLES = [line.strip() for line in (search_cmd.__doc__ or "").splitlines()
+            if line.strip().startswith("repspace search ")]
+MODULES = ["datetime", "functools", "heapq", "re"]
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory) -> str:
+    """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field) and ``glove`` (vectors,
+    ``king`` among them): the spaces the examples name."""
+    path = str(tmp_path_factory.mktemp("help") / "s.db")
+    store = Store(path)
+    try:
+        words = ["parse", "date", "string", "sort", "heap", "queue", "format", "time", "match", "split"]
+        texts = [f"{words[i % 10]} {words[(3 * i + 1) % 10]} example {i}" for i in range(40)]
+        ingest_records(store, "docs", Records("help", [f"d{i}" for i in range(40)], texts, None,
+                                              [{"module": MODULES[i % 4]} for i in range(40)]), encoder="static")
+        ids = ["king", "kingdom", "kings", "queen", "prince"] + [f"w{i}" for i in range(35)]
+        store.create_space("glove", dim=8).add(ids, np.random.default_rng(0).standard_normal((40, 8)))
+    finally:
+        store.close()
+    return path
+
+
+def test_the_help_has_examples():
+    assert len(EXAMPLES) >= 5
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_of_the_help_runs(capsys, store_path, example):
+    args = shlex.split(example)[1:]
+    code = main(["--store", store_path, *args])
+    captured = capsys.readouterr()
+    assert code == 0, (example, captured.err)
+    assert captured.out.strip()
