@@ -8,11 +8,12 @@ export).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from repspace.core.arrays import as_matrix
+from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state
 
@@ -82,6 +83,14 @@ class _DimensionKeepingMap:
         """``d``: the map keeps the dimension."""
         self._require_fitted()
         return int(self.n_features_in_)  # type: ignore[attr-defined]
+
+    def _map_blocks(self, X: Any, step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``step`` applied to float64 blocks of the rows ``X``, written out in ``X``'s output dtype."""
+        arr = _fitted_input(self, X, type(self).__name__)
+        out = np.empty(arr.shape, _out_dtype(arr))
+        for rows in row_slices(*arr.shape):
+            out[rows] = step(block64(arr, rows, "X"))
+        return out
 
     def state(self) -> dict[str, np.ndarray]:
         """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""

@@ -12,12 +12,12 @@ from typing import Any, Self
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from repspace.core.arrays import as_matrix, block64, row_slices
+from repspace.core.arrays import as_matrix
 from repspace.core.errors import InputError
 from repspace.core.estimators import restore_state
 from repspace.core.linalg import svd
 from repspace.core.moments import moments
-from repspace.engines.interpret.erasure.common import _class_ids, _DimensionKeepingMap, _fitted_input, _out_dtype
+from repspace.engines.interpret.erasure.common import _class_ids, _DimensionKeepingMap
 
 __all__ = ["LeaceEraser", "erase"]
 
@@ -141,12 +141,7 @@ class LeaceEraser(_DimensionKeepingMap, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Erase the concept from rows ``X``: ``x − (x − μ) proj_right_ᵀ proj_left_ᵀ``."""
-        arr = _fitted_input(self, X, "LeaceEraser")
-        out = np.empty(arr.shape, _out_dtype(arr))
-        for rows in row_slices(*arr.shape):
-            b = block64(arr, rows, "X")
-            out[rows] = b - ((b - self.mean_) @ self.proj_right_.T) @ self.proj_left_.T
-        return out
+        return self._map_blocks(X, lambda b: b - ((b - self.mean_) @ self.proj_right_.T) @ self.proj_left_.T)
 
     def fit_transform(self, X: Any, labels: Any) -> np.ndarray:
         """Fit on ``(X, labels)`` and return ``X`` erased."""

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator
 from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import restore_state
-from repspace.engines.interpret.erasure.common import _DimensionKeepingMap, _fitted_input, _out_dtype
+from repspace.engines.interpret.erasure.common import _DimensionKeepingMap, _fitted_input
 
 __all__ = ["GaussianTransport"]
 
@@ -168,13 +168,11 @@ class GaussianTransport(_DimensionKeepingMap, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Move rows (of group A, or like them) toward group B: ``x + (zA + b − z)V``, ``z = (x − μ)Vᵀ``."""
-        arr = _fitted_input(self, X, "GaussianTransport")
-        out = np.empty(arr.shape, _out_dtype(arr))
-        for rows in row_slices(*arr.shape):
-            x = block64(arr, rows, "X")
+        def move(x: np.ndarray) -> np.ndarray:
             z = (x - self.mean_) @ self.components_.T
-            out[rows] = x + (z @ self.A_ + self.b_ - z) @ self.components_
-        return out
+            return x + (z @ self.A_ + self.b_ - z) @ self.components_
+
+        return self._map_blocks(X, move)
 
     def project(self, X: Any) -> np.ndarray:
         """The PCA coordinates ``z = (x − μ)Vᵀ`` of rows ``X`` (float64, (n, dims))."""
