@@ -22,7 +22,8 @@ from sklearn.base import clone
 
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError
-from repspace.engines.interpret import sae as sae_module
+from repspace.engines.interpret.sae import pursuit as pursuit_module
+from repspace.engines.interpret.sae import train as train_module
 from repspace.engines.interpret.sae import (
     LatentMatch,
     SaeMetrics,
@@ -169,7 +170,7 @@ def test_gradients_equal_autograd() -> None:
     rec = _Recorder()
     params = {name: t.clone() for name, t in start.items()}
     with torch.no_grad():
-        mse, aux = sae_module._train_step(torch, F, params, rec, batch, since.clone(), p, scale)
+        mse, aux = train_module.train_step(torch, F, params, rec, batch, since.clone(), p, scale)
 
     q = {name: t.clone().requires_grad_() for name, t in start.items()}
     xc = batch - q["b_pre"]
@@ -202,8 +203,8 @@ def test_adam_equals_torch() -> None:
     gen = torch.Generator().manual_seed(0)
     p_ours = torch.randn(5, 3, generator=gen)
     p_torch = p_ours.clone().requires_grad_()
-    ours = sae_module._Adam([p_ours], lr=0.01)
-    theirs = torch.optim.Adam([p_torch], lr=0.01, eps=sae_module.ADAM_EPS)
+    ours = train_module.Adam([p_ours], lr=0.01)
+    theirs = torch.optim.Adam([p_torch], lr=0.01, eps=train_module.ADAM_EPS)
     for _ in range(5):
         g = torch.randn(5, 3, generator=gen)
         ours.step([g])
@@ -398,12 +399,12 @@ def test_matching_pursuit_without_gram_matches() -> None:
     rng = np.random.default_rng(2)
     D, X = rng.standard_normal((12, 6)), rng.standard_normal((20, 6))
     with_gram = matching_pursuit(X, D, k=4)
-    old = sae_module._GRAM_LIMIT
-    sae_module._GRAM_LIMIT = 0
+    old = pursuit_module._GRAM_LIMIT
+    pursuit_module._GRAM_LIMIT = 0
     try:
         without = matching_pursuit(X, D, k=4)
     finally:
-        sae_module._GRAM_LIMIT = old
+        pursuit_module._GRAM_LIMIT = old
     np.testing.assert_allclose(with_gram.codes.toarray(), without.codes.toarray(), atol=1e-6)
 
 

@@ -11,12 +11,12 @@ from repspace.core.errors import InputError
 from repspace.engines.search.muvera import (
     FDEConfig,
     MultiVectorIndex,
-    _draws,
     chamfer,
     chamfer_scores,
     fde_documents,
     fde_queries,
 )
+from repspace.engines.search.muvera.fde import _draws
 from repspace.workflows.search import exact_search, normalize_rows
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
@@ -145,7 +145,7 @@ def test_fde_equals_a_per_token_loop(config: FDEConfig) -> None:
 
 
 def test_fde_batches_do_not_change_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
-    from repspace.engines.search import muvera
+    from repspace.engines.search.muvera import fde as muvera  # where the FDE batches read it
 
     config = FDEConfig(dim=8, k_sim=3, d_proj=4, reps=3)
     sets = _sets(np.random.default_rng(0), 40, 8, lo=0, hi=12)
