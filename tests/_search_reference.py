@@ -1,21 +1,11 @@
-"""Fixtures of the search tests (engines and stored-space workflows): a fresh store, a seeded rng, a float64
-brute-force reference. Each search test folder's conftest.py imports them."""
+"""Fixtures of the search tests (engines and stored-space workflows): a seeded rng and a float64
+brute-force reference. Each search test folder's conftest.py imports them (the fresh ``store`` is
+tests/conftest.py's)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-from repspace import Store
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 @pytest.fixture

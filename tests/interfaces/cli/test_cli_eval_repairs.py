@@ -6,14 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from repspace.interfaces.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from _cli_process import run
 
 
 @pytest.fixture()

