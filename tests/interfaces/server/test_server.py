@@ -201,15 +201,21 @@ def test_the_map_is_the_library_layout_in_json_and_arrow(server, store_path):
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "xml"}), 422, "xml")
 
 
-def test_compare_two_spaces_as_the_library_does(tmp_path):
-    from repspace.workflows.compare import compare_spaces
-
-    path = tmp_path / "two.db"
+def _two_spaces(path: Path) -> Store:
+    """A store at ``path`` with spaces ``a`` and ``b`` over the same 200 ids (8-d), ``b`` a noisy copy of ``a``."""
     store = Store(path)
     x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
     ids = [f"i{i}" for i in range(200)]
     store.create_space("a", dim=8).add(ids, x)
     store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    return store
+
+
+def test_compare_two_spaces_as_the_library_does(tmp_path):
+    from repspace.workflows.compare import compare_spaces
+
+    path = tmp_path / "two.db"
+    store = _two_spaces(path)
     want = compare_spaces(store.space("a"), store.space("b"), changed=5).to_dict()
     store.close()
     s = Server(path)
@@ -245,11 +251,7 @@ def test_two_space_routes(tmp_path):
     from repspace.workflows.explore import pair_item, pair_jaccard
 
     path = tmp_path / "two.db"
-    store = Store(path)
-    x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
-    ids = [f"i{i}" for i in range(200)]
-    store.create_space("a", dim=8).add(ids, x)
-    store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    store = _two_spaces(path)
     want_j = pair_jaccard(store.space("a"), store.space("b"), 10)
     want_i = pair_item(store.space("a"), store.space("b"), "i7", 10)
     store.close()
