@@ -26,6 +26,18 @@ def glove_rows(start: int, n: int) -> np.ndarray:
     return np.ascontiguousarray(glove_matrix()[start:start + n], dtype=np.float32)
 
 
+def glove_words(n: int) -> tuple[list[str], np.ndarray]:
+    """The ``n`` most frequent words of :func:`~repspace.workflows.demo.glove_records` and their float32 vectors.
+
+    Ids and vectors both come from it: it drops a few duplicate words, so the rows differ from
+    :func:`glove_rows`.
+    """
+    from repspace.workflows.demo import glove_records
+
+    rec = glove_records()
+    return rec.ids[:n], np.asarray(rec.vectors[:n], dtype=np.float32)
+
+
 def sts_head(shared_data: Path, path: Path, n_lines: int) -> Path:
     """The first ``n_lines`` lines of stsb-en-test.csv (its header included), written to ``path``."""
     lines = (shared_data / "stsb" / "stsb-en-test.csv").read_text(encoding="utf-8").splitlines()[:n_lines]

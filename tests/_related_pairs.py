@@ -1,4 +1,4 @@
-"""Synthetic pairs of representations for the similarity-measure tests (CKA, Procrustes, SVCCA)."""
+"""Synthetic pairs of representations, and the maps between them, for the compare and align tests."""
 
 from __future__ import annotations
 
@@ -17,3 +17,9 @@ def orthogonal(d: int, seed: int = 1) -> np.ndarray:
     """A random d × d orthogonal matrix (the Q of a Gaussian matrix's QR)."""
     Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, d)))
     return Q
+
+
+def rotation(d: int, seed: int) -> np.ndarray:
+    """A random d × d rotation, unique for its seed (the QR's signs fixed by R's diagonal)."""
+    q, r = np.linalg.qr(np.random.default_rng(seed).normal(size=(d, d)))
+    return q * np.sign(np.diag(r))

@@ -40,6 +40,22 @@ def brute_topk(queries, base, k: int, metric: str) -> tuple[np.ndarray, np.ndarr
     return np.take_along_axis(s, order, axis=1), order
 
 
+def duplicated_rows(seed: int, *, dims: tuple[int, int], sizes: tuple[int, int], groups: int,
+                    queries: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows that are exact copies of one another, for the tie-breaking tests: ``(pattern, x, q)``.
+
+    ``x`` (float32) holds ``groups`` random vectors, row ``i`` a copy of vector ``pattern[i]``; its
+    dimension is drawn from ``dims`` and its row count from ``sizes`` (half-open ranges). ``q`` is
+    ``queries`` float32 query rows, or one 1-d query when ``queries`` is None. All drawn from ``seed``.
+    """
+    r = np.random.default_rng(seed)
+    d, n = int(r.integers(*dims)), int(r.integers(*sizes))
+    pattern = r.integers(0, groups, n)
+    x = r.standard_normal((groups, d)).astype(np.float32)[pattern]
+    q = r.standard_normal(d if queries is None else (queries, d)).astype(np.float32)
+    return pattern, x, q
+
+
 class Brute:
     scores = staticmethod(brute_scores)
     topk = staticmethod(brute_topk)

@@ -9,18 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _cli_process import run_quiet
+from _data_subsets import glove_words
 
 from repspace import Store
 from repspace.engines.interpret import axis, probe
-from repspace.workflows.demo import glove_records
 
 N = 3000
 
 
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
-    rec = glove_records()
-    return rec.ids[:N], np.asarray(rec.vectors[:N], dtype=np.float32)
+    return glove_words(N)
 
 
 @pytest.fixture()

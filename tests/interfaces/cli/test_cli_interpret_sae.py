@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _cli_process import run_quiet
+from _data_subsets import glove_words
 
 from repspace import Store
 from repspace.core.exact import normalize_rows
 from repspace.engines.interpret import sae_metrics
-from repspace.workflows.demo import glove_records
 from repspace.workflows.dictionary import load_dictionary
 
 N = 1500
@@ -29,8 +29,7 @@ KEYS = {"space", "name", "path", "metric", "normalized", "generation", "n", "dim
 
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
-    rec = glove_records()
-    return rec.ids[:N], np.asarray(rec.vectors[:N], dtype=np.float32)
+    return glove_words(N)
 
 
 @pytest.fixture()

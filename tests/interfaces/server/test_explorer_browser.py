@@ -169,9 +169,8 @@ def server(tmp_path_factory) -> Iterator[Any]:
 
     path = tmp_path_factory.mktemp("explorer") / "s.db"
     build_store(path)
-    s = Server(path)
-    yield s
-    s.stop()
+    with Server(path) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from _http_server import DIM, N, Server, _free_port, _make_store
+from _http_server import DIM, N, Server, _free_port, make_store
 
 from repspace import Store
 from repspace.interfaces.cli import main
@@ -18,26 +18,21 @@ from repspace.interfaces.cli import main
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("served") / "s.db"
-    _make_store(path)
-    return path
+    return make_store(tmp_path_factory.mktemp("served") / "s.db")
 
 
 @pytest.fixture(scope="module")
 def server(store_path) -> Iterator[Server]:
-    s = Server(store_path)
-    yield s
-    s.stop()
+    with Server(store_path) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")
 def writable(tmp_path_factory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("writable") / "s.db"
-    _make_store(path)
-    s = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
-    s.store = path  # type: ignore[attr-defined]
-    yield s
-    s.stop()
+    path = make_store(tmp_path_factory.mktemp("writable") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"}) as s:
+        s.store = path  # type: ignore[attr-defined]
+        yield s
 
 
 def _one_line(r: httpx.Response, status: int, fragment: str = "") -> None:
@@ -269,7 +264,7 @@ def test_two_space_routes(tmp_path):
 
 def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
     path = tmp_path / "t.db"
-    _make_store(path)
+    make_store(path)
     s = Server(path, "--token", "tok;en with spaces")
     try:
         _one_line(httpx.get(s.url + "/api/v1/spaces"), 401, "Bearer")
@@ -291,7 +286,7 @@ def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
 
 def test_a_search_beyond_the_query_timeout_is_408(tmp_path):
     path = tmp_path / "q.db"
-    _make_store(path)
+    make_store(path)
     s = Server(path, "--query-timeout", "0.001", "--writable", env={"REPSPACE_TOKEN": "t"})
     try:  # building an HNSW index (and loading FAISS) takes far longer than a millisecond (a writable store builds)
         _one_line(httpx.post(s.url + "/api/v1/spaces/docs/search", json={"id": "d1", "index": "hnsw16"},
