@@ -7,12 +7,7 @@ import pytest
 from _related_pairs import rotation
 
 from repspace.core.errors import InputError
-from repspace.engines.align import (
-    Procrustes,
-    Unsupervised,
-    score_map,
-    similarity_profiles,
-)
+from repspace.engines.align import Procrustes, Unsupervised, score_map, similarity_profiles
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
