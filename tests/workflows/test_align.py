@@ -26,13 +26,12 @@ def _glove_and_moved_copy(glove_vectors, n: int, noise: float) -> tuple[np.ndarr
 
 
 @pytest.fixture()
-def store(tmp_path, glove_vectors):
+def store(store, glove_vectors):
+    """tests/conftest.py's fresh store holding ``old`` (3,000 GloVe words) and ``new`` (a moved copy of 2,500)."""
     x, y = _glove_and_moved_copy(glove_vectors, 3000, noise=0.3)
-    s = Store(tmp_path / "s.db")
-    s.create_space("old", dim=50).add([f"w{i}" for i in range(3000)], x, texts=[f"t{i}" for i in range(3000)])
-    s.create_space("new", dim=50).add([f"w{i}" for i in range(500, 3000)], y[500:])
-    yield s, x, y
-    s.close()
+    store.create_space("old", dim=50).add([f"w{i}" for i in range(3000)], x, texts=[f"t{i}" for i in range(3000)])
+    store.create_space("new", dim=50).add([f"w{i}" for i in range(500, 3000)], y[500:])
+    return store, x, y
 
 
 @pytest.mark.parametrize("method", ["procrustes", "ridge", "relative"])
