@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import pytest
 
 from repspace.engines.encoders import Encoder, register, unregister
 from repspace.engines.encoders.base import Tick
@@ -28,6 +29,18 @@ QUERIES = {"q1": "feline", "q2": "canine", "q3": "ocean", "q4": "merlot"}
 QRELS = {"q1": {"d-cat": 1}, "q2": {"d-dog": 1}, "q3": {"d-sea": 1}, "q4": {"d-wine": 1}}
 
 SPEC = "synonyms-test"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """One torch/OpenMP thread for a module that imports it: the e5 engine's threads spin badly on a busy
+    2-core runner."""
+    from repspace.engines.encoders import set_threads
+
+    before = set_threads(None)
+    set_threads(1)
+    yield
+    set_threads(before)
 
 
 def _vector(text: str) -> list[float]:

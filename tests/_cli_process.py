@@ -1,10 +1,10 @@
-"""The real ``repspace`` command for the security tests (tests/security/test_cli_*.py).
+"""The real ``repspace`` command, for every test that runs it (tests/interfaces/cli, tests/security ...).
 
 :func:`cli` runs it as a child process (the interpreter running the tests, so a
-``PYTHONPATH`` naming another source tree is inherited); :func:`run` calls
-``main()`` in this process, for the many cases where a process per case would
-only cost time. :func:`store_dump` is the whole logical content of a store, to
-show that a refused command changed nothing.
+``PYTHONPATH`` naming another source tree is inherited); :func:`run` and
+:func:`run_quiet` call ``main()`` in this process, for the many cases where a
+process per case would only cost time. :func:`store_dump` is the whole logical
+content of a store, to show that a refused command changed nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import os
 import sqlite3
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from repspace.interfaces.cli import main
 
@@ -22,9 +22,11 @@ from repspace.interfaces.cli import main
 _MAIN = "import sys; from repspace.interfaces.cli import main; sys.exit(main())"
 
 
-@dataclass(frozen=True)
-class Result:
-    """What a run of the command gave: its exit code and what it wrote on stdout and stderr."""
+class Result(NamedTuple):
+    """What a run of the command gave: its exit code and what it wrote on stdout and stderr.
+
+    A named tuple, so a test may read ``r.code`` or unpack ``code, out, err = run(...)``.
+    """
 
     code: int
     out: str
@@ -40,10 +42,15 @@ def cli(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = 
 
 
 def run(capsys, *args: str) -> Result:
-    """``main(["-q", *args])`` in this process."""
-    code = main(["-q", *args])
+    """``repspace ARGS...`` as ``main(list(args))`` in this process, its output read through pytest's ``capsys``."""
+    code = main(list(args))
     captured = capsys.readouterr()
     return Result(code, captured.out, captured.err)
+
+
+def run_quiet(capsys, *args: str) -> Result:
+    """``repspace -q ARGS...`` in this process: no progress bars or notes on stderr (warnings still show)."""
+    return run(capsys, "-q", *args)
 
 
 def one_error_line(r: Result, code: int, *fragments: str) -> None:

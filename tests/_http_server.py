@@ -25,13 +25,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _make_store(path: Path) -> None:
+def make_store(path: Path) -> Path:
+    """A store at ``path`` holding space ``docs``: N random DIM-d vectors with texts and metadata ``n``, ``lang``."""
     store = Store(path)
     sp = store.create_space("docs", dim=DIM, metric="cosine")
     x = np.random.default_rng(0).standard_normal((N, DIM)).astype(np.float32)
     sp.add([f"d{i}" for i in range(N)], x, texts=[f"doc number {i}" for i in range(N)],
            metadata=[{"n": i, "lang": ["en", "de", "fr"][i % 3]} for i in range(N)])
     store.close()
+    return path
 
 
 def _serve_command(store: Path, args: tuple[str, ...]) -> list[str]:
@@ -60,7 +62,10 @@ def refused_start(store: Path, *args: str, env: dict[str, str] | None = None) ->
 
 
 class Server:
-    """``repspace serve --port 0 --json`` in a child process: the port it bound is read from its first line."""
+    """``repspace serve --port 0 --json`` in a child process: the port it bound is read from its first line.
+
+    As a context manager it stops the child when the block ends (a fixture yields inside the block).
+    """
 
     def __init__(self, store: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(_serve_command(store, args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -83,6 +88,12 @@ class Server:
                 time.sleep(0.05)
         self.stop()
         raise RuntimeError("the server did not answer in 60 s")
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -1,21 +1,11 @@
-"""Fixtures of the search tests (engines and stored-space workflows): a fresh store, a seeded rng, a float64
-brute-force reference. Each search test folder's conftest.py imports them."""
+"""Fixtures of the search tests (engines and stored-space workflows): a seeded rng and a float64
+brute-force reference. Each search test folder's conftest.py imports them (the fresh ``store`` is
+tests/conftest.py's)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-
-from repspace import Store
-
-
-@pytest.fixture
-def store(tmp_path: Path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 @pytest.fixture
@@ -48,6 +38,22 @@ def brute_topk(queries, base, k: int, metric: str) -> tuple[np.ndarray, np.ndarr
     rows = np.broadcast_to(np.arange(n), s.shape)
     order = np.lexsort((rows, key), axis=-1)[:, : min(k, n)]
     return np.take_along_axis(s, order, axis=1), order
+
+
+def duplicated_rows(seed: int, *, dims: tuple[int, int], sizes: tuple[int, int], groups: int,
+                    queries: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows that are exact copies of one another, for the tie-breaking tests: ``(pattern, x, q)``.
+
+    ``x`` (float32) holds ``groups`` random vectors, row ``i`` a copy of vector ``pattern[i]``; its
+    dimension is drawn from ``dims`` and its row count from ``sizes`` (half-open ranges). ``q`` is
+    ``queries`` float32 query rows, or one 1-d query when ``queries`` is None. All drawn from ``seed``.
+    """
+    r = np.random.default_rng(seed)
+    d, n = int(r.integers(*dims)), int(r.integers(*sizes))
+    pattern = r.integers(0, groups, n)
+    x = r.standard_normal((groups, d)).astype(np.float32)[pattern]
+    q = r.standard_normal(d if queries is None else (queries, d)).astype(np.float32)
+    return pattern, x, q
 
 
 class Brute:

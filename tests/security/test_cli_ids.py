@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from _cli_process import cli, one_error_line, run, store_dump
+from _cli_process import cli, one_error_line, run_quiet, store_dump
 
 from repspace import Store
 from repspace.core.errors import InputError, NotFoundError
@@ -87,7 +87,7 @@ def test_a_nul_in_an_id_is_refused_by_the_real_cli_and_nothing_is_written(db, tm
 def test_a_control_character_in_an_id_is_refused_from_every_file_format(capsys, db, tmp_path, fmt, control):
     before = store_dump(db)
     args = write_items(fmt, tmp_path, ["ok", "also ok", f"x{control}y"], _vectors(3))
-    r = run(capsys, "--store", db, "ingest", "s", *args)
+    r = run_quiet(capsys, "--store", db, "ingest", "s", *args)
     one_error_line(r, 2, "id at position 2 has a control character", "at character 1)")
     assert "\x1b" not in r.err and control not in r.err.rstrip("\n")
     assert store_dump(db) == before
@@ -127,7 +127,7 @@ def _legacy(db: str) -> None:
 def test_lookups_of_an_id_with_a_control_character_answer_no_such_item(capsys, db):
     _legacy(db)
     for args in (["search", "s", "--id", "b\x00x"], ["delete", "s", "b\x00x"], ["search", "s", "--id=\x1b[2Jx"]):
-        r = run(capsys, "--store", db, *args)
+        r = run_quiet(capsys, "--store", db, *args)
         one_error_line(r, 3, "not in space 's'")
         assert "\x00" not in r.err and "\x1b" not in r.err
     store = Store(db)
@@ -136,9 +136,9 @@ def test_lookups_of_an_id_with_a_control_character_answer_no_such_item(capsys, d
     store.close()
     r = cli("--store", db, "search", "s", "--id=b\x1bx")  # the real command: argv cannot hold a NUL
     one_error_line(r, 3, "id 'b\\x1bx' is not in space 's'")
-    r = run(capsys, "--store", db, "search", "s", "--vector", json.dumps([1.0] * DIM), "--json")
+    r = run_quiet(capsys, "--store", db, "search", "s", "--vector", json.dumps([1.0] * DIM), "--json")
     assert r.code == 0 and sorted(h["id"] for h in json.loads(r.out)) == ["a", "b\x00x"]  # still listed, exactly
-    r = run(capsys, "--store", db, "search", "s", "--vector", json.dumps([1.0] * DIM))
+    r = run_quiet(capsys, "--store", db, "search", "s", "--vector", json.dumps([1.0] * DIM))
     assert r.code == 0 and "b\\x00x" in r.out and "\x00" not in r.out
 
 
@@ -148,18 +148,18 @@ def test_lookups_of_an_id_with_a_control_character_answer_no_such_item(capsys, d
 def test_odd_unicode_ids_round_trip_through_ingest_search_and_export(capsys, tmp_path, fmt):
     db = str(tmp_path / "odd.db")
     x = _vectors(len(ODD_IDS))
-    r = run(capsys, "--store", db, "ingest", "odd", *write_items(fmt, tmp_path, ODD_IDS, x), "--json")
+    r = run_quiet(capsys, "--store", db, "ingest", "odd", *write_items(fmt, tmp_path, ODD_IDS, x), "--json")
     assert r.code == 0, r.err
     assert json.loads(r.out)["added"] == len(ODD_IDS)
-    r = run(capsys, "--store", db, "search", "odd", "--vector", json.dumps([1.0] * DIM), "-k", "100", "--exact",
-            "--json")
+    r = run_quiet(capsys, "--store", db, "search", "odd", "--vector", json.dumps([1.0] * DIM), "-k", "100", "--exact",
+                  "--json")
     assert r.code == 0, r.err
     assert sorted(h["id"] for h in json.loads(r.out)) == sorted(ODD_IDS)
     for item_id in ("line\u2028sep", "-starts-with-dash", "[/bold]"):
-        r = run(capsys, "--store", db, "search", "odd", f"--id={item_id}", "-k", "100", "--json")
+        r = run_quiet(capsys, "--store", db, "search", "odd", f"--id={item_id}", "-k", "100", "--json")
         assert r.code == 0, r.err
         assert sorted(h["id"] for h in json.loads(r.out)) == sorted(set(ODD_IDS) - {item_id})
-    r = run(capsys, "--store", db, "export", "odd", str(tmp_path / "out.parquet"), "--json")
+    r = run_quiet(capsys, "--store", db, "export", "odd", str(tmp_path / "out.parquet"), "--json")
     assert r.code == 0, r.err
     table = pq.read_table(tmp_path / "out.parquet")
     exported = dict(zip(table.column("id").to_pylist(), table.column("vector").to_pylist()))

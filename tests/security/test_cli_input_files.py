@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cli_process import cli, one_error_line, run
+from _cli_process import cli, one_error_line, run_quiet
 
 from repspace import Store
 from repspace.core.files import text_lines
@@ -59,7 +59,8 @@ def test_ids_keep_every_character_but_the_line_ending_and_one_bom(capsys, tmp_pa
     ids = ["\ufeffstill-bom", "p\u2028q", "para\u2029", "nbsp\u00a0", "🙂/x", "last"]
     (tmp_path / "ids.txt").write_bytes(("\ufeff" + ending.join(ids) + ending).encode("utf-8"))
     vectors = _npy(tmp_path, len(ids))
-    r = run(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids", str(tmp_path / "ids.txt"))
+    r = run_quiet(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids",
+                  str(tmp_path / "ids.txt"))
     assert r.code == 0, r.err
     stored = _stored(tmp_path / "s.db", "v")
     assert list(stored) == ids  # one BOM skipped, the second kept: it is part of the id
@@ -70,7 +71,8 @@ def test_ids_keep_every_character_but_the_line_ending_and_one_bom(capsys, tmp_pa
 def test_a_control_character_that_splitlines_cuts_at_is_refused_where_it_is(capsys, tmp_path, inside):
     (tmp_path / "ids.txt").write_text(f"a\nb{inside}c\nd\n", encoding="utf-8", newline="")
     vectors = _npy(tmp_path, 3)
-    r = run(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids", str(tmp_path / "ids.txt"))
+    r = run_quiet(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids",
+                  str(tmp_path / "ids.txt"))
     one_error_line(r, 2, "id at position 1 has a control character", "at character 1)")
     assert _spaces(tmp_path / "s.db") == []
 
@@ -79,8 +81,8 @@ def test_the_count_of_ids_is_checked_against_the_vectors(capsys, tmp_path):
     vectors = _npy(tmp_path, 3)
     for text, count in (("a\nb\nc\nd\n", 4), ("a\nb\n", 2), ("a\nb\nc\n\n", 4)):  # a blank line is an (empty) id
         (tmp_path / "ids.txt").write_text(text, encoding="utf-8")
-        r = run(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids",
-                str(tmp_path / "ids.txt"))
+        r = run_quiet(capsys, "--store", str(tmp_path / "s.db"), "ingest", "v", str(vectors), "--ids",
+                      str(tmp_path / "ids.txt"))
         one_error_line(r, 2, f"has {count} ids for 3 vectors")
 
 
@@ -101,6 +103,6 @@ def test_a_jsonl_line_holding_a_line_separator_stays_one_record(capsys, tmp_path
     path = tmp_path / "items.jsonl"
     rows = [{"id": "a\u2028b", "vec": [1.0, 2.0], "note": "x\u0085y"}, {"id": "c", "vec": [3.0, 4.0]}]
     path.write_text("\ufeff" + "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    r = run(capsys, "--store", str(tmp_path / "s.db"), "ingest", "j", str(path), "--vector-col", "vec", "--json")
+    r = run_quiet(capsys, "--store", str(tmp_path / "s.db"), "ingest", "j", str(path), "--vector-col", "vec", "--json")
     assert r.code == 0, r.err
     assert _stored(tmp_path / "s.db", "j") == {"a\u2028b": [1.0, 2.0], "c": [3.0, 4.0]}

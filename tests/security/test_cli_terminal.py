@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cli_process import cli, one_error_line, run
+from _cli_process import cli, one_error_line, run_quiet
 
 from repspace import Store
 from repspace.interfaces.cli import main
@@ -68,11 +68,11 @@ def test_search_json_is_the_exact_data_and_never_a_raw_control(db):
 def test_every_table_and_line_escapes_data(capsys, db, tmp_path):
     name = tmp_path / "[red]evil\x1b]8;;x\x07.jsonl"  # a file name is data too: info shows it (provenance.source)
     name.write_text(json.dumps({"id": "[bold]", "vec": [1.0, 2.0]}) + "\n", encoding="utf-8")
-    r = run(capsys, "--store", db, "ingest", "f", str(name), "--vector-col", "vec")
+    r = run_quiet(capsys, "--store", db, "ingest", "f", str(name), "--vector-col", "vec")
     assert r.code == 0, r.err
-    r = run(capsys, "--store", db, "info", "f")
+    r = run_quiet(capsys, "--store", db, "info", "f")
     assert r.code == 0 and "[red]evil\\x1b]8;;x\\x07.jsonl" in r.out and RAW.search(r.out) is None, r.out
-    r = run(capsys, "--store", db, "interpret", "axis", "s", "--pos", "[bold]", "--neg", "[/bold]")
+    r = run_quiet(capsys, "--store", db, "interpret", "axis", "s", "--pos", "[bold]", "--neg", "[/bold]")
     assert r.code == 0, r.err
     assert "[bold]" in r.out and "[/bold]" in r.out and RAW.search(r.out) is None
     code = main(["--store", db, "export", "s", str(tmp_path / "[blink]out\x1b[2J.parquet")])  # a note on stderr
@@ -98,6 +98,6 @@ def test_the_error_line_is_capped(capsys, db):
     r = cli("--store", db, "info", huge)  # an argument of 100,000 characters, echoed in the error
     one_error_line(r, 3, "no space 'xxx")
     assert len(r.err) <= LONGEST_ERROR, len(r.err)
-    r = run(capsys, "--store", db, "search", "s", "--id", "y" * 10_000_000)  # 10 MB, in process
+    r = run_quiet(capsys, "--store", db, "search", "s", "--id", "y" * 10_000_000)  # 10 MB, in process
     one_error_line(r, 3, "is not in space 's'")
     assert len(r.err) <= LONGEST_ERROR, len(r.err)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _cli_process import cli, one_error_line, run, store_dump
+from _cli_process import cli, one_error_line, run_quiet, store_dump
 
 from repspace import Store
 from repspace.core.errors import InputError
@@ -55,8 +55,8 @@ def test_texts_of_no_content_are_refused_and_nothing_is_written(capsys, static_d
     before = store_dump(static_db)
     rows = [{"id": "c", "text": "fine"}, {"id": "d", "text": text}]
     for space in ("st", "new"):
-        r = run(capsys, "--store", str(static_db), "ingest", space, _jsonl(tmp_path / "e.jsonl", rows),
-                "--encoder", "static", "--commit-every", "1")
+        r = run_quiet(capsys, "--store", str(static_db), "ingest", space, _jsonl(tmp_path / "e.jsonl", rows),
+                      "--encoder", "static", "--commit-every", "1")
         one_error_line(r, 2, "'d' (position 1)", fragment)
     assert store_dump(static_db) == before
 
@@ -64,13 +64,13 @@ def test_texts_of_no_content_are_refused_and_nothing_is_written(capsys, static_d
 def test_a_query_of_no_direction_is_refused(capsys, static_db):
     for query, fragment in (("\ufeff", "the query text, embedded, is all zeros"), ("", "the query text is empty"),
                             ("   ", "the query text is empty")):
-        r = run(capsys, "--store", str(static_db), "search", "st", query)
+        r = run_quiet(capsys, "--store", str(static_db), "search", "st", query)
         one_error_line(r, 2, fragment)
     r = cli("--store", str(static_db), "search", "st", "--vector", json.dumps([0.0] * 64))
     one_error_line(r, 2, "the query vector is all zeros: a cosine space compares directions")
-    r = run(capsys, "--store", str(static_db), "search", "st", "--vector", json.dumps([1e30] * 64))
+    r = run_quiet(capsys, "--store", str(static_db), "search", "st", "--vector", json.dumps([1e30] * 64))
     one_error_line(r, 2, "the query vector has a length float32 cannot normalise")
-    r = run(capsys, "--store", str(static_db), "search", "st", "hello", "--json", "-k", "1")
+    r = run_quiet(capsys, "--store", str(static_db), "search", "st", "hello", "--json", "-k", "1")
     assert r.code == 0 and json.loads(r.out)[0]["id"] == "a"
 
 
@@ -92,8 +92,8 @@ def test_vectors_of_no_direction_are_refused_in_a_cosine_space(capsys, tmp_path,
     store.close()
     before = store_dump(db)
     rows = [{"id": "y", "vec": [1.0, 0.0, 0.0]}, {"id": "z", "vec": row}]
-    r = run(capsys, "--store", str(db), "ingest", "c", _jsonl(tmp_path / "z.jsonl", rows), "--vector-col", "vec",
-            "--commit-every", "1")
+    r = run_quiet(capsys, "--store", str(db), "ingest", "c", _jsonl(tmp_path / "z.jsonl", rows), "--vector-col", "vec",
+                  "--commit-every", "1")
     one_error_line(r, 2, "vector of id 'z' (position 1)", fragment)
     assert store_dump(db) == before  # the first batch was not written either
 

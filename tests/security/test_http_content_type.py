@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _http_server import DIM, Server, _make_store, raw_request, request_bytes
+from _http_server import DIM, Server, make_store, raw_request, request_bytes
 
 SEARCH = {"id": "d1", "k": 3, "index": "hnsw16"}
 REFUSED_TYPES = ["text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data",
@@ -25,20 +25,16 @@ JSON_TYPES = ["application/json", "application/json; charset=utf-8", 'Applicatio
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[Server, Path]]:
-    path = tmp_path_factory.mktemp("ctype") / "s.db"
-    _make_store(path)
-    server = Server(path)
-    yield server, path
-    server.stop()
+    path = make_store(tmp_path_factory.mktemp("ctype") / "s.db")
+    with Server(path) as server:
+        yield server, path
 
 
 @pytest.fixture(scope="module")
 def writable(tmp_path_factory) -> Iterator[tuple[Server, Path]]:
-    path = tmp_path_factory.mktemp("ctype-w") / "s.db"
-    _make_store(path)
-    server = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
-    yield server, path
-    server.stop()
+    path = make_store(tmp_path_factory.mktemp("ctype-w") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"}) as server:
+        yield server, path
 
 
 def _files(folder: Path) -> dict[str, int]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from _http_server import DIM, Server, _make_store, chunked, raw_request, request_bytes
+from _http_server import DIM, Server, chunked, make_store, raw_request, request_bytes
 
 AUTH = {"authorization": "Bearer s3cret"}
 LIMIT = 16 * 1024 * 1024
@@ -32,11 +32,9 @@ def machine_paths(message: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[Server, Path]]:
-    path = tmp_path_factory.mktemp("errors") / "s.db"
-    _make_store(path)
-    server = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
-    yield server, path
-    server.stop()
+    path = make_store(tmp_path_factory.mktemp("errors") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"}) as server:
+        yield server, path
 
 
 def one_line(r: httpx.Response, status: int, fragment: str = "") -> str:
@@ -129,7 +127,7 @@ def test_every_error_status_the_service_gives_has_the_shape(served, tmp_path):
         r = raw_request(server.port, bad)
         assert r.status == 400 and set(r.json()) == {"error"}, r.body  # type: ignore[arg-type]
     path = tmp_path / "ro.db"
-    _make_store(path)
+    make_store(path)
     ro = Server(path)
     try:
         one_line(httpx.post(ro.url + "/api/v1/spaces/docs/items", json={"items": [{"id": "x", "vector": [1] * DIM}]}),

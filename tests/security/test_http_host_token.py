@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from _http_server import Server, _make_store, raw_request, refused_start, request_bytes
+from _http_server import Server, make_store, raw_request, refused_start, request_bytes
 
 REFUSED_HOSTS = ["[::1].evil.com", "127.0.0.1.evil.com", "localhost@evil.com", "127.0.0.1:80:80", "", "evil.com",
                  "localhost.evil.com:80", "[::1]x", "[::1", "::1", "127.0.0.1:8765@evil.com", "localhost:port",
@@ -25,16 +25,13 @@ TOKEN = "clé-ü€ 🔑"
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("host") / "s.db"
-    _make_store(path)
-    return path
+    return make_store(tmp_path_factory.mktemp("host") / "s.db")
 
 
 @pytest.fixture(scope="module")
 def served(store_path) -> Iterator[Server]:
-    server = Server(store_path)
-    yield server
-    server.stop()
+    with Server(store_path) as server:
+        yield server
 
 
 def _status(server: Server, host: str, **headers: str) -> int:

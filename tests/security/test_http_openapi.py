@@ -11,16 +11,13 @@ from collections.abc import Iterator
 import httpx
 import jsonschema
 import pytest
-from _http_server import Server, _make_store
+from _http_server import Server, make_store
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[Server, dict]]:
-    path = tmp_path_factory.mktemp("openapi") / "s.db"
-    _make_store(path)
-    server = Server(path)
-    yield server, httpx.get(server.url + "/api/v1/openapi.json").json()
-    server.stop()
+    with Server(make_store(tmp_path_factory.mktemp("openapi") / "s.db")) as server:
+        yield server, httpx.get(server.url + "/api/v1/openapi.json").json()
 
 
 def _parameter(schema: dict, path: str, name: str) -> dict:

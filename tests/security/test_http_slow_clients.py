@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from _http_server import Server, _make_store
+from _http_server import Server, make_store
 
 #: The header deadline and keep-alive time the service sets (5 s each), and the slack a loaded machine needs.
 DEADLINE, SLACK = 5.0, 4.0
@@ -24,11 +24,8 @@ REQUEST = b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"z" *
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("slow") / "s.db"
-    _make_store(path)
-    server = Server(path)
-    yield server
-    server.stop()
+    with Server(make_store(tmp_path_factory.mktemp("slow") / "s.db")) as server:
+        yield server
 
 
 def _closed_after(sock: socket.socket, pieces: list[bytes], gap: float) -> float | None:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import numpy as np
 import pytest
-from _http_server import DIM, Server, _make_store
+from _http_server import DIM, Server, make_store
 
 AUTH = {"authorization": "Bearer s3cret"}
 LOSSY = [2**24 + 1, -(2**24 + 1), 2**53 + 1, 123456789, 2**40 + 1, 10**400]
@@ -19,11 +19,9 @@ LOSSY = [2**24 + 1, -(2**24 + 1), 2**53 + 1, 123456789, 2**40 + 1, 10**400]
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("vectors") / "s.db"
-    _make_store(path)
-    server = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
-    yield server
-    server.stop()
+    path = make_store(tmp_path_factory.mktemp("vectors") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"}) as server:
+        yield server
 
 
 def _vector(value: object, at: int = 3) -> str:

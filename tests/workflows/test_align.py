@@ -16,17 +16,22 @@ from repspace.workflows.stored_transforms import stored_transforms
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def store(tmp_path, glove_vectors):
-    x = np.ascontiguousarray(glove_vectors[:3000], np.float32)
+def _glove_and_moved_copy(glove_vectors, n: int, noise: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` most frequent GloVe words and a copy rotated, shifted by 0.3 and given Gaussian ``noise``."""
+    x = np.ascontiguousarray(glove_vectors[:n], np.float32)
     rng = np.random.default_rng(0)
     q, _ = np.linalg.qr(rng.standard_normal((50, 50)))
-    y = (x @ q + 0.3 + 0.3 * rng.standard_normal(x.shape)).astype(np.float32)
-    s = Store(tmp_path / "s.db")
-    s.create_space("old", dim=50).add([f"w{i}" for i in range(3000)], x, texts=[f"t{i}" for i in range(3000)])
-    s.create_space("new", dim=50).add([f"w{i}" for i in range(500, 3000)], y[500:])
-    yield s, x, y
-    s.close()
+    y = (x @ q + 0.3 + noise * rng.standard_normal(x.shape)).astype(np.float32)
+    return x, y
+
+
+@pytest.fixture()
+def store(store, glove_vectors):
+    """tests/conftest.py's fresh store holding ``old`` (3,000 GloVe words) and ``new`` (a moved copy of 2,500)."""
+    x, y = _glove_and_moved_copy(glove_vectors, 3000, noise=0.3)
+    store.create_space("old", dim=50).add([f"w{i}" for i in range(3000)], x, texts=[f"t{i}" for i in range(3000)])
+    store.create_space("new", dim=50).add([f"w{i}" for i in range(500, 3000)], y[500:])
+    return store, x, y
 
 
 @pytest.mark.parametrize("method", ["procrustes", "ridge", "relative"])
@@ -43,10 +48,7 @@ def test_methods_fit_on_pairs_and_score_on_held_out_items(store, method):
 @pytest.fixture()
 def unpaired(tmp_path, glove_vectors):
     """Two spaces over 900 words: GloVe, and a rotated, shifted, slightly noisy copy."""
-    x = np.ascontiguousarray(glove_vectors[:900], np.float32)
-    rng = np.random.default_rng(0)
-    q, _ = np.linalg.qr(rng.standard_normal((50, 50)))
-    y = (x @ q + 0.3 + 0.05 * rng.standard_normal(x.shape)).astype(np.float32)
+    x, y = _glove_and_moved_copy(glove_vectors, 900, noise=0.05)
     s = Store(tmp_path / "u.db")
     ids = [f"w{i}" for i in range(900)]
     s.create_space("a", dim=50).add(ids, x)

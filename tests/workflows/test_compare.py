@@ -13,20 +13,19 @@ pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyprojec
 
 
 @pytest.fixture()
-def store(tmp_path, glove_vectors):
+def store(store, glove_vectors):
+    """tests/conftest.py's fresh store holding spaces ``old`` and ``new`` (below), with their vectors."""
     x = np.ascontiguousarray(glove_vectors[:1500], np.float32)
     rng = np.random.default_rng(0)
     q, _ = np.linalg.qr(rng.standard_normal((50, 50)))
-    s = Store(tmp_path / "s.db")
-    s.create_space("old", dim=50).add([f"w{i}" for i in range(1500)], x)
+    store.create_space("old", dim=50).add([f"w{i}" for i in range(1500)], x)
     # the new space: a rotated, noisy copy of words 200..1699, stored in another order, 200 of them new
     y = np.vstack([x[200:], glove_vectors[1500:1700]]).astype(np.float32) @ q.astype(np.float32)
     y += 0.3 * rng.standard_normal(y.shape).astype(np.float32)
     ids = [f"w{i}" for i in range(200, 1700)]
     order = rng.permutation(len(ids))
-    s.create_space("new", dim=50).add([ids[i] for i in order], y[order])
-    yield s, x, y
-    s.close()
+    store.create_space("new", dim=50).add([ids[i] for i in order], y[order])
+    return store, x, y
 
 
 def test_join_on_ids_and_measures_equal_the_engine(store):

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data_subsets import glove_words
 
 from repspace import Store
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.exact import normalize_rows
 from repspace.engines.interpret import sae_metrics, top_items
-from repspace.workflows.demo import glove_records
 from repspace.workflows.dictionary import (
     SAVE_TOP_LATENTS,
     default_epochs,
@@ -29,8 +29,7 @@ N, LATENTS, K = 2000, 256, 8
 
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
-    rec = glove_records()  # ids and vectors both from it: it drops a few duplicate words
-    return rec.ids[:N], np.asarray(rec.vectors[:N], dtype=np.float32)
+    return glove_words(N)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import repspace.workflows.transform as workflow
-from repspace import ConflictError, InputError, Store
+from repspace import ConflictError, InputError
 from repspace.engines.encoders import get_encoder
 from repspace.workflows.ingest import ingest_records
 from repspace.workflows.ingest.readers import Records
@@ -21,13 +21,12 @@ TEXTS = [f"the {a} and the {b}" for a in WORDS for b in WORDS if a != b][:120]
 
 
 @pytest.fixture()
-def store(tmp_path):
-    s = Store(tmp_path / "s.db")
+def store(store):
+    """tests/conftest.py's fresh store holding space ``docs``: TEXTS embedded by the static encoder."""
     vecs = get_encoder("static").encode(TEXTS)
-    sp = s.create_space("docs", dim=vecs.shape[1], provenance=get_encoder("static").provenance())
+    sp = store.create_space("docs", dim=vecs.shape[1], provenance=get_encoder("static").provenance())
     sp.add([f"d{i}" for i in range(len(TEXTS))], vecs, texts=TEXTS, metadata=[{"i": i} for i in range(len(TEXTS))])
-    yield s
-    s.close()
+    return store
 
 
 def test_derived_space_holds_the_transformed_vectors_and_the_items(store):

@@ -13,13 +13,6 @@ import pytest
 from repspace import Store
 
 
-@pytest.fixture
-def store(tmp_path: Path):
-    s = Store(tmp_path / "store.db")
-    yield s
-    s.close()
-
-
 def _fingerprint(path: Path) -> list:
     """Every row of every table (blobs as SHA-256), plus user_version, via a read-only connection."""
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)

@@ -6,6 +6,7 @@ import io
 
 import numpy as np
 import pytest
+from _related_pairs import rotation
 from scipy.linalg import orthogonal_procrustes
 from sklearn.base import clone
 
@@ -22,18 +23,13 @@ from repspace.engines.transforms import NotFittedError
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-def _rotation(d: int, seed: int) -> np.ndarray:
-    q, r = np.linalg.qr(np.random.default_rng(seed).normal(size=(d, d)))
-    return q * np.sign(np.diag(r))
-
-
 # -- Procrustes -------------------------------------------------------------------------------
 
 
 def test_procrustes_recovers_planted_rotation_and_translation():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(200, 12)) * rng.uniform(0.5, 3.0, size=12)
-    R, t = _rotation(12, 2), rng.normal(size=12) * 5
+    R, t = rotation(12, 2), rng.normal(size=12) * 5
     Y = X @ R + t
     m = Procrustes().fit(X, Y)
     np.testing.assert_allclose(m.W_, R, atol=1e-8)
@@ -49,7 +45,7 @@ def test_procrustes_recovers_planted_rotation_and_translation():
 def test_procrustes_smaller_source_is_zero_padded():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(150, 5))
-    Q = _rotation(9, 4)[:5]  # 5 orthonormal rows in 9 dimensions: an isometric embedding
+    Q = rotation(9, 4)[:5]  # 5 orthonormal rows in 9 dimensions: an isometric embedding
     t = rng.normal(size=9)
     Y = X @ Q + t
     m = Procrustes().fit(X, Y)
@@ -62,7 +58,7 @@ def test_procrustes_smaller_source_is_zero_padded():
 def test_procrustes_larger_source_is_zero_padded():
     rng = np.random.default_rng(5)
     Y = rng.normal(size=(150, 4)) * [3.0, 2.0, 1.0, 0.5]
-    Q = _rotation(10, 6)[:, :4]  # the target sits isometrically inside the 10-d source
+    Q = rotation(10, 6)[:, :4]  # the target sits isometrically inside the 10-d source
     X = Y @ Q.T - 2.0
     m = Procrustes().fit(X, Y)
     assert m.W_.shape == (10, 4)
@@ -92,13 +88,13 @@ def test_padded_rotation_survives_an_svd_that_does_not_converge(monkeypatch):
 def test_procrustes_is_the_best_orthogonal_map_under_noise():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(300, 6))
-    Y = X @ _rotation(6, 8) + 0.3 * rng.normal(size=(300, 6))
+    Y = X @ rotation(6, 8) + 0.3 * rng.normal(size=(300, 6))
     m = Procrustes().fit(X, Y)
     np.testing.assert_allclose(m.W_ @ m.W_.T, np.eye(6), atol=1e-12)
     Xc, Yc = X - X.mean(0), Y - Y.mean(0)
     best = np.linalg.norm(Xc @ m.W_ - Yc)
     for seed in range(20):  # no random rotation does better
-        assert best < np.linalg.norm(Xc @ _rotation(6, 100 + seed) - Yc)
+        assert best < np.linalg.norm(Xc @ rotation(6, 100 + seed) - Yc)
 
 
 # -- RidgeMap ---------------------------------------------------------------------------------
@@ -245,7 +241,7 @@ def test_relative_representation_is_cosine_to_anchors():
 def test_relative_shares_a_space_across_rotation_and_scale():
     rng = np.random.default_rng(32)
     X = rng.normal(size=(200, 8))
-    Y = 3.0 * X @ _rotation(8, 33)[:, :8]
+    Y = 3.0 * X @ rotation(8, 33)[:, :8]
     rel = Relative().fit(X[:20], Y[:20])
     assert rel.n_features_out == 20
     s = score_map(rel.transform_source(X[20:]), rel.transform_target(Y[20:]))
@@ -257,7 +253,7 @@ def test_relative_shares_a_space_across_rotation_and_scale():
 
 def test_glove_rotated_noisy_copy(glove_vectors):
     X = np.asarray(glove_vectors[:2500], dtype=np.float64)
-    R = _rotation(50, 42)
+    R = rotation(50, 42)
     noise = X.std() * np.random.default_rng(41).normal(size=X.shape)
     Y = X @ R + 0.5 * noise + 1.0
     train, test = slice(0, 2000), slice(2000, 2500)

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _related_pairs import rotation
 
 from repspace.core.errors import InputError
-from repspace.engines.align import (
-    Procrustes,
-    Unsupervised,
-    score_map,
-    similarity_profiles,
-)
+from repspace.engines.align import Procrustes, Unsupervised, score_map, similarity_profiles
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
-
-
-def _rotation(d: int, seed: int) -> np.ndarray:
-    q, r = np.linalg.qr(np.random.default_rng(seed).normal(size=(d, d)))
-    return q * np.sign(np.diag(r))
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +19,7 @@ def glove(glove_vectors):
 
 def _noisy_copy(X: np.ndarray, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    Q = _rotation(X.shape[1], seed)
+    Q = rotation(X.shape[1], seed)
     return X @ Q + 0.5 + noise * X.std() * rng.normal(size=X.shape), Q
 
 
@@ -136,16 +127,16 @@ def test_unrelated_spaces_are_flagged_not_trusted(glove):
 
 
 def test_too_few_pairs_for_the_dimensions_are_flagged(glove):
-    m = Unsupervised(n_restarts=1).fit(glove[:30], glove[:30] @ _rotation(50, 9))
+    m = Unsupervised(n_restarts=1).fit(glove[:30], glove[:30] @ rotation(50, 9))
     assert m.trustworthy_ is False and any("do not determine a rotation" in w for w in m.warnings_)
-    single = Unsupervised(n_restarts=1, patience=5).fit(glove[:300], glove[:300] @ _rotation(50, 9))
+    single = Unsupervised(n_restarts=1, patience=5).fit(glove[:300], glove[:300] @ rotation(50, 9))
     assert single.trustworthy_ is None and not single.warnings_  # one start: agreement not measured
 
 
 def test_profiles_ignore_rotation_not_the_items():
     rng = np.random.default_rng(0)
     A = rng.normal(size=(60, 5)) * [4, 3, 2, 1, 0.5]
-    Q = _rotation(5, 1)
+    Q = rotation(5, 1)
     np.testing.assert_allclose(similarity_profiles(A), similarity_profiles(A @ Q), atol=1e-5)
     assert not np.allclose(similarity_profiles(A), similarity_profiles(rng.normal(size=(60, 5))), atol=1e-2)
 

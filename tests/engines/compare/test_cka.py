@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _related_pairs import orthogonal, related
 
-from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.compare import cka, cka_debiased, cka_linear
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few rows, so that the streamed pass runs over many blocks."""
-    monkeypatch.setattr(_estimate, "BLOCK_ELEMENTS", 64)
+#: Elements per block under the ``small_blocks`` fixture (tests/engines/conftest.py): a few rows.
+SMALL_BLOCK_ELEMENTS = 64
 
 
 # Independent computations -----------------------------------------------------------------------------------------
@@ -42,18 +40,6 @@ def hsic_unbiased(K: np.ndarray, L: np.ndarray) -> float:
 def gram_cka_debiased(X: np.ndarray, Y: np.ndarray) -> float:
     K, L = X @ X.T, Y @ Y.T
     return hsic_unbiased(K, L) / np.sqrt(hsic_unbiased(K, K) * hsic_unbiased(L, L))
-
-
-def related(n: int, d1: int, d2: int, seed: int = 0, noise: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d1)) * rng.uniform(0.5, 3.0, d1) + rng.standard_normal(d1)
-    Y = np.tanh(X @ rng.standard_normal((d1, d2))) + noise * rng.standard_normal((n, d2))
-    return X, Y
-
-
-def orthogonal(d: int, seed: int = 1) -> np.ndarray:
-    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((d, d)))
-    return Q
 
 
 # Direct formulas ---------------------------------------------------------------------------------------------------

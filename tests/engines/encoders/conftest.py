@@ -80,3 +80,13 @@ def static_dir() -> Path:
     from repspace.engines.encoders.static import static_model_folder
 
     return static_model_folder()
+
+
+@pytest.fixture(scope="module")
+def raw(minilm_dir: Path):
+    """MiniLM's tokenizer and AutoModel loaded directly with transformers, independently of repspace."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir), local_files_only=True)
+    model = AutoModel.from_pretrained(str(minilm_dir), local_files_only=True).eval()
+    return tokenizer, model

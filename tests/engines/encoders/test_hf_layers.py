@@ -18,16 +18,6 @@ pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyprojec
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def raw(minilm_dir: Path):
-    """MiniLM's tokenizer and AutoModel loaded directly with transformers, independently of repspace."""
-    from transformers import AutoModel, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir), local_files_only=True)
-    model = AutoModel.from_pretrained(str(minilm_dir), local_files_only=True).eval()
-    return tokenizer, model
-
-
 def _raw_hidden(raw, text: str) -> tuple[torch.Tensor, ...]:
     """Hidden states of one text, alone (no padding): a tuple of (tokens, dim)."""
     tokenizer, model = raw

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
@@ -15,16 +13,6 @@ from repspace.engines.encoders.tokens import encode_tokens
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def raw(minilm_dir: Path):
-    """MiniLM's tokenizer and AutoModel loaded directly with transformers, independently of repspace."""
-    from transformers import AutoModel, AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(str(minilm_dir), local_files_only=True)
-    model = AutoModel.from_pretrained(str(minilm_dir), local_files_only=True).eval()
-    return tokenizer, model
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _asymmetric import SynonymEncoder, beir_data
+from _asymmetric import SynonymEncoder, beir_data, one_torch_thread  # noqa: F401 - an autouse fixture
 
 from repspace.engines.eval import TextCache, as_query_encode
 from repspace.engines.eval.retrieval import (
@@ -15,17 +15,6 @@ from repspace.engines.eval.retrieval import (
     retrieval,
     retrieval_from_vectors,
 )
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """One torch/OpenMP thread: the e5 engine's threads spin badly on a busy 2-core runner."""
-    from repspace.engines.encoders import set_threads
-
-    before = set_threads(None)
-    set_threads(1)
-    yield
-    set_threads(before)
 
 
 # ---------------------------------------------------------------------------- retrieval

@@ -7,14 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from repspace.engines.geometry import (
-    hubness,
-    intrinsic_dimension,
-    isotropy,
-    norms,
-    spectrum,
-    uniformity,
-)
+from repspace.engines.geometry import hubness, intrinsic_dimension, isotropy, norms, spectrum, uniformity
 from repspace.engines.geometry.diagnose import diagnose
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)

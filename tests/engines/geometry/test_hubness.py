@@ -8,13 +8,7 @@ from scipy import stats
 
 from repspace.core.errors import InputError
 from repspace.core.knn import KnnGraph, knn_graph
-from repspace.engines.geometry.hubness import (
-    HubnessResult,
-    gini,
-    hubness,
-    k_occurrence,
-    robin_hood,
-)
+from repspace.engines.geometry.hubness import HubnessResult, gini, hubness, k_occurrence, robin_hood
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 

@@ -8,13 +8,7 @@ import numpy as np
 import pytest
 
 from repspace.core.errors import InputError
-from repspace.engines.geometry.intrinsic import (
-    IntrinsicDimension,
-    intrinsic_dimension,
-    local_id,
-    mle,
-    twonn,
-)
+from repspace.engines.geometry.intrinsic import IntrinsicDimension, intrinsic_dimension, local_id, mle, twonn
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 

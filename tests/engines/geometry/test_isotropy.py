@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 import pytest
+from _reference_math import unit
 
-from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.geometry.isotropy import (
     isoscore,
@@ -21,25 +21,11 @@ from repspace.engines.geometry.isotropy import (
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few rows, so that the block loops run many times."""
-    monkeypatch.setattr(_estimate, "BLOCK_ELEMENTS", 100)
-
-
-@pytest.fixture(scope="module")
-def glove(glove_vectors) -> np.ndarray:
-    """The 8,000 most frequent GloVe 6B 50-d word vectors (real data)."""
-    return np.array(glove_vectors[:8000])
+#: Elements per block under the ``small_blocks`` fixture (tests/engines/conftest.py): a few rows.
+SMALL_BLOCK_ELEMENTS = 100
 
 
 # Independent computations -----------------------------------------------------------------------------------------
-
-
-def unit(X: np.ndarray) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    n = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, n, out=np.zeros_like(X), where=n > 0)
 
 
 def direct_mean_cosine(X: np.ndarray) -> float:
@@ -113,13 +99,13 @@ def test_mean_cosine_sampled_on_small_data() -> None:
     assert mean_cosine(X, exact_max=0, pairs=20_000, seed=4) != e
 
 
-def test_mean_cosine_sampled_intervals_cover_the_exact_value_on_glove(glove: np.ndarray) -> None:
-    exact = mean_cosine(glove, exact_max=10_000)
+def test_mean_cosine_sampled_intervals_cover_the_exact_value_on_glove(glove8000: np.ndarray) -> None:
+    exact = mean_cosine(glove8000, exact_max=10_000)
     assert exact.exact and exact.n_pairs == 8000 * 7999 // 2
-    assert exact.value == pytest.approx(blocked_all_pairs_mean_cosine(glove), abs=1e-9)
+    assert exact.value == pytest.approx(blocked_all_pairs_mean_cosine(glove8000), abs=1e-9)
     covered = 0
     for seed in range(20):
-        e = mean_cosine(glove, seed=seed)  # n > 5000: sampled by default
+        e = mean_cosine(glove8000, seed=seed)  # n > 5000: sampled by default
         assert not e.exact and e.n_pairs == 100_000
         assert e.high - e.low < 0.01
         covered += e.low <= exact.value <= e.high
@@ -142,8 +128,8 @@ def test_isoscore_matches_the_reference_steps(n: int, d: int) -> None:
     assert isoscore(X) == pytest.approx(reference_isoscore(X), abs=1e-9)
 
 
-def test_isoscore_on_real_vectors_matches_the_reference(glove: np.ndarray) -> None:
-    assert isoscore(glove[:3000]) == pytest.approx(reference_isoscore(glove[:3000]), abs=1e-9)
+def test_isoscore_on_real_vectors_matches_the_reference(glove8000: np.ndarray) -> None:
+    assert isoscore(glove8000[:3000]) == pytest.approx(reference_isoscore(glove8000[:3000]), abs=1e-9)
 
 
 def test_isoscore_isotropic_gaussian_is_near_one_and_rank_one_near_zero() -> None:
@@ -202,8 +188,8 @@ def test_rogue_dimension_injected_with_a_large_mean_is_found_first() -> None:
     assert rogue_dimensions(X, threshold=0.5).dimensions == r.dimensions[:1]
 
 
-def test_rogue_dimensions_on_glove_are_few_and_sorted(glove: np.ndarray) -> None:
-    r = rogue_dimensions(glove)
+def test_rogue_dimensions_on_glove_are_few_and_sorted(glove8000: np.ndarray) -> None:
+    r = rogue_dimensions(glove8000)
     shares = [d.share for d in r.dimensions]
     assert 0 < len(shares) < 10 and shares == sorted(shares, reverse=True)
 
@@ -224,8 +210,8 @@ def test_rogue_with_negative_mean_cosine_still_sums_to_one() -> None:
 # The bundle ----------------------------------------------------------------------------------------------------------
 
 
-def test_isotropy_bundle_matches_the_functions_and_serialises(glove: np.ndarray) -> None:
-    X = glove[:3000]
+def test_isotropy_bundle_matches_the_functions_and_serialises(glove8000: np.ndarray) -> None:
+    X = glove8000[:3000]
     r = isotropy(X)
     assert r.mean_cosine == mean_cosine(X)
     assert r.top_pc_share == pytest.approx(top_pc_share(X), rel=1e-12)
@@ -238,8 +224,8 @@ def test_isotropy_bundle_matches_the_functions_and_serialises(glove: np.ndarray)
     assert set(d["isotropy.mean_cosine"]) == {"value", "low", "high", "exact", "n_pairs"}
     json.dumps(d, allow_nan=False)
     assert "isoscore=" in repr(r)
-    big = isotropy(glove)  # sampled mean cosine above 5000 rows
-    assert not big.mean_cosine.exact and big.mean_cosine == mean_cosine(glove)
+    big = isotropy(glove8000)  # sampled mean cosine above 5000 rows
+    assert not big.mean_cosine.exact and big.mean_cosine == mean_cosine(glove8000)
 
 
 @pytest.mark.parametrize("scale", [1e-200, 1e200])

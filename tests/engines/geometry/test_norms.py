@@ -8,17 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.geometry.norms import NormStats, norms
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few rows, so that the block loops run many times."""
-    monkeypatch.setattr(_estimate, "BLOCK_ELEMENTS", 64)
+#: Elements per block under the ``small_blocks`` fixture (tests/engines/conftest.py): a few rows.
+SMALL_BLOCK_ELEMENTS = 64
 
 
 def direct(X: np.ndarray) -> tuple[float, float, float, float]:

@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 
-from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.geometry.spectrum import (
     covariance_eigenvalues,
@@ -21,10 +20,8 @@ from repspace.engines.geometry.spectrum import (
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few rows, so that the Gram accumulation runs over many blocks."""
-    monkeypatch.setattr(_estimate, "BLOCK_ELEMENTS", 200)
+#: Elements per block under the ``small_blocks`` fixture (tests/engines/conftest.py): a few rows.
+SMALL_BLOCK_ELEMENTS = 200
 
 
 # Independent computations, straight from the definitions -------------------------------------------------------

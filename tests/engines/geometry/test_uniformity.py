@@ -6,30 +6,16 @@ import math
 
 import numpy as np
 import pytest
+from _reference_math import unit
 
-from repspace.core import arrays as _estimate
 from repspace.core.errors import InputError
 from repspace.engines.geometry.uniformity import alignment, uniformity
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 
-@pytest.fixture()
-def small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Blocks of a few rows, so that the block loops run many times."""
-    monkeypatch.setattr(_estimate, "BLOCK_ELEMENTS", 300)
-
-
-@pytest.fixture(scope="module")
-def glove(glove_vectors) -> np.ndarray:
-    """The 8,000 most frequent GloVe 6B 50-d word vectors (real data)."""
-    return np.array(glove_vectors[:8000])
-
-
-def unit(X: np.ndarray) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    n = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, n, out=np.zeros_like(X), where=n > 0)
+#: Elements per block under the ``small_blocks`` fixture (tests/engines/conftest.py): a few rows.
+SMALL_BLOCK_ELEMENTS = 300
 
 
 def direct_uniformity(X: np.ndarray, t: float = 2.0) -> float:
@@ -109,13 +95,13 @@ def test_sampled_on_small_data() -> None:
     assert uniformity(X, exact_max=0, pairs=20_000, seed=2) == e
 
 
-def test_sampled_intervals_cover_the_exact_value_on_glove(glove: np.ndarray) -> None:
-    exact = uniformity(glove, exact_max=10_000)
+def test_sampled_intervals_cover_the_exact_value_on_glove(glove8000: np.ndarray) -> None:
+    exact = uniformity(glove8000, exact_max=10_000)
     assert exact.exact
-    assert exact.value == pytest.approx(blocked_direct_uniformity(glove), abs=1e-9)
+    assert exact.value == pytest.approx(blocked_direct_uniformity(glove8000), abs=1e-9)
     covered = 0
     for seed in range(20):
-        e = uniformity(glove, seed=seed)  # n > 5000: sampled by default
+        e = uniformity(glove8000, seed=seed)  # n > 5000: sampled by default
         assert not e.exact and e.n_pairs == 100_000 and e.high - e.low < 0.02
         covered += e.low <= exact.value <= e.high
     assert covered >= 16  # a 95% interval; P(≤ 15 of 20) < 0.3%

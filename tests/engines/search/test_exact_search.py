@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from _search_reference import duplicated_rows
 from hypothesis import strategies as st
 
 import repspace.core.exact as exact_mod
@@ -86,12 +87,8 @@ def test_ties_go_to_the_lower_row_exact_scores(rng, monkeypatch, metric, block_e
 def test_duplicate_float_vectors_tie_to_the_lower_row(metric):
     violations = []
     for seed in range(8):
-        r = np.random.default_rng(seed)
-        d, n = int(r.integers(3, 40)), int(r.integers(20, 300))
-        pattern = r.integers(0, 5, n)
-        x = r.standard_normal((5, d)).astype(np.float32)[pattern]
-        q = r.standard_normal((16, d)).astype(np.float32)
-        s, i = exact_search(q, x, n, metric)
+        pattern, x, q = duplicated_rows(seed, dims=(3, 40), sizes=(20, 300), groups=5, queries=16)
+        s, i = exact_search(q, x, len(x), metric)
         violations += _tie_violations(pattern, s, i)
     assert violations == []
 
@@ -106,11 +103,7 @@ def test_duplicates_cut_by_k_tie_to_the_lower_row(metric):
     """
     bad = []
     for seed in range(12):
-        r = np.random.default_rng(seed)
-        d, n = int(r.integers(3, 60)), int(r.integers(20, 300))
-        pattern = r.integers(0, 5, n)
-        x = r.standard_normal((5, d)).astype(np.float32)[pattern]
-        q = r.standard_normal((4, d)).astype(np.float32)
+        pattern, x, q = duplicated_rows(seed, dims=(3, 60), sizes=(20, 300), groups=5, queries=4)
         for k in (1, 3, 7):
             s, i = exact_search(q, x, k, metric)
             for row in range(len(q)):

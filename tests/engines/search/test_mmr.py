@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _search_reference import duplicated_rows
 
 from repspace.core.errors import InputError
 from repspace.engines.search.mmr import mmr
@@ -106,11 +107,8 @@ def test_duplicate_candidates_tie_to_the_lower_row(metric):
     """
     bad = []
     for seed in range(40):
-        r = np.random.default_rng(seed)
-        d, n = int(r.integers(3, 100)), int(r.integers(10, 120))
-        pattern = r.integers(0, 6, n)
-        x = r.standard_normal((6, d)).astype(np.float32)[pattern]
-        q = r.standard_normal(d).astype(np.float32)
+        pattern, x, q = duplicated_rows(seed, dims=(3, 100), sizes=(10, 120), groups=6, queries=None)
+        n = len(x)
         rows = np.arange(n) * 3 + 1
         rel, got = mmr(q, x, rows, n, lambda_=1.0, metric=metric)
         pos = (got - 1) // 3

@@ -7,16 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run
 
 from repspace import Store
 from repspace.engines.geometry.diagnose import diagnose
-from repspace.interfaces.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()

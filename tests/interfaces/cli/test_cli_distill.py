@@ -7,18 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from repspace.interfaces.cli import main
+from _cli_process import run
 
 pytest.importorskip("skeletoken", reason="model2vec's distill extra (skeletoken) is not installed")
 
 pytestmark = pytest.mark.slow  # builds and distils a (tiny) transformer
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

@@ -11,23 +11,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run
+from _data_subsets import cranfield_head, sts_head
 
 from repspace import Store
-from repspace.interfaces.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()
 def sts_file(tmp_path: Path, shared_data: Path) -> Path:
-    lines = (shared_data / "stsb" / "stsb-en-test.csv").read_text(encoding="utf-8").splitlines()[:120]
-    path = tmp_path / "stsb-small-test.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return sts_head(shared_data, tmp_path / "stsb-small-test.csv", 120)
 
 
 def test_sts_json_is_a_list_of_mteb_task_results(capsys, sts_file):
@@ -175,19 +167,7 @@ def test_help_of_every_eval_command_has_an_example(capsys):
 
 @pytest.mark.slow  # loads MiniLM (hf-layers) and embeds Cranfield token by token
 def test_multivector_retrieval_reports_recall_against_exact_chamfer(capsys, tmp_path, shared_data):
-    src = shared_data / "cranfield-beir"
-    folder = tmp_path / "cran40"
-    (folder / "qrels").mkdir(parents=True)
-    corpus = (src / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:40]
-    ids = {json.loads(line)["_id"] for line in corpus}
-    qrels = (src / "qrels" / "test.tsv").read_text().splitlines()
-    kept = [q for q in qrels[1:] if q.split("\t")[1] in ids]
-    qids = {q.split("\t")[0] for q in kept}
-    queries = [q for q in (src / "queries.jsonl").read_text(encoding="utf-8").splitlines()
-               if json.loads(q)["_id"] in qids]
-    (folder / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
-    (folder / "queries.jsonl").write_text("\n".join(queries) + "\n", encoding="utf-8")
-    (folder / "qrels" / "test.tsv").write_text("\n".join([qrels[0], *kept]) + "\n")
+    folder = cranfield_head(shared_data, tmp_path / "cran40", 40, judged_queries_only=True)
     code, out, err = run(capsys, "eval", "retrieval", str(folder), "--encoder", "hf-layers:minilm",
                          "--multivector", "--candidates", "40", "--json")
     assert code == 0, err

@@ -6,22 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-
-from repspace.interfaces.cli import main
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from _cli_process import run
+from _data_subsets import cranfield_head, sts_head
 
 
 @pytest.fixture()
 def sts_file(tmp_path: Path, shared_data: Path) -> Path:
-    lines = (shared_data / "stsb" / "stsb-en-test.csv").read_text(encoding="utf-8").splitlines()[:150]
-    path = tmp_path / "stsb-small-test.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return sts_head(shared_data, tmp_path / "stsb-small-test.csv", 150)
 
 
 def _main(out: str) -> tuple[float, dict]:
@@ -63,16 +54,7 @@ def test_an_invalid_spec_is_one_error_line_and_a_nonzero_exit(capsys, tmp_path, 
 
 
 def test_retrieval_hubness_and_transform_on_a_cranfield_subset(capsys, tmp_path, shared_data):
-    src = shared_data / "cranfield-beir"
-    folder = tmp_path / "cran300"
-    (folder / "qrels").mkdir(parents=True)
-    corpus = (src / "corpus.jsonl").read_text(encoding="utf-8").splitlines()[:300]
-    ids = {json.loads(line)["_id"] for line in corpus}
-    qrels = (src / "qrels" / "test.tsv").read_text().splitlines()
-    kept = [q for q in qrels[1:] if q.split("\t")[1] in ids]
-    (folder / "corpus.jsonl").write_text("\n".join(corpus) + "\n", encoding="utf-8")
-    (folder / "queries.jsonl").write_text((src / "queries.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    (folder / "qrels" / "test.tsv").write_text("\n".join([qrels[0], *kept]) + "\n")
+    folder = cranfield_head(shared_data, tmp_path / "cran300", 300, judged_queries_only=False)
     base = ["eval", "retrieval", str(folder), "--encoder", "static", "--json"]
     code, out, err = run(capsys, *base)
     assert code == 0, err

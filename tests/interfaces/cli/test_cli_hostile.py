@@ -15,16 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run
 
 from repspace import Store
 from repspace.interfaces.cli import main
 from repspace.workflows.search import query
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def one_error_line(code: int, out: str, err: str, *fragments: str) -> None:

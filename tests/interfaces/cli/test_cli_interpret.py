@@ -8,25 +8,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run_quiet
+from _data_subsets import glove_words
 
 from repspace import Store
 from repspace.engines.interpret import axis, probe
-from repspace.interfaces.cli import main
-from repspace.workflows.demo import glove_records
 
 N = 3000
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["-q", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
-    rec = glove_records()
-    return rec.ids[:N], np.asarray(rec.vectors[:N], dtype=np.float32)
+    return glove_words(N)
 
 
 @pytest.fixture()
@@ -41,21 +34,22 @@ def db(tmp_path: Path, words) -> str:
 
 
 def test_probe_json_equals_the_engine(capsys, db, words):
-    code, out, err = run(capsys, "--store", db, "interpret", "probe", "glove", "--label-field", "digits", "--json")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "probe", "glove", "--label-field", "digits",
+                               "--json")
     assert code == 0, err
     got = json.loads(out)
     ids, x = words
     want = probe(x, np.array(["true" if w.isdigit() else "false" for w in ids], dtype=object)).to_dict()
     assert got["score"] == pytest.approx(want["score"]) and got["control_score"] == pytest.approx(want["control_score"])
     assert got["score"] > 0.95 and got["selectivity"] > 0.0 and got["label_field"] == "digits"
-    code, out, err = run(capsys, "--store", db, "interpret", "probe", "glove", "--label-field", "length",
-                         "--kind", "ridge")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "probe", "glove", "--label-field", "length",
+                               "--kind", "ridge")
     assert code == 0 and "selectivity" in out, err
 
 
 def test_axis_scores_every_item_and_saves_them(capsys, db, words):
-    code, out, err = run(capsys, "--store", db, "interpret", "axis", "glove", "--pos", "good,great",
-                         "--neg", "bad,poor", "--save", "goodness", "--against", "length", "--json")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "axis", "glove", "--pos", "good,great",
+                               "--neg", "bad,poor", "--save", "goodness", "--against", "length", "--json")
     assert code == 0, err
     got = json.loads(out)
     ids, x = words
@@ -71,8 +65,8 @@ def test_axis_scores_every_item_and_saves_them(capsys, db, words):
 
 
 def test_erase_leaves_nothing_a_linear_probe_can_find(capsys, db):
-    code, out, err = run(capsys, "--store", db, "interpret", "erase", "glove", "--label-field", "kind",
-                         "--out", "glove-erased", "--json")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "erase", "glove", "--label-field", "kind",
+                               "--out", "glove-erased", "--json")
     assert code == 0, err
     got = json.loads(out)
     assert got["count"] == N and got["probe_after"]["score"] <= got["probe_after"]["majority"] + 0.02
@@ -95,7 +89,7 @@ def test_erase_leaves_nothing_a_linear_probe_can_find(capsys, db):
     (["erase", "glove", "--label-field", "kind", "--out", "glove"], "glove"),
 ])
 def test_bad_input_is_one_line_and_changes_nothing(capsys, db, args, message):
-    code, out, err = run(capsys, "--store", db, "interpret", *args)
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", *args)
     assert code != 0 and out == ""
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and message in lines[0], err

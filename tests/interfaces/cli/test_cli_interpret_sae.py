@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run_quiet
+from _data_subsets import glove_words
 
 from repspace import Store
 from repspace.core.exact import normalize_rows
 from repspace.engines.interpret import sae_metrics
-from repspace.interfaces.cli import main
-from repspace.workflows.demo import glove_records
 from repspace.workflows.dictionary import load_dictionary
 
 N = 1500
@@ -27,16 +27,9 @@ KEYS = {"space", "name", "path", "metric", "normalized", "generation", "n", "dim
         "fit_seconds"}
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(["-q", *args])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.fixture(scope="module")
 def words() -> tuple[list[str], np.ndarray]:
-    rec = glove_records()
-    return rec.ids[:N], np.asarray(rec.vectors[:N], dtype=np.float32)
+    return glove_words(N)
 
 
 @pytest.fixture()
@@ -52,8 +45,8 @@ def db(tmp_path: Path, words) -> str:
 def test_json_metrics_save_top_and_html(capsys, db, words, tmp_path):
     ids, x = words
     page = tmp_path / "out" / "sae.html"
-    code, out, err = run(capsys, "--store", db, "interpret", "sae", "glove", "--latents", "128", "-k", "8",
-                         "--epochs", "3", "--seed", "1", "--save-top", "sae", "--html", str(page), "--json")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "sae", "glove", "--latents", "128", "-k", "8",
+                               "--epochs", "3", "--seed", "1", "--save-top", "sae", "--html", str(page), "--json")
     assert code == 0, err
     got = json.loads(out)
     assert set(got) == KEYS
@@ -92,8 +85,8 @@ def test_json_metrics_save_top_and_html(capsys, db, words, tmp_path):
 
 
 def test_table_output(capsys, db):
-    code, out, err = run(capsys, "--store", db, "interpret", "sae", "glove", "--latents", "64", "-k", "4",
-                         "--epochs", "2")
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "sae", "glove", "--latents", "64", "-k", "4",
+                               "--epochs", "2")
     assert code == 0, err
     assert "FVU" in out and "held out" in out and "most frequent latents" in out and "sae-64-k4-s0" in out
 
@@ -111,7 +104,7 @@ def test_bad_input_is_one_line_and_changes_nothing(capsys, db, args, fragment):
         sp = store.space("glove")
         before = (sp.info().generation, sp.get(["the"])[0].metadata)
         folder = store.index_dir / sp.uid / "dictionaries"
-    code, out, err = run(capsys, "--store", db, "interpret", "sae", *args)
+    code, out, err = run_quiet(capsys, "--store", db, "interpret", "sae", *args)
     assert code != 0 and out == ""
     assert err.count("\n") == 1 and fragment in err, err
     with Store(db) as store:

@@ -9,8 +9,8 @@ matrix plus noise as ``words-rot`` (two-space mode), and 200 of them embedded wi
 The page's state is read from ``window.__repspace`` (see web/README.md). WebGL comes from
 SwiftShader: headless chromium with ``--use-angle=swiftshader --enable-unsafe-swiftshader``.
 
-``python tests/interfaces/server/test_explorer_browser.py [OUT.png]`` writes the screenshot
-docs/explorer.png (:func:`screenshot`).
+``PYTHONPATH=tests python tests/interfaces/server/test_explorer_browser.py [OUT.png]`` writes the
+screenshot docs/explorer.png (:func:`screenshot`; tests/ on the path, as pytest's ``pythonpath`` puts it).
 """
 
 from __future__ import annotations
@@ -169,9 +169,8 @@ def server(tmp_path_factory) -> Iterator[Any]:
 
     path = tmp_path_factory.mktemp("explorer") / "s.db"
     build_store(path)
-    s = Server(path)
-    yield s
-    s.stop()
+    with Server(path) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")
@@ -462,7 +461,6 @@ def test_items_with_hostile_ids_open_in_one_space_and_in_two(hostile_server, bro
 def screenshot(out: Path = REPO / "docs" / "explorer.png") -> Path:
     """Write a 1280x800 screenshot of the explorer: two spaces side by side, coloured by neighbourhood
     Jaccard, a search highlighted and the moved-items table open. Builds its own store in a temporary folder."""
-    sys.path.insert(0, str(REPO / "tests"))
     from _http_server import Server
     from playwright.sync_api import sync_playwright
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from _http_server import DIM, N, Server, _free_port, _make_store
+from _http_server import DIM, N, Server, _free_port, make_store
 
 from repspace import Store
 from repspace.interfaces.cli import main
@@ -18,26 +18,21 @@ from repspace.interfaces.cli import main
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("served") / "s.db"
-    _make_store(path)
-    return path
+    return make_store(tmp_path_factory.mktemp("served") / "s.db")
 
 
 @pytest.fixture(scope="module")
 def server(store_path) -> Iterator[Server]:
-    s = Server(store_path)
-    yield s
-    s.stop()
+    with Server(store_path) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")
 def writable(tmp_path_factory) -> Iterator[Server]:
-    path = tmp_path_factory.mktemp("writable") / "s.db"
-    _make_store(path)
-    s = Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"})
-    s.store = path  # type: ignore[attr-defined]
-    yield s
-    s.stop()
+    path = make_store(tmp_path_factory.mktemp("writable") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "s3cret"}) as s:
+        s.store = path  # type: ignore[attr-defined]
+        yield s
 
 
 def _one_line(r: httpx.Response, status: int, fragment: str = "") -> None:
@@ -201,15 +196,21 @@ def test_the_map_is_the_library_layout_in_json_and_arrow(server, store_path):
     _one_line(httpx.get(server.url + "/api/v1/spaces/docs/map", params={"format": "xml"}), 422, "xml")
 
 
-def test_compare_two_spaces_as_the_library_does(tmp_path):
-    from repspace.workflows.compare import compare_spaces
-
-    path = tmp_path / "two.db"
+def _two_spaces(path: Path) -> Store:
+    """A store at ``path`` with spaces ``a`` and ``b`` over the same 200 ids (8-d), ``b`` a noisy copy of ``a``."""
     store = Store(path)
     x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
     ids = [f"i{i}" for i in range(200)]
     store.create_space("a", dim=8).add(ids, x)
     store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    return store
+
+
+def test_compare_two_spaces_as_the_library_does(tmp_path):
+    from repspace.workflows.compare import compare_spaces
+
+    path = tmp_path / "two.db"
+    store = _two_spaces(path)
     want = compare_spaces(store.space("a"), store.space("b"), changed=5).to_dict()
     store.close()
     s = Server(path)
@@ -245,11 +246,7 @@ def test_two_space_routes(tmp_path):
     from repspace.workflows.explore import pair_item, pair_jaccard
 
     path = tmp_path / "two.db"
-    store = Store(path)
-    x = np.random.default_rng(3).standard_normal((200, 8)).astype(np.float32)
-    ids = [f"i{i}" for i in range(200)]
-    store.create_space("a", dim=8).add(ids, x)
-    store.create_space("b", dim=8).add(ids, x + np.random.default_rng(4).normal(0, 0.3, x.shape).astype(np.float32))
+    store = _two_spaces(path)
     want_j = pair_jaccard(store.space("a"), store.space("b"), 10).to_dict()
     want_i = pair_item(store.space("a"), store.space("b"), "i7", 10).to_dict()
     store.close()
@@ -267,7 +264,7 @@ def test_two_space_routes(tmp_path):
 
 def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
     path = tmp_path / "t.db"
-    _make_store(path)
+    make_store(path)
     s = Server(path, "--token", "tok;en with spaces")
     try:
         _one_line(httpx.get(s.url + "/api/v1/spaces"), 401, "Bearer")
@@ -289,7 +286,7 @@ def test_a_browser_trades_the_token_in_the_url_for_a_strict_cookie(tmp_path):
 
 def test_a_search_beyond_the_query_timeout_is_408(tmp_path):
     path = tmp_path / "q.db"
-    _make_store(path)
+    make_store(path)
     s = Server(path, "--query-timeout", "0.001", "--writable", env={"REPSPACE_TOKEN": "t"})
     try:  # building an HNSW index (and loading FAISS) takes far longer than a millisecond (a writable store builds)
         _one_line(httpx.post(s.url + "/api/v1/spaces/docs/search", json={"id": "d1", "index": "hnsw16"},

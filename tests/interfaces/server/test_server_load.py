@@ -10,7 +10,7 @@ import time
 import httpx
 import numpy as np
 import pytest
-from _http_server import DIM, N, Server, _make_store
+from _http_server import DIM, N, Server, make_store
 
 CLIENTS = 8
 SECONDS = 8.0
@@ -19,11 +19,9 @@ BATCH = 20
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    path = tmp_path_factory.mktemp("load") / "s.db"
-    _make_store(path)
-    server = Server(path, "--writable", env={"REPSPACE_TOKEN": "t0ken"})
-    yield server
-    server.stop()
+    path = make_store(tmp_path_factory.mktemp("load") / "s.db")
+    with Server(path, "--writable", env={"REPSPACE_TOKEN": "t0ken"}) as server:
+        yield server
 
 
 def test_readers_never_see_half_a_batch_and_nothing_fails(served):

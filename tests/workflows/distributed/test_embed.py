@@ -19,18 +19,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _cli_process import run
 
 from repspace import Store
 from repspace.core.errors import BackendError, ConflictError
-from repspace.interfaces.cli import main
 from repspace.workflows.distributed import ingest_job, ingest_ray, read_shard
 from repspace.workflows.ingest import ingest_file
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 #: Cranfield's documents with a text: two of its 1,400 (ids 471 and 995) are empty, and an empty text is refused

@@ -14,6 +14,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 import pytest
+from _cli_process import run
 
 from repspace import Store
 from repspace.core.errors import BackendError, InputError
@@ -21,7 +22,6 @@ from repspace.core.space import Metric
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.hnsw import HNSWIndex, HNSWParams, ShardedHNSW, merge_topk
 from repspace.engines.search.specs import parse_spec
-from repspace.interfaces.cli import main
 from repspace.workflows.distributed.index import add_ivf_shards, build_hnsw_shards
 from repspace.workflows.search.hnsw import sharded_paths
 from repspace.workflows.search.indexes import build_index, drop_index, funnel_paths, list_indexes
@@ -186,12 +186,6 @@ def test_stale_ray_index_is_not_trusted(store, ray_local, glove):
 
 
 # -- the CLI seam ------------------------------------------------------------------------------------
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture()

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _cli_process import run
 
 from repspace import Store
 from repspace.core.arrays import block_rows
 from repspace.core.knn import knn_graph
 from repspace.core.moments import moments
 from repspace.engines.compare import compare
-from repspace.interfaces.cli import main
 from repspace.workflows.distributed.measure import (
     RayKnnGraph,
     compare_ray,
@@ -30,12 +30,6 @@ from repspace.workflows.distributed.measure import (
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
 MOMENT_MEASURES = ["cka_linear", "cka_debiased", "procrustes", "svcca"]
-
-
-def run(capsys, *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _exact_cosine(X: np.ndarray, i: int, cols: np.ndarray) -> np.ndarray:

