@@ -111,9 +111,28 @@ def row_norms(block: np.ndarray) -> np.ndarray:
     return np.minimum(out, np.finfo(np.float64).max)
 
 
-def unit_rows(block: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norm (float64); a zero row stays zero, as in ``sklearn.preprocessing.normalize``."""
-    block = np.asarray(block, dtype=np.float64)
+def unit_rows(X: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
+    """Rows divided by their L2 norm; a zero row stays zero, as in ``sklearn.preprocessing.normalize``.
+
+    The one row normaliser: norms are taken in float64 without overflow
+    (:func:`row_norms`), block by block (bounded extra memory), and written as
+    ``dtype`` (float64, or float32 for vectors that are searched).
+
+    Examples
+    --------
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    >>> unit_rows(np.array([[3.0, 4.0]]), np.float32).dtype
+    dtype('float32')
+    """
+    X = np.asarray(X)
+    out = np.empty(X.shape, dtype)
+    for start, block in row_blocks(X):
+        out[start:start + len(block)] = _unit_block(block)
+    return out
+
+
+def _unit_block(block: np.ndarray) -> np.ndarray:
     norms = row_norms(block)
     out = block / np.where(norms > 0, norms, 1.0)[:, None]
     huge = norms >= np.finfo(np.float64).max  # only for rows near the float64 limit

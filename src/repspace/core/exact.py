@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.arrays import unit_rows
 from repspace.core.space import Metric
 
 #: Largest score block held at once, in float32 entries (256 MiB).
@@ -39,7 +40,7 @@ RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
-    """L2-normalise rows (zero rows stay zero), as float32.
+    """L2-normalise rows (zero rows stay zero), as float32: :func:`~repspace.core.arrays.unit_rows` for search.
 
     Examples
     --------
@@ -47,9 +48,7 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
     array([[0.6, 0.8],
            [0. , 0. ]], dtype=float32)
     """
-    x = np.asarray(x, dtype=np.float32)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+    return unit_rows(x, np.float32)
 
 
 def exact_search(

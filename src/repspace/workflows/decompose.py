@@ -15,7 +15,7 @@ them, and :func:`repspace.engines.encoders.tokens.encode_tokens` returns one
 layer per call (``L`` forward passes for ``L`` layers). :func:`token_states`
 therefore runs the tokenizer and the transformers model that the
 :class:`~repspace.engines.encoders.hf_layers.HFLayersEncoder` has loaded (its
-``_loaded`` attribute, as ``encode_tokens`` does; the weights are loaded once
+``loaded`` property, as ``encode_tokens`` does; the weights are loaded once
 per process and shared), with the same tokenisation as ``encode_tokens``: the
 encoder's ``prompt`` prepended, truncation to its ``max_length``, texts sorted
 by length into batches. Token vectors are the raw hidden states (not
@@ -209,7 +209,7 @@ def token_states(encoder: str, texts: Sequence[str], *, layers: str | Sequence[i
         opts["max_length"] = int(max_length)
     enc = _hf_layers(encoder, opts)
     chosen = enc.resolve_layers(layers)
-    loaded = enc._loaded  # the tokenizer and model the encoder loaded (see the module docstring)
+    loaded = enc.loaded  # the tokenizer and model the encoder loaded (see the module docstring)
     limit, prompt = enc.max_length, enc.prompt or ""
     per_text: list[list[np.ndarray]] = [[np.zeros((0, loaded.dim), np.float32)] * len(items) for _ in chosen]
     per_pos: list[np.ndarray] = [np.zeros(0, np.int64)] * len(items)

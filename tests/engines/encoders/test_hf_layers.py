@@ -98,7 +98,7 @@ def test_left_padding_is_handled(raw, mixed_lengths: list[str]) -> None:
     texts = mixed_lengths[:5]
     tokenizer, model = raw
     encoders = {p: get_encoder("hf-layers:minilm", pooling=p) for p in ("cls", "last", "mean", "max")}
-    shared_tokenizer = encoders["cls"]._loaded.tokenizer
+    shared_tokenizer = encoders["cls"].loaded.tokenizer
     before = shared_tokenizer.padding_side
     shared_tokenizer.padding_side = "left"
     try:
@@ -199,4 +199,4 @@ def test_options_share_one_loaded_model() -> None:
     a = get_encoder("hf-layers:minilm", pooling="cls")
     b = get_encoder("hf-layers:minilm", pooling="max")
     assert a is not b
-    assert a._loaded is b._loaded
+    assert a.loaded is b.loaded

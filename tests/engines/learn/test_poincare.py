@@ -108,6 +108,21 @@ def test_epoch_by_epoch_training_equals_one_gensim_call_and_reports_progress():
                     ("train", 0, 4), ("train", 1, 4), ("train", 2, 4), ("train", 3, 4), ("train", 4, 4)]
 
 
+def test_the_saved_model_goes_on_training_as_gensims_own_after_its_burn_in():
+    """The model in ``model_bytes`` is left with its burn-in done: one more ``train`` call runs at ``alpha``,
+    without a second burn-in, giving the vectors gensim's own model gives after the same call."""
+    from gensim.models.poincare import PoincareModel
+
+    r = train_poincare(TOY, seed=4, **SMALL)
+    ref = PoincareModel(sorted(TOY), size=3, negative=3, burn_in=2, seed=4)
+    ref.train(epochs=4, batch_size=10)
+    m = load_poincare_model(r)
+    m.train(epochs=1, batch_size=10)
+    ref.train(epochs=1, batch_size=10)
+    np.testing.assert_array_equal(m.kv.vectors, ref.kv.vectors)
+    assert m.alpha == ref.alpha == 0.1
+
+
 def test_hand_written_loop_with_the_poincare_geometry_reproduces_gensim(feline):
     """The Euclidean trainer shares init, shuffles, negatives and batching with this loop; with the Poincare
     geometry the loop gives gensim's vectors bit for bit, which checks all of them."""

@@ -71,7 +71,7 @@ class Map(BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Map source rows into the target space: float32 ``(n, d_target)``."""
-        self._check_fitted()
+        self.check_fitted()
         arr = as_matrix(X, "X", min_rows=0, scan=False)
         if arr.shape[1] != self.n_features_in_:
             raise InputError(f"{type(self).__name__} was fitted on {self.n_features_in_} source dimensions; "
@@ -84,10 +84,20 @@ class Map(BaseEstimator):
     @property
     def n_features_out(self) -> int:
         """Dimensions of the target space."""
-        self._check_fitted()
+        self.check_fitted()
         return int(self.W_.shape[1])
 
-    def _check_fitted(self) -> None:
+    def check_fitted(self) -> None:
+        """Raise :class:`~repspace.core.estimators.NotFittedError` unless :meth:`fit` (or :meth:`from_state`) ran.
+
+        Examples
+        --------
+        >>> from repspace.engines.align import Procrustes
+        >>> Procrustes().check_fitted()
+        Traceback (most recent call last):
+        ...
+        repspace.core.estimators.NotFittedError: Procrustes is not fitted; call fit(X, Y) first
+        """
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
 
@@ -96,7 +106,7 @@ class Map(BaseEstimator):
 
     def state(self) -> dict[str, np.ndarray]:
         """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
-        self._check_fitted()
+        self.check_fitted()
         return export_state(self, self._state_attrs)
 
     @classmethod

@@ -93,7 +93,7 @@ class Procrustes(Map):
 
     def inverse_transform(self, Y: Any) -> np.ndarray:
         """Map target rows back into the source space, ``(y − mean_y_) W_ᵀ + mean_x_``; float32."""
-        self._check_fitted()
+        self.check_fitted()
         arr = as_matrix(Y, "Y", min_rows=0, scan=False)
         if arr.shape[1] != self.W_.shape[1]:
             raise InputError(f"Procrustes maps into {self.W_.shape[1]} dimensions; Y has {arr.shape[1]}")

@@ -36,8 +36,8 @@ _FROM_MOMENTS: dict[str, Callable[[Any], Any]] = {
     "svcca": _svcca_from,
 }
 _FROM_GRAPHS: dict[str, Callable[[Any, Any], Any]] = {
-    "mutual_knn": _nb._mutual_from,
-    "neighbourhood_jaccard": _nb._jaccard_from,
+    "mutual_knn": _nb.mutual_knn_from_graphs,
+    "neighbourhood_jaccard": _nb.jaccard_from_graphs,
 }
 
 
@@ -226,7 +226,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
             for key in on_graphs:
                 attempt(key, lambda key=key: _FROM_GRAPHS[key](gx, gy))
             if changed:
-                moved = _nb._changed_from(gx, gy, int(changed))
+                moved = _nb.changed_items_from_graphs(gx, gy, int(changed))
     if "rsa" in keys:  # on distances: a poincare side uses its hyperbolic distance
         attempt("rsa", lambda: rsa(X, Y, seed=seed, metrics=metrics))
     ordered = {key: results[key] for key in keys if key in results}

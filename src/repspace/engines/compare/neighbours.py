@@ -225,7 +225,16 @@ class ChangedItems:
         return {"k": int(self.k), "knn": dict(self.knn), "items": [c.to_dict() for c in self.items]}
 
 
-def _mutual_from(gx: KnnGraph, gy: KnnGraph) -> MutualKnn:
+def mutual_knn_from_graphs(gx: KnnGraph, gy: KnnGraph) -> MutualKnn:
+    """:func:`mutual_knn` of two kNN graphs already built (:func:`graphs`), so that measures can share them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((30, 4))
+    >>> mutual_knn_from_graphs(*graphs(X, 2 * X, 5)).value
+    1.0
+    """
     c = overlap_counts(gx.indices, gy.indices)
     return MutualKnn(float(c.mean()) / gx.k, gx.k, c, knn_info(gx, gy))
 
@@ -235,11 +244,29 @@ def _jaccard_values(gx: KnnGraph, gy: KnnGraph) -> np.ndarray:
     return c / (2.0 * gx.k - c)
 
 
-def _jaccard_from(gx: KnnGraph, gy: KnnGraph) -> NeighbourhoodJaccard:
+def jaccard_from_graphs(gx: KnnGraph, gy: KnnGraph) -> NeighbourhoodJaccard:
+    """:func:`neighbourhood_jaccard` of two kNN graphs already built (:func:`graphs`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((30, 4))
+    >>> jaccard_from_graphs(*graphs(X, 2 * X, 5)).value
+    1.0
+    """
     return NeighbourhoodJaccard(_jaccard_values(gx, gy), gx.k, knn_info(gx, gy))
 
 
-def _changed_from(gx: KnnGraph, gy: KnnGraph, top: int) -> ChangedItems:
+def changed_items_from_graphs(gx: KnnGraph, gy: KnnGraph, top: int) -> ChangedItems:
+    """:func:`changed_items` of two kNN graphs already built (:func:`graphs`): the ``top`` items that moved most.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((30, 4))
+    >>> len(changed_items_from_graphs(*graphs(X, 2 * X, 5), 3))
+    3
+    """
     jac = _jaccard_values(gx, gy)
     order = np.lexsort((np.arange(len(jac)), jac))[:top]
     items = []
@@ -292,7 +319,7 @@ def mutual_knn(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
     >>> round(mutual_knn(X, rng.standard_normal((100, 8))).value, 2)   # ≈ k/(n−1) by chance
     0.1
     """
-    return _mutual_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
+    return mutual_knn_from_graphs(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
 
 
 def neighbourhood_jaccard(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | None = None,
@@ -316,7 +343,7 @@ def neighbourhood_jaccard(X: Any, Y: Any, k: int = DEFAULT_K, *, exact: bool | N
     >>> neighbourhood_jaccard(X, Y, k=2).per_item.round(3).tolist()
     [0.333, 0.333, 0.333, 1.0]
     """
-    return _jaccard_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
+    return jaccard_from_graphs(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend))
 
 
 def changed_items(X: Any, Y: Any, k: int = DEFAULT_K, top: int = 20, *, exact: bool | None = None,
@@ -352,4 +379,4 @@ def changed_items(X: Any, Y: Any, k: int = DEFAULT_K, top: int = 20, *, exact: b
     """
     if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or int(top) < 1:
         raise InputError(f"top must be a positive integer, got {top!r}")
-    return _changed_from(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend), int(top))
+    return changed_items_from_graphs(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend), int(top))

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from repspace.core.arrays import check_pair, row_blocks, unit_rows
+from repspace.core.arrays import check_pair, unit_rows
 from repspace.core.errors import InputError
 from repspace.core.estimate import (
     Z95,
@@ -49,13 +49,6 @@ DEFAULT_PAIRS = 200_000
 _DECIMALS = 12
 
 
-def _unit(X: np.ndarray) -> np.ndarray:
-    out = np.empty(X.shape, np.float64)
-    for start, block in row_blocks(X):
-        out[start:start + len(block)] = unit_rows(block)
-    return out
-
-
 def _all_pair_distances(X: np.ndarray, metric: str = "cosine") -> np.ndarray:
     """Cosine (or ``poincare``) distances of every pair ``i < j``, in ``np.triu_indices(n, 1)`` order."""
     n = len(X)
@@ -64,7 +57,7 @@ def _all_pair_distances(X: np.ndarray, metric: str = "cosine") -> np.ndarray:
         from repspace.core.hyperbolic import pairwise_poincare
 
         return pairwise_poincare(X, X)[upper]
-    U = _unit(X)
+    U = unit_rows(X)
     sim = U @ U.T
     return 1.0 - sim[upper]
 

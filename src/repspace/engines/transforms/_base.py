@@ -15,7 +15,7 @@ plus one block); outputs are float32.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -135,21 +135,42 @@ class Transform(TransformerMixin, BaseEstimator):
         return out
 
     def _check_input(self, X: Any, d: int | None = None) -> np.ndarray:
-        self._check_fitted()
+        self.check_fitted()
         arr = as_matrix(X, min_rows=0, scan=False)
         want = self.n_features_in_ if d is None else d
         if arr.shape[1] != want:
             raise InputError(f"{type(self).__name__} was fitted on {want} dimensions; X has {arr.shape[1]}")
         return arr
 
-    def _inverse(self, Z: Any, fn: Any) -> np.ndarray:
+    def inverse_rows(self, Z: Any, fn: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """``fn`` on float64 blocks of ``Z`` (checked to have ``n_features_out`` columns); float32 out.
+
+        The shared body of the subclasses' ``inverse_transform``: ``fn`` maps one
+        block of output rows back to input rows.
+
+        Examples
+        --------
+        >>> from repspace.engines.transforms import Center
+        >>> Center().fit([[1.0, 2.0], [3.0, 6.0]]).inverse_rows([[0.0, 0.0]], lambda z: z + 1).tolist()
+        [[1.0, 1.0]]
+        """
         arr = self._check_input(Z, self.n_features_out)
         out = np.empty((arr.shape[0], self.n_features_in_), np.float32)
         for rows in row_slices(*arr.shape):
             out[rows] = fn(block64(arr, rows, "Z"))
         return out
 
-    def _check_fitted(self) -> None:
+    def check_fitted(self) -> None:
+        """Raise :class:`~repspace.core.estimators.NotFittedError` unless :meth:`fit` (or :meth:`from_state`) ran.
+
+        Examples
+        --------
+        >>> from repspace.engines.transforms import Center
+        >>> Center().check_fitted()
+        Traceback (most recent call last):
+        ...
+        repspace.core.estimators.NotFittedError: Center is not fitted; call fit(X) first
+        """
         if not self.__sklearn_is_fitted__():
             raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(X) first")
 
@@ -159,7 +180,7 @@ class Transform(TransformerMixin, BaseEstimator):
     @property
     def n_features_out(self) -> int:
         """Dimensions of the output (the input's unless the transform reduces)."""
-        self._check_fitted()
+        self.check_fitted()
         return self.n_features_in_
 
     # -- what it is and how to rebuild it --------------------------------------------------
@@ -170,7 +191,7 @@ class Transform(TransformerMixin, BaseEstimator):
 
     def state(self) -> dict[str, np.ndarray]:
         """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
-        self._check_fitted()
+        self.check_fitted()
         return export_state(self, self._state_attrs)
 
     @classmethod

@@ -52,7 +52,7 @@ class Center(Transform):
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """Add the mean back."""
-        return self._inverse(Z, lambda z: z + self.mean_)
+        return self.inverse_rows(Z, lambda z: z + self.mean_)
 
     def _restored(self) -> None:
         _check_shape(self, "mean_", (self.n_features_in_,))
@@ -149,15 +149,15 @@ class Whiten(Transform):
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """Undo the whitening (only when all ``d`` dimensions are kept: with ``k < d`` some are gone)."""
-        self._check_fitted()
+        self.check_fitted()
         if self.components_.shape[0] != self.n_features_in_:
             raise InputError(f"Whiten(k={self.k}) keeps {self.components_.shape[0]} of "
                              f"{self.n_features_in_} dimensions and has no inverse; use k=None")
-        return self._inverse(Z, lambda z: (z / self.scale_) @ self.components_ + self.mean_)
+        return self.inverse_rows(Z, lambda z: (z / self.scale_) @ self.components_ + self.mean_)
 
     @property
     def n_features_out(self) -> int:
-        self._check_fitted()
+        self.check_fitted()
         return int(self.components_.shape[0])
 
     def to_spec(self) -> str:
@@ -322,11 +322,11 @@ class PCA(Transform):
 
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """scikit-learn's reconstruction ``z @ components_ + mean_`` (exact only with all components)."""
-        return self._inverse(Z, lambda z: z @ self.components_ + self.mean_)
+        return self.inverse_rows(Z, lambda z: z @ self.components_ + self.mean_)
 
     @property
     def n_features_out(self) -> int:
-        self._check_fitted()
+        self.check_fitted()
         return int(self.components_.shape[0])
 
     def to_spec(self) -> str:
@@ -412,7 +412,7 @@ class Affine(Transform):
 
     @property
     def n_features_out(self) -> int:
-        self._check_fitted()
+        self.check_fitted()
         return int(self.W_.shape[1])
 
     def _restored(self) -> None:

@@ -54,21 +54,16 @@ def _last_resort(e: Exception) -> int:
 
     import click
     import typer
-    from typer._click import (
-        exceptions as typer_click,  # typer >= 0.29 raises its own copies of click's
-    )
 
     from repspace.core.errors import is_disk_full
     from repspace.core.printable import shown_path
 
     line = _error_line
-    if isinstance(e, (click.exceptions.UsageError, typer_click.UsageError)):
+    # typer >= 0.29 raises its own copies of click's exceptions, all TyperExceptions; a usage error has a ctx
+    if isinstance(e, (click.exceptions.ClickException, typer.TyperException)):
         ctx = getattr(e, "ctx", None)
         where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         line(f"error: {e.format_message()}{where}")
-        return e.exit_code
-    if isinstance(e, (click.exceptions.ClickException, typer_click.ClickException)):
-        line(f"error: {e.format_message()}")
         return e.exit_code
     if isinstance(e, (click.exceptions.Abort, typer.Abort)):
         line("aborted")
