@@ -45,8 +45,9 @@ MAIN_METRIC = "ndcg_at_10"
 DEPTH = max(CUTOFFS)
 #: Documents retrieved per query with an HNSW index, hybrid fusion or multi-vector search.
 APPROX_DEPTH = 100
-#: efSearch of an HNSW index when the spec does not give one: max(k, this).
-DEFAULT_EF = 128
+#: efSearch of an evaluation HNSW index when the spec does not give one: max(k, this); wider than a
+#: query's :data:`~repspace.core.limits.DEFAULT_EF` (an evaluation measures the index near its best recall).
+EVAL_DEFAULT_EF = 128
 
 _HNSW_SPEC = re.compile(r"hnsw(\d+)(?:,ef(\d+))?")
 _ACCEPTED = "'exact', 'hnsw<M>' or 'hnsw<M>,ef<E>' (e.g. 'hnsw32', 'hnsw16,ef64')"
@@ -319,7 +320,7 @@ def parse_index(spec: str | None, k: int = 100) -> tuple[str, int, int]:
     m = int(match.group(1))
     if not 2 <= m <= 256:
         raise InputError(f"HNSW M must be between 2 and 256, not {m} (index {spec!r})")
-    ef = int(match.group(2)) if match.group(2) else max(k, DEFAULT_EF)
+    ef = int(match.group(2)) if match.group(2) else max(k, EVAL_DEFAULT_EF)
     if ef < 1:
         raise InputError(f"efSearch must be at least 1 (index {spec!r})")
     ef = max(ef, k)

@@ -49,6 +49,7 @@ from repspace.core.exact import exact_search
 from repspace.core.backend import LOCAL
 from repspace.core.knn import KnnGraph, merge_candidates, prepare_rows
 from repspace.core.moments import MomentPlan, Moments, accumulate, add_sums
+from repspace.core.limits import RESCORE_ENTRIES
 from repspace.core.moments import moments as streamed_moments
 from repspace.core.space import Metric
 from repspace.workflows.distributed.backend import node_id, one_line, ray_session
@@ -63,8 +64,6 @@ __all__ = ["BLOCK_ROWS", "MERGE_FAN_IN", "RayBackend", "RayKnnGraph", "RayRun", 
 BLOCK_ROWS = 8192
 #: Partial top-k lists one merge task combines (bounds a merge task's memory to this many tiles' results).
 MERGE_FAN_IN = 8
-#: Largest float64 array a tile uses while re-scoring its candidates, in entries (64 MiB).
-RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, eq=False)
