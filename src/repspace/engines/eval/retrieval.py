@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.files import read_jsonl
@@ -86,9 +87,7 @@ def default_depth(index: str | None = None, lexical: str | None = None) -> int:
 def _depth(k: int | None, index: str | None = None, lexical: str | None = None) -> int:
     if k is None:
         return default_depth(index, lexical)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    return k
+    return check_scalar(k, "k", int, low=1)
 
 
 @dataclass(frozen=True)
@@ -617,8 +616,7 @@ def multivector_retrieval(
     from repspace.engines.search.muvera import FDEConfig, MultiVectorIndex
 
     t0 = time.perf_counter()
-    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-        raise InputError(f"candidates must be a positive integer, not {candidates!r}")
+    check_scalar(candidates, "candidates", int, low=1)
     docs = encode_tokens(encoder, list(data.corpus_texts), layer=layer)
     queries = encode_tokens(encoder, list(data.query_texts), layer=layer)
     dim = next((d.shape[1] for d in docs if len(d)), None)

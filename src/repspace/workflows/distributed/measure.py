@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, block_rows, check_pair
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import BackendError, InputError
 from repspace.core.exact import exact_search
 from repspace.core.backend import LOCAL
 from repspace.core.knn import KnnGraph, merge_candidates, prepare_rows
-from repspace.core.moments import MomentPlan, Moments, accumulate, add_sums
 from repspace.core.limits import RESCORE_ENTRIES
+from repspace.core.moments import MomentPlan, Moments, accumulate, add_sums
 from repspace.core.moments import moments as streamed_moments
 from repspace.core.space import Metric
 from repspace.workflows.distributed.backend import node_id, one_line, ray_session
@@ -176,8 +176,7 @@ def knn_graph_ray(X: Any, k: int, *, metric: Metric | str = "cosine", block_rows
     metric = Metric.parse(metric)
     k = positive_int(k, "k")
     block_rows = positive_int(block_rows, "block_rows")
-    if isinstance(fan_in, bool) or not isinstance(fan_in, int) or fan_in < 2:
-        raise InputError(f"fan_in must be an integer ≥ 2, got {fan_in!r}")
+    check_scalar(fan_in, "fan_in", int, low=2)
     X = as_matrix(X)
     n = X.shape[0]
     if n <= k:
