@@ -48,6 +48,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
 from repspace.core.limits import FUNNEL_RESCORE_ENTRIES, TIE_BAND_FLOAT32
@@ -111,9 +112,7 @@ class FunnelIndex:
 
     def __init__(self, spec: IndexSpec | str, dim: int, metric: Metric | str) -> None:
         self.spec = parse_spec(spec)
-        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or dim < 1:
-            raise InputError(f"dimension must be a positive integer, not {dim!r}")
-        self.dim = int(dim)
+        self.dim = check_scalar(dim, "dimension", int, low=1)
         self.metric = Metric.parse(metric)
         self.metric.require_vector_space(f"index {str(self.spec)!r}")
         #: What the first stage holds and how FAISS searches it (one class per kind).
@@ -285,9 +284,7 @@ class FunnelIndex:
         ([[5, 6, -1, -1]], [[0.1, 1.345, inf, inf]])
         """
         sp = self.spec
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-            raise InputError(f"k must be a positive integer, not {k!r}")
-        k = int(k)
+        k = check_scalar(k, "k", int, low=1)
         if vectors is not None:
             if (not isinstance(vectors, np.ndarray) or vectors.dtype != np.float32 or vectors.ndim != 2
                     or vectors.shape[1] != self.dim or not vectors.flags.c_contiguous):
