@@ -91,7 +91,7 @@ def test_bad_requests_change_nothing(store):
 
 
 def test_a_failure_while_writing_leaves_no_partial_space(store, monkeypatch):
-    monkeypatch.setattr(workflow, "BATCH", 50)
+    monkeypatch.setattr(workflow, "WRITE_BATCH", 50)
     calls = []
     real_add = type(store.space("docs")).add
 

@@ -19,13 +19,9 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import unit_rows
+from repspace.core.limits import EXACT_BLOCK_ENTRIES, RESCORE_ENTRIES, TIE_BAND_FLOAT32
 from repspace.core.space import Metric
 
-#: Largest score block held at once, in float32 entries (256 MiB).
-BLOCK_ENTRIES = 64 * 1024 * 1024
-#: Relative width of the band below the k-th BLAS score whose rows are re-scored
-#: (float32 rounding of a d-term dot product is far below this).
-TIE_BAND = 1e-4
 #: From this many queries on, candidates come from FAISS's fused BLAS + heap search
 #: (faster than numpy's matmul + argpartition for batches; slower for one query).
 FAISS_MIN_QUERIES = 20
@@ -35,8 +31,6 @@ FAISS_MIN_QUERIES = 20
 #: 83 ms); FAISS's scan of one query on two OpenMP threads was 3x slower than on one.
 #: Beyond this size a many-core BLAS may win, so the blocked path takes over.
 ONE_QUERY_SCAN_MAX = 1 << 26
-#: Largest float64 array used while re-scoring candidates, in entries (64 MiB).
-RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 def normalize_rows(x: np.ndarray) -> np.ndarray:
@@ -136,7 +130,7 @@ def _faiss_search(q: np.ndarray, x: np.ndarray, k: int, l2: bool) -> tuple[np.nd
     d, idx = faiss.knn(q, x, kc, metric=faiss.METRIC_L2 if l2 else faiss.METRIC_INNER_PRODUCT)
     approx = -d if l2 else d  # larger is nearer
     kth = approx[:, k - 1]
-    band = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    band = kth - TIE_BAND_FLOAT32 * (np.abs(kth) + 1.0)
     crowded = approx[:, kc - 1] >= band  # the band may hold rows beyond the candidates
     out_s = np.empty((q.shape[0], k), np.float64)
     out_i = np.empty((q.shape[0], k), np.int64)
@@ -179,7 +173,7 @@ def _blocked_search(
     """Few queries: numpy matmul over blocks of rows, with exact re-scoring of candidates."""
     m, n = q.shape[0], x.shape[0]
     x_sq = np.einsum("ij,ij->i", x, x) if l2 else None
-    block = max(kk, min(n, BLOCK_ENTRIES // max(1, m)))
+    block = max(kk, min(n, EXACT_BLOCK_ENTRIES // max(1, m)))
     best_s = np.empty((m, 0), np.float64)
     best_i = np.empty((m, 0), np.int64)
     for start in range(0, n, block):
@@ -223,7 +217,7 @@ def _block_top_k(
         idx = np.argpartition(-s, k - 1, axis=1)[:, :k]
     top = np.take_along_axis(s, idx, axis=1)
     kth = top.min(axis=1)
-    band = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    band = kth - TIE_BAND_FLOAT32 * (np.abs(kth) + 1.0)
     crowded = (s >= band[:, None]).sum(axis=1) > k
     out_s = np.empty((m, k), np.float64)
     out_i = np.empty((m, k), np.int64)

@@ -21,6 +21,8 @@ from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
+from repspace.core.limits import EXACT_MAX_ITEMS as EXACT_MAX  # the public name of this module
+from repspace.core.limits import RESCORE_ENTRIES
 from repspace.core.space import Metric
 
 if TYPE_CHECKING:
@@ -29,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["EXACT_MAX", "HNSW_EF_CONSTRUCTION", "HNSW_EF_MAX", "HNSW_EF_SEARCH", "HNSW_M", "RECALL_TARGET",
            "KnnGraph", "knn_graph", "local_graph", "merge_candidates", "prepare_rows"]
 
-#: Largest ``n`` searched exactly when ``exact=None`` (the issue's 50k; METRICS.md says 200k).
-EXACT_MAX = 50_000
 #: FAISS ``IndexHNSWFlat`` links per node. 16 builds about twice as fast as 32 (100k MiniLM
 #: vectors: 22-28 s against 42 s here) and still reaches recall@20 0.976 at efSearch 64.
 HNSW_M = 16
@@ -45,8 +45,6 @@ HNSW_EF_MAX = 1024
 RECALL_TARGET = 0.95
 #: Queries searched at once (bounds the result and re-scoring buffers).
 QUERY_BLOCK = 8192
-#: Largest float64 array used while re-scoring HNSW candidates, in entries (64 MiB).
-RESCORE_ENTRIES = 8 * 1024 * 1024
 #: ``d · max|x|²`` above this would overflow float32 dot products in FAISS and BLAS.
 FLOAT32_SAFE = 1e36
 #: Relative tolerance when deciding that a returned neighbour is as near as the exact k-th.

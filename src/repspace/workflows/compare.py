@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.backend import Backend
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.compare import Comparison, compare
@@ -144,10 +145,8 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     """
     if isinstance(backend, str):
         check_backend(backend, ray_address)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    if isinstance(changed, bool) or not isinstance(changed, int) or changed < 0:
-        raise InputError(f"changed must be a non-negative integer, not {changed!r}")
+    check_scalar(k, "k", int, low=1)
+    check_scalar(changed, "changed", int, low=0)
     # Neighbour graphs are cosine (METRICS.md); a poincare space keeps its hyperbolic distance (neighbour
     # measures only: the engine records the measures on coordinates as undefined for it).
     metrics = ("cosine" if a.metric.is_vector_space else a.metric.value,

@@ -18,15 +18,14 @@ import numpy as np
 
 from repspace.core.atomic import write_atomic
 from repspace.core.errors import ConflictError, NotFoundError
+from repspace.core.limits import WRITE_BATCH
 from repspace.core.progress import Progress
 
 if TYPE_CHECKING:
     from repspace.core.store import Space, Store
 
-__all__ = ["BATCH", "Rows", "refuse_existing", "write_new_space"]
+__all__ = ["Rows", "refuse_existing", "write_new_space"]
 
-#: Items written per transaction.
-BATCH = 100_000
 
 #: ``rows(lo, hi)`` -> the ids, vectors, texts (or None) and metadata (or None) of rows ``lo:hi``.
 Rows = Callable[[int, int], tuple[list[str], np.ndarray, "list[str | None] | None", "list[dict[str, Any]] | None"]]
@@ -57,7 +56,7 @@ def refuse_existing(store: Store, name: str) -> None:
 def write_new_space(store: Store, name: str, n: int, rows: Rows, *, dim: int, metric: str,
                     provenance: Mapping[str, Any], dtype: str = "float32", state: Mapping[str, bytes] | None = None,
                     files: Mapping[str, bytes] | None = None, progress: Progress | None = None,
-                    batch: int = BATCH) -> Space:
+                    batch: int = WRITE_BATCH) -> Space:
     """Store ``n`` items as the new space ``name``, whole or not at all.
 
     ``rows(lo, hi)`` gives rows ``lo:hi`` (:data:`Rows`), asked for in batches of

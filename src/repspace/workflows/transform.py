@@ -35,6 +35,7 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
+from repspace.core.limits import WRITE_BATCH
 from repspace.engines.transforms import (
     format_transforms,
     parse_transforms,
@@ -53,8 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ["derive_space", "write_derived"]
 
-#: Rows written per transaction while filling the derived space.
-BATCH = 100_000
 
 def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str | None = None,
                  fit_sample: int | None = None, seed: int = 0,
@@ -142,4 +141,4 @@ def write_derived(store: Store, src: Space, new: str, chain: list[Any], derived_
 
     return write_new_space(store, new, len(items), rows, dim=dim, metric=metric or src.metric.value, dtype=src.dtype,
                            provenance=prov, state={STATE_NAME: transforms_to_bytes(full)}, progress=progress,
-                           batch=BATCH)
+                           batch=WRITE_BATCH)

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval_from_vectors
@@ -248,8 +249,7 @@ def upgrade_retrieval(
     for m in methods:
         if m not in UPGRADE_METHODS:
             raise InputError(f"unknown upgrade method {m!r}; use some of: {', '.join(UPGRADE_METHODS)}")
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-        raise InputError(f"repeats must be a positive integer, not {repeats!r}")
+    check_scalar(repeats, "repeats", int, low=1)
     n = data.n_documents
     counts: list[int] = []
     skipped: list[int] = []

@@ -31,14 +31,14 @@ def test_matches_brute_force(brute, rng, metric, m, n, k):
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("block_entries", [1, 7, 50, 333])
 def test_blocked_mode_matches_brute_force(brute, rng, monkeypatch, metric, block_entries):
-    monkeypatch.setattr(exact_mod, "BLOCK_ENTRIES", block_entries)
+    monkeypatch.setattr(exact_mod, "EXACT_BLOCK_ENTRIES", block_entries)
     m, n, d, k = 9, 157, 12, 6
     x = rng.standard_normal((n, d)).astype(np.float32)
     q = rng.standard_normal((m, d)).astype(np.float32)
     s, i = exact_search(q, x, k, metric)
     brute.check(s, i, q, x, k, metric)
     # Blocked and unblocked give identical answers.
-    monkeypatch.setattr(exact_mod, "BLOCK_ENTRIES", 64 * 1024 * 1024)
+    monkeypatch.setattr(exact_mod, "EXACT_BLOCK_ENTRIES", 64 * 1024 * 1024)
     s2, i2 = exact_search(q, x, k, metric)
     assert np.array_equal(i, i2)
     np.testing.assert_allclose(s, s2, rtol=1e-5, atol=1e-5)
@@ -62,7 +62,7 @@ def _tie_violations(pattern, s, i):
 @pytest.mark.parametrize("block_entries", [1, 5, 64 * 1024 * 1024])
 def test_ties_go_to_the_lower_row_exact_scores(rng, monkeypatch, metric, block_entries):
     """Duplicates of small-integer vectors score exactly equal: lower rows first, whatever the blocking."""
-    monkeypatch.setattr(exact_mod, "BLOCK_ENTRIES", block_entries)
+    monkeypatch.setattr(exact_mod, "EXACT_BLOCK_ENTRIES", block_entries)
     d = 8
     uniq = rng.integers(-3, 4, (6, d)).astype(np.float32)
     uniq[0] = [1, 0, 0, 0, 0, 0, 0, 0]  # a unit vector: its cosine scores are exact too
@@ -117,7 +117,7 @@ def test_ties_across_block_boundary(monkeypatch):
     # Identical vectors everywhere: the answer must be rows 0..k-1 whatever the blocking.
     x = np.ones((50, 3), np.float32)
     for block_entries in (1, 3, 7, 1000):
-        monkeypatch.setattr(exact_mod, "BLOCK_ENTRIES", block_entries)
+        monkeypatch.setattr(exact_mod, "EXACT_BLOCK_ENTRIES", block_entries)
         for metric in METRICS:
             s, i = exact_search(np.ones((2, 3)), x, 10, metric)
             assert i.tolist() == [list(range(10))] * 2, (block_entries, metric)
@@ -140,12 +140,12 @@ def test_hypothesis_integer_data_exact_order(brute, data):
     block_entries = data.draw(st.sampled_from([1, 2, 5, 17, 1 << 26]), label="block")
     x = _int_data(data.draw, (n, d))
     q = _int_data(data.draw, (m, d))
-    old = exact_mod.BLOCK_ENTRIES
-    exact_mod.BLOCK_ENTRIES = block_entries
+    old = exact_mod.EXACT_BLOCK_ENTRIES
+    exact_mod.EXACT_BLOCK_ENTRIES = block_entries
     try:
         s, i = exact_search(q, x, k, metric)
     finally:
-        exact_mod.BLOCK_ENTRIES = old
+        exact_mod.EXACT_BLOCK_ENTRIES = old
     exp_s, exp_i = brute.topk(q, x, k, metric)
     assert i.tolist() == exp_i.tolist()
     np.testing.assert_allclose(s, exp_s, rtol=1e-6, atol=1e-6)
@@ -162,12 +162,12 @@ def test_hypothesis_cosine_random_data(brute, data):
     r = np.random.default_rng(seed)
     x = r.standard_normal((n, 5)).astype(np.float32)
     q = r.standard_normal((m, 5)).astype(np.float32)
-    old = exact_mod.BLOCK_ENTRIES
-    exact_mod.BLOCK_ENTRIES = block_entries
+    old = exact_mod.EXACT_BLOCK_ENTRIES
+    exact_mod.EXACT_BLOCK_ENTRIES = block_entries
     try:
         s, i = exact_search(q, x, k, "cosine")
     finally:
-        exact_mod.BLOCK_ENTRIES = old
+        exact_mod.EXACT_BLOCK_ENTRIES = old
     brute.check(s, i, q, x, k, "cosine", exact_order=False)
     assert np.all(np.diff(s, axis=1) <= 0)
 

@@ -245,12 +245,12 @@ def test_refine_stage_reads_full_vectors_through_fetch(glove, built, spec):
     np.testing.assert_array_equal(s2, s)
     # Chunks of queries within one fetch (bounded scoring arrays): the same answer.
     log.clear()
-    small = funnel_mod.RESCORE_ENTRIES
+    small = funnel_mod.FUNNEL_RESCORE_ENTRIES
     try:
-        funnel_mod.RESCORE_ENTRIES = K * factor * 50 * 2
+        funnel_mod.FUNNEL_RESCORE_ENTRIES = K * factor * 50 * 2
         s3, r3 = ix.search(q, K, fetch=_fetch(base, log))
     finally:
-        funnel_mod.RESCORE_ENTRIES = small
+        funnel_mod.FUNNEL_RESCORE_ENTRIES = small
     assert len(log) == 1
     np.testing.assert_array_equal(r3, r)
     np.testing.assert_array_equal(s3, s)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import block64, unit_rows
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.scores import csls as _csls
 from repspace.engines.align._base import check_pairs
@@ -125,8 +126,7 @@ def score_map(mapped_X: Any, Y: Any, *, csls: bool = False, k_csls: int = 10) ->
     if M.shape[1] != T.shape[1]:
         raise InputError(f"score_map: mapped_X has {M.shape[1]} dimensions and Y has {T.shape[1]}; "
                          "map X into the target space first")
-    if isinstance(k_csls, bool) or not isinstance(k_csls, (int, np.integer)) or k_csls < 1:
-        raise InputError(f"score_map: k_csls must be an integer >= 1, not {k_csls!r}")
+    check_scalar(k_csls, "score_map: k_csls", int, low=1)
     n = M.shape[0]
     Mn, Tn = unit_rows(block64(M, slice(None), "mapped_X")), unit_rows(block64(T, slice(None), "Y"))
     k = min(int(k_csls), n) if csls else 0

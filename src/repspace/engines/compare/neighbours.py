@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import check_pair
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
@@ -377,6 +378,5 @@ def changed_items(X: Any, Y: Any, k: int = DEFAULT_K, top: int = 20, *, exact: b
     >>> [(i.row, i.jaccard, i.neighbours_x, i.neighbours_y) for i in c]
     [(2, 0.0, (3,), (4,)), (3, 0.0, (2,), (4,))]
     """
-    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or int(top) < 1:
-        raise InputError(f"top must be a positive integer, got {top!r}")
+    top = check_scalar(top, "top", int, low=1)
     return changed_items_from_graphs(*graphs(X, Y, k, exact=exact, seed=seed, backend=backend), int(top))

@@ -38,12 +38,11 @@ from repspace.core.estimate import (
     pair_chunks,
     sample_pairs,
 )
+from repspace.core.limits import RSA_ALL_PAIRS_MAX
 
 __all__ = ["rsa"]
 
-#: Up to this many items every pair is used.
-EXACT_MAX = 3000
-#: Pairs sampled above :data:`EXACT_MAX`.
+#: Pairs sampled above :data:`~repspace.core.limits.RSA_ALL_PAIRS_MAX`.
 DEFAULT_PAIRS = 200_000
 #: Decimals kept before ranking (cosine distances lie in [0, 2]).
 _DECIMALS = 12
@@ -97,7 +96,7 @@ def _fieller(rho: float, m: int) -> Estimate:
     return Estimate(rho, min(rho, math.tanh(z - half)), max(rho, math.tanh(z + half)), False, m)
 
 
-def rsa(X: Any, Y: Any, *, exact_max: int = EXACT_MAX, pairs: int = DEFAULT_PAIRS,
+def rsa(X: Any, Y: Any, *, exact_max: int = RSA_ALL_PAIRS_MAX, pairs: int = DEFAULT_PAIRS,
         seed: int | None = 0, metrics: tuple[str, str] = ("cosine", "cosine")) -> Estimate:
     """Spearman correlation between the cosine distances of the same item pairs in ``X`` and ``Y``.
 

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import EncoderError, InputError, RepspaceError
 
 T = TypeVar("T")
@@ -34,8 +35,7 @@ def check_texts(texts: Sequence[str]) -> list[str]:
 
 def check_batch_size(batch_size: int) -> None:
     """Raise :class:`InputError` unless ``batch_size`` is an int >= 1."""
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise InputError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    check_scalar(batch_size, "batch_size", int, low=1)
 
 
 def finish(out: Any, shape: tuple[int, ...], spec: str) -> np.ndarray:

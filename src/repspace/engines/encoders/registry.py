@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import InputError, NotFoundError
+from repspace.core.limits import DEFAULT_ENCODER
 from repspace.engines.encoders.base import Encoder
 
 __all__ = [
@@ -72,8 +73,6 @@ __all__ = [
     "unregister",
 ]
 
-#: The spec used when none is given.
-DEFAULT_ENCODER = "minilm"
 
 #: ``factory(target, **options) -> Encoder``; ``target`` is the part after the
 #: first ``:`` of the spec, or ``None`` for a bare name.

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows, read_jsonl
 from repspace.engines.eval._encode import as_encode
@@ -229,8 +230,7 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
     from sklearn.metrics import v_measure_score
 
     t0 = time.perf_counter()
-    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
-        raise InputError(f"seeds must be a positive integer, got {seeds!r}")
+    check_scalar(seeds, "seeds", int, low=1)
     info: dict[str, Any] = {}
     x, y, classes = _vectors_and_labels(vectors_or_encode, labels, texts, codec, info)
     k = len(classes)
@@ -305,10 +305,8 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     from sklearn.neighbors import KNeighborsClassifier
 
     t0 = time.perf_counter()
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
-        raise InputError(f"folds must be an integer of at least 2, got {folds!r}")
-    if isinstance(knn_k, bool) or not isinstance(knn_k, int) or knn_k < 1:
-        raise InputError(f"knn_k must be a positive integer, got {knn_k!r}")
+    check_scalar(folds, "folds", int, low=2)
+    check_scalar(knn_k, "knn_k", int, low=1)
     info: dict[str, Any] = {}
     x, y, classes = _vectors_and_labels(vectors_or_encode, labels, texts, codec, info)
     counts = np.bincount(y)

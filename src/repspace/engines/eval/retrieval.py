@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.files import read_jsonl
@@ -45,8 +46,9 @@ MAIN_METRIC = "ndcg_at_10"
 DEPTH = max(CUTOFFS)
 #: Documents retrieved per query with an HNSW index, hybrid fusion or multi-vector search.
 APPROX_DEPTH = 100
-#: efSearch of an HNSW index when the spec does not give one: max(k, this).
-DEFAULT_EF = 128
+#: efSearch of an evaluation HNSW index when the spec does not give one: max(k, this); wider than a
+#: query's :data:`~repspace.core.limits.DEFAULT_EF` (an evaluation measures the index near its best recall).
+EVAL_DEFAULT_EF = 128
 
 _HNSW_SPEC = re.compile(r"hnsw(\d+)(?:,ef(\d+))?")
 _ACCEPTED = "'exact', 'hnsw<M>' or 'hnsw<M>,ef<E>' (e.g. 'hnsw32', 'hnsw16,ef64')"
@@ -85,9 +87,7 @@ def default_depth(index: str | None = None, lexical: str | None = None) -> int:
 def _depth(k: int | None, index: str | None = None, lexical: str | None = None) -> int:
     if k is None:
         return default_depth(index, lexical)
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    return k
+    return check_scalar(k, "k", int, low=1)
 
 
 @dataclass(frozen=True)
@@ -319,7 +319,7 @@ def parse_index(spec: str | None, k: int = 100) -> tuple[str, int, int]:
     m = int(match.group(1))
     if not 2 <= m <= 256:
         raise InputError(f"HNSW M must be between 2 and 256, not {m} (index {spec!r})")
-    ef = int(match.group(2)) if match.group(2) else max(k, DEFAULT_EF)
+    ef = int(match.group(2)) if match.group(2) else max(k, EVAL_DEFAULT_EF)
     if ef < 1:
         raise InputError(f"efSearch must be at least 1 (index {spec!r})")
     ef = max(ef, k)
@@ -616,8 +616,7 @@ def multivector_retrieval(
     from repspace.engines.search.muvera import FDEConfig, MultiVectorIndex
 
     t0 = time.perf_counter()
-    if isinstance(candidates, bool) or not isinstance(candidates, int) or candidates < 1:
-        raise InputError(f"candidates must be a positive integer, not {candidates!r}")
+    check_scalar(candidates, "candidates", int, low=1)
     docs = encode_tokens(encoder, list(data.corpus_texts), layer=layer)
     queries = encode_tokens(encoder, list(data.query_texts), layer=layer)
     dim = next((d.shape[1] for d in docs if len(d)), None)

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.stats import ConstantInputWarning, rankdata, spearmanr
 
 from repspace.core.arrays import as_matrix, row_blocks, row_norms, unit_rows
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = [
@@ -273,8 +274,7 @@ def axis(X_pos: Any, X_neg: Any, *, expand: int | None = None, pool: Any = None,
     if expand is not None or pool is not None:
         if pool is None or expand is None:
             raise InputError("pole expansion needs both expand (how many rows per pole) and pool (the candidates)")
-        if isinstance(expand, bool) or not isinstance(expand, (int, np.integer)) or expand < 1:
-            raise InputError(f"expand must be a positive integer, got {expand!r}")
+        check_scalar(expand, "expand", int, low=1)
         Q = _rows(pool, "pool", P.shape[1], allow_vector=False)
         added_pos, added_neg = _expand(Q, P64, N64, int(expand))
         extra_p = np.asarray(Q[list(added_pos)], dtype=np.float64)
@@ -482,10 +482,8 @@ def axis_significance(axis_or_direction: Axis | Any, X: Any, values: Any, n_rand
     v = _numbers(values, n, "values")
     if np.ptp(v) == 0:
         raise InputError("the values are all equal: there is nothing to correlate with")
-    if isinstance(n_random, bool) or not isinstance(n_random, (int, np.integer)) or n_random < 1:
-        raise InputError(f"n_random must be a positive integer, got {n_random!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InputError(f"seed must be a non-negative integer, got {seed!r}")
+    check_scalar(n_random, "n_random", int, low=1)
+    check_scalar(seed, "seed", int, low=0)
     U = unit_rows(np.asarray(Xm, dtype=np.float64))
     rho = _spearman(U @ direction, v)
     R = np.random.default_rng(int(seed)).standard_normal((int(n_random), d))

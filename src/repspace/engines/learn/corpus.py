@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_jsonl, text_lines
 
@@ -103,8 +104,7 @@ class Tokenizer:
             raise InputError(f"tokenizer pattern {self.pattern!r} matches the empty string")
         for name in ("min_len", "max_len"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"tokenizer {name} must be a positive integer, not {value!r}")
+            check_scalar(value, f"tokenizer {name}", int, low=1)
         if self.max_len < self.min_len:
             raise InputError(f"tokenizer max_len ({self.max_len}) is below min_len ({self.min_len})")
 

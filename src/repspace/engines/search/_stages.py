@@ -30,16 +30,13 @@ import numpy as np
 from repspace.core.codecs import code_bytes, sign_bits
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
+from repspace.core.limits import DEFAULT_EF, MAX_EF
 from repspace.core.space import Metric
 from repspace.engines.search.hnsw import faiss_metric
 from repspace.engines.search.specs import IndexSpec
 
 #: HNSW construction beam (as :class:`~repspace.engines.search.hnsw.HNSWParams`' default).
 EF_CONSTRUCTION = 100
-#: HNSW search beam when neither the spec nor the call gives one.
-DEFAULT_EF = 64
-#: Largest HNSW beam / share of IVF lists reached when widening for a selective mask.
-MAX_EF = 4096
 #: Graph kinds search a mask keeping at most this share of rows by brute force over it.
 FLAT_MAX_SHARE = 0.02
 #: IVF lists probed when the spec gives no ``nprobe``: ``nlist // 16``, at least 8.

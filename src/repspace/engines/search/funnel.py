@@ -48,8 +48,10 @@ from typing import Any
 import faiss
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
+from repspace.core.limits import FUNNEL_RESCORE_ENTRIES, TIE_BAND_FLOAT32
 from repspace.engines.search._stages import Flat, Stage, stage_for
 from repspace.engines.search.hnsw import prepare
 from repspace.engines.search.specs import IndexSpec, parse_spec
@@ -61,13 +63,8 @@ Fetch = Callable[[np.ndarray], np.ndarray]
 
 #: Kinds whose FAISS index ignores ``SearchParameters.sel``: filtered here by expansion.
 NO_SELECTOR_KINDS: frozenset[str] = frozenset()
-#: Largest float32 array built while rescoring (query chunk × candidates × dim), in entries.
-RESCORE_ENTRIES = 4 * 1024 * 1024
 #: Largest number of values (rows × dim) fetched for one rescoring call (64 Mi: 256 MiB of float32).
 FETCH_ENTRIES = 64 * 1024 * 1024
-#: Candidates whose float32 rescoring key is within this relative distance of the k-th are
-#: rescored in float64 before the final order is taken (float32 rounding is far below it).
-TIE_BAND = 1e-4
 
 
 class FunnelIndex:
@@ -115,9 +112,7 @@ class FunnelIndex:
 
     def __init__(self, spec: IndexSpec | str, dim: int, metric: Metric | str) -> None:
         self.spec = parse_spec(spec)
-        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool) or dim < 1:
-            raise InputError(f"dimension must be a positive integer, not {dim!r}")
-        self.dim = int(dim)
+        self.dim = check_scalar(dim, "dimension", int, low=1)
         self.metric = Metric.parse(metric)
         self.metric.require_vector_space(f"index {str(self.spec)!r}")
         #: What the first stage holds and how FAISS searches it (one class per kind).
@@ -289,9 +284,7 @@ class FunnelIndex:
         ([[5, 6, -1, -1]], [[0.1, 1.345, inf, inf]])
         """
         sp = self.spec
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-            raise InputError(f"k must be a positive integer, not {k!r}")
-        k = int(k)
+        k = check_scalar(k, "k", int, low=1)
         if vectors is not None:
             if (not isinstance(vectors, np.ndarray) or vectors.dtype != np.float32 or vectors.ndim != 2
                     or vectors.shape[1] != self.dim or not vectors.flags.c_contiguous):
@@ -399,7 +392,7 @@ class FunnelIndex:
 
         The union of the shortlists is fetched at once (per group of queries whose
         shortlists hold at most :data:`FETCH_ENTRIES` values). Candidates are ordered by float32
-        scores (one batched matrix product); those within :data:`TIE_BAND` of each
+        scores (one batched matrix product); those within :data:`TIE_BAND_FLOAT32` of each
         query's k-th are then scored again in float64 and the top ``k`` taken by (score,
         row), which is the tie rule of :func:`~repspace.core.exact.exact_search` at a
         fraction of the cost of scoring every candidate in float64.
@@ -423,7 +416,7 @@ class FunnelIndex:
         l2 = self.metric is Metric.L2
         out_key = np.empty((m, k), np.float64)
         out_rows = np.empty((m, k), np.int64)
-        step = _chunk(m, RESCORE_ENTRIES // max(1, kk * self.dim))
+        step = _chunk(m, FUNNEL_RESCORE_ENTRIES // max(1, kk * self.dim))
 
         def score(lo: int) -> None:
             hi = min(m, lo + step)
@@ -461,7 +454,7 @@ class FunnelIndex:
         key32 = np.where(valid, -key32 if l2 else key32, -np.inf)
         out_key = np.empty((m, k), np.float64)
         out_rows = np.empty((m, k), np.int64)
-        step = _chunk(m, RESCORE_ENTRIES // max(1, k * 2 * self.dim))
+        step = _chunk(m, FUNNEL_RESCORE_ENTRIES // max(1, k * 2 * self.dim))
 
         def settle(lo: int) -> None:
             hi = min(m, lo + step)
@@ -481,7 +474,7 @@ class FunnelIndex:
 
         Candidates are ordered by their float32 key (ties: lower row). Where that order
         could differ from the exact one -- a candidate beyond the k-th within
-        :data:`TIE_BAND` of it, or two of the first k within the band of each other --
+        :data:`TIE_BAND_FLOAT32` of it, or two of the first k within the band of each other --
         the query's candidates up to the band are scored again in float64 and ordered by
         (score, row), the tie rule of :func:`~repspace.core.exact.exact_search`.
         Elsewhere float32 rounding (~1e-7 relative) cannot change the order, and the keys
@@ -494,7 +487,7 @@ class FunnelIndex:
         order = np.lexsort((tie, -key32), axis=-1)
         key32 = np.take_along_axis(key32, order, axis=1)
         kth = key32[:, kq - 1 : kq]
-        band = TIE_BAND * np.maximum(1.0, np.abs(kth))
+        band = TIE_BAND_FLOAT32 * np.maximum(1.0, np.abs(kth))
         within = np.sum(key32 >= kth - band, axis=1)
         with np.errstate(invalid="ignore"):  # -inf - -inf among padding: NaN, not "close"
             close = np.any(key32[:, : kq - 1] - key32[:, 1:kq] < band, axis=1) if kq > 1 else np.zeros(m, bool)

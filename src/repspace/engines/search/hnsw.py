@@ -19,6 +19,7 @@ import faiss
 import numpy as np
 
 from repspace.core.atomic import write_atomic
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
@@ -162,8 +163,7 @@ class ShardedHNSW:
 
     def __init__(self, n: int, dim: int, metric: Metric, params: HNSWParams,
                  shards: list[HNSWIndex] | None = None) -> None:
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise InputError(f"shards must be a positive integer, not {n!r}")
+        n = check_scalar(n, "shards", int, low=1)
         self.n, self.dim, self.metric, self.params = n, dim, metric, params
         self.shards = shards if shards is not None else [HNSWIndex(dim, metric, params) for _ in range(n)]
         if len(self.shards) != n:

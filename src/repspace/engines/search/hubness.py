@@ -51,6 +51,7 @@ from scipy.special import log_ndtr
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
+from repspace.core.limits import HUBNESS_BLOCK_ENTRIES, TIE_BAND_FLOAT64
 from repspace.core.scores import broadcast_terms as _broadcast
 from repspace.core.scores import csls
 from repspace.core.space import Metric
@@ -73,11 +74,6 @@ __all__ = [
 METHODS = ("csls", "mutual-proximity", "local-scaling")
 _METHOD_ALIASES = {"mp": "mutual-proximity", "mutual_proximity": "mutual-proximity", "ls": "local-scaling",
                    "local_scaling": "local-scaling"}
-#: Largest block of (query, base) scores held at once, in float64 entries (32 MiB per array).
-BLOCK_ENTRIES = 4 * 1024 * 1024
-#: Relative width of the band below each query's k-th key (from a BLAS matrix product)
-#: whose items the exact search scores again pair by pair; float64 rounding is ~1e-16.
-TIE_BAND = 1e-6
 #: Floor on σ (local scaling) and on the standard deviation (mutual proximity), so a
 #: neighbourhood of exact duplicates (σ = 0) gives finite scores instead of NaN.
 SCALE_FLOOR = 1e-12
@@ -419,7 +415,7 @@ def _exact(q: np.ndarray, x: np.ndarray, k: int, method: str, metric: Metric,
     """Every base item scored for every query, in blocks of queries.
 
     A float64 matrix product ranks every item; each query's items within
-    :data:`TIE_BAND` of its k-th key are then scored again pair by pair
+    :data:`TIE_BAND_FLOAT64` of its k-th key are then scored again pair by pair
     (:func:`_rerank`), which decides the result. BLAS rounds an entry differently
     by where it sits and by CPU, so ranking on the product alone gave duplicates
     unequal keys (breaking the lower-row tie rule) and a CPU-dependent order.
@@ -429,7 +425,7 @@ def _exact(q: np.ndarray, x: np.ndarray, k: int, method: str, metric: Metric,
     x_sq = np.einsum("ij,ij->i", x64, x64) if metric is Metric.L2 else None
     out_s = np.empty((m, k), np.float32)
     out_i = np.empty((m, k), np.int64)
-    step = max(1, BLOCK_ENTRIES // n)
+    step = max(1, HUBNESS_BLOCK_ENTRIES // n)
     for lo in range(0, m, step):
         rows = slice(lo, min(m, lo + step))
         q64 = q[rows].astype(np.float64)
@@ -450,7 +446,7 @@ def _rerank(q: np.ndarray, x: np.ndarray, cand: np.ndarray, k: int, method: str,
     d = x.shape[1]
     out_s = np.empty((m, k), np.float32)
     out_i = np.empty((m, k), np.int64)
-    step = max(1, BLOCK_ENTRIES // max(1, c * d))
+    step = max(1, HUBNESS_BLOCK_ENTRIES // max(1, c * d))
     for lo in range(0, m, step):
         rows = slice(lo, min(m, lo + step))
         ci = cand[rows]
@@ -485,14 +481,14 @@ def _report(key: np.ndarray, method: str) -> np.ndarray:
 
 
 def _band(key: np.ndarray, k: int) -> np.ndarray:
-    """Columns of each row's largest keys: the top ``k`` and every key within :data:`TIE_BAND`
+    """Columns of each row's largest keys: the top ``k`` and every key within :data:`TIE_BAND_FLOAT64`
     of the k-th, padded with the next largest to one width for all rows (``(m, width)``)."""
     m, n = key.shape
     if k >= n:
         return np.broadcast_to(np.arange(n), (m, n))
     kth = -np.partition(-key, k - 1, axis=1)[:, k - 1]
     with np.errstate(invalid="ignore"):  # -inf keys: nothing below them to add
-        low = kth - TIE_BAND * (np.abs(kth) + 1.0)
+        low = kth - TIE_BAND_FLOAT64 * (np.abs(kth) + 1.0)
         width = max(k, int((key >= low[:, None]).sum(axis=1).max()))
     if width >= n:
         return np.broadcast_to(np.arange(n), (m, n))

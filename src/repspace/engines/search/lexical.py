@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError, NotFoundError
 
 #: Version of the folder layout and stamp; a different one means rebuild.
@@ -269,9 +270,7 @@ class LexicalIndex:
         for i, q in enumerate(queries):
             if not isinstance(q, str):
                 raise InputError(f"query {i} is {type(q).__name__}, not a string")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InputError(f"k must be a positive integer, not {k!r}")
-        k = int(k)
+        k = check_scalar(k, "k", int, low=1)
         m, n = len(queries), len(self.rows)
         out_s = np.zeros((m, k), np.float32)
         out_r = np.full((m, k), -1, np.int64)

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import BackendError, ConflictError, InputError, NotFoundError, RepspaceError
+from repspace.core.limits import DEFAULT_ENCODER
 from repspace.core.progress import Progress
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
@@ -64,8 +65,6 @@ from repspace.workflows.ingest.readers import Slice, input_files, plan_slices, r
 
 #: Records per shard when none is given: 10,000 x 384 float32 is 15 MiB of vectors.
 SHARD_ROWS = 10_000
-#: Encoder used for a new space when none is named (as the local ingest).
-DEFAULT_ENCODER = "minilm"
 
 
 @dataclass(frozen=True)

@@ -43,11 +43,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, block_rows, check_pair
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import BackendError, InputError
 from repspace.core.exact import exact_search
 from repspace.core.backend import LOCAL
 from repspace.core.knn import KnnGraph, merge_candidates, prepare_rows
+from repspace.core.limits import RESCORE_ENTRIES
 from repspace.core.moments import MomentPlan, Moments, accumulate, add_sums
 from repspace.core.moments import moments as streamed_moments
 from repspace.core.space import Metric
@@ -63,8 +64,6 @@ __all__ = ["BLOCK_ROWS", "MERGE_FAN_IN", "RayBackend", "RayKnnGraph", "RayRun", 
 BLOCK_ROWS = 8192
 #: Partial top-k lists one merge task combines (bounds a merge task's memory to this many tiles' results).
 MERGE_FAN_IN = 8
-#: Largest float64 array a tile uses while re-scoring its candidates, in entries (64 MiB).
-RESCORE_ENTRIES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,8 +176,7 @@ def knn_graph_ray(X: Any, k: int, *, metric: Metric | str = "cosine", block_rows
     metric = Metric.parse(metric)
     k = positive_int(k, "k")
     block_rows = positive_int(block_rows, "block_rows")
-    if isinstance(fan_in, bool) or not isinstance(fan_in, int) or fan_in < 2:
-        raise InputError(f"fan_in must be an integer ≥ 2, got {fan_in!r}")
+    check_scalar(fan_in, "fan_in", int, low=2)
     X = as_matrix(X)
     n = X.shape[0]
     if n <= k:

@@ -53,6 +53,7 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
+from repspace.core.limits import HUBNESS_BLOCK_ENTRIES, TIE_BAND_FLOAT64
 from repspace.engines.eval import TaskResult, as_encode, as_query_encode
 from repspace.engines.eval.retrieval import (
     DEPTH,
@@ -98,10 +99,6 @@ _HUBNESS_ALIASES = {"mp": "mutual-proximity", "ls": "local-scaling"}
 DEFAULT_KAPPA = 10
 #: Largest corpus whose reduced k-NN graph :func:`neighbour_hubness` computes (it scores all n² pairs).
 REDUCED_GRAPH_MAX = 50_000
-_BLOCK_ENTRIES = 4 * 1024 * 1024
-#: Relative width of the band below each row's k-th reduced key (from a BLAS matrix product) whose
-#: rows :func:`neighbour_hubness` scores again pair by pair; float64 rounding is ~1e-16.
-TIE_BAND = 1e-6
 #: Largest float64 array of gathered candidate rows while re-scoring, in entries (64 MiB).
 _RESCORE_ENTRIES = 8 * 1024 * 1024
 
@@ -266,7 +263,7 @@ def neighbour_hubness(X: Any, k: int = 10, *, reduction: str | None = None,
     (:func:`repspace.engines.search.hubness.base_statistics`), and the ``k`` best other
     rows are its neighbours (exact, every pair scored; at most
     :data:`REDUCED_GRAPH_MAX` rows; equal scores go to the lower row). The rows
-    within :data:`TIE_BAND` of a row's k-th score are scored again pair by pair:
+    within :data:`TIE_BAND_FLOAT64` of a row's k-th score are scored again pair by pair:
     a BLAS product rounds an entry by where it sits and by CPU, which gave
     duplicate rows unequal scores and a graph that differed between CPUs.
 
@@ -292,7 +289,7 @@ def neighbour_hubness(X: Any, k: int = 10, *, reduction: str | None = None,
     x64 = x.astype(np.float64)
     idx = np.empty((n, k), np.int64)
     dist = np.empty((n, k), np.float32)
-    step = max(1, _BLOCK_ENTRIES // n)
+    step = max(1, HUBNESS_BLOCK_ENTRIES // n)
     for lo in range(0, n, step):
         own = np.arange(lo, min(n, lo + step))
         key = _reduced_key(x64[own] @ x64.T, method, st, own, slice(None))
@@ -313,10 +310,10 @@ def _reduced_key(sim: np.ndarray, method: str, st: NeighbourStatistics, rows: np
 
 
 def _band(key: np.ndarray, k: int) -> np.ndarray:
-    """Columns of each row's top ``k`` keys and of every key within :data:`TIE_BAND` of the k-th."""
+    """Columns of each row's top ``k`` keys and of every key within :data:`TIE_BAND_FLOAT64` of the k-th."""
     m, n = key.shape
     kth = -np.partition(-key, k - 1, axis=1)[:, k - 1]
-    low = kth - TIE_BAND * (np.abs(kth) + 1.0)
+    low = kth - TIE_BAND_FLOAT64 * (np.abs(kth) + 1.0)
     width = max(k, int((key >= low[:, None]).sum(axis=1).max()))
     if width >= n:
         return np.broadcast_to(np.arange(n), (m, n))

@@ -27,12 +27,11 @@ from repspace.core.errors import ConflictError, InputError, NotFoundError, Repsp
 from repspace.core.printable import excerpt
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
+from repspace.core.limits import DEFAULT_ENCODER
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
 from repspace.workflows.ingest.readers import Records, parse_vectors, read_records
 
-#: Encoder used for texts when none is named.
-DEFAULT_ENCODER = "minilm"
 
 
 

@@ -1,0 +1,76 @@
+"""The tunables of repspace in one table: the limits several modules share or a user may want to know.
+
+Each constant says what it bounds and why it has its value; modules import them from here
+rather than define their own copy, so a limit changes in one place (``tests/core/test_limits.py``
+fails on a second definition). Measured figures behind the values are in BENCHMARKS.md.
+
+Examples
+--------
+>>> from repspace.core import limits
+>>> limits.DEFAULT_EF <= limits.MAX_EF
+True
+"""
+
+from __future__ import annotations
+
+# -- Search: HNSW beams and the exact/approximate switch ------------------------------------
+
+#: HNSW search beam when neither the index spec nor the call gives one (widened to k when k is larger).
+DEFAULT_EF = 64
+#: Largest HNSW beam (or share of IVF lists) a selective filter may widen a search to; beyond it
+#: a brute-force scan of the allowed rows is cheaper (see BENCHMARKS.md).
+MAX_EF = 4096
+#: Largest number of items searched exactly (blocked BLAS) by default, for queries and k-NN graphs
+#: alike; larger spaces use HNSW with measured recall (exact search cost grows with n).
+EXACT_MAX_ITEMS = 50_000
+#: Up to this many items RSA compares every pair (n^2 / 2 distances); above it pairs are sampled.
+RSA_ALL_PAIRS_MAX = 3000
+
+# -- Kernel memory bounds ---------------------------------------------------------------------
+
+#: Largest block of float32 query x base scores the exact search holds at once, in entries
+#: (256 MiB): big enough for BLAS to run at full speed, small enough for a laptop.
+EXACT_BLOCK_ENTRIES = 64 * 1024 * 1024
+#: Largest float64 array used while re-scoring candidates exactly, in entries (64 MiB); shared by
+#: the exact search, the k-NN graph and the distributed tiles so that each stays within one bound.
+RESCORE_ENTRIES = 8 * 1024 * 1024
+#: Largest float32 array the index funnel builds while rescoring (query chunk x candidates x dim),
+#: in entries (16 MiB): it runs once per request, beside the index's own memory.
+FUNNEL_RESCORE_ENTRIES = 4 * 1024 * 1024
+#: Largest block of float64 (query, base) scores the hubness reductions hold at once, in entries
+#: (32 MiB per array; they keep several such arrays alive).
+HUBNESS_BLOCK_ENTRIES = 4 * 1024 * 1024
+
+# -- Tie bands: which near-ties are scored again in float64 -----------------------------------
+
+#: Relative band below the k-th float32 score whose candidates are re-scored in float64:
+#: float32 rounding of a d-term dot product is far below 1e-4, so no true neighbour is lost.
+TIE_BAND_FLOAT32 = 1e-4
+#: Relative band below the k-th float64 key (hubness-reduced scores from a BLAS product) whose
+#: items are scored again pair by pair; float64 rounding (~1e-16) is far below 1e-6.
+TIE_BAND_FLOAT64 = 1e-6
+
+# -- Writing and embedding --------------------------------------------------------------------
+
+#: Encoder used for texts when none is named (small, fast, good on English sentence similarity).
+DEFAULT_ENCODER = "minilm"
+#: Rows written per store transaction when a new or derived space is filled: large enough to
+#: amortise the commit, small enough to bound memory.
+WRITE_BATCH = 100_000
+
+# -- HTTP service -----------------------------------------------------------------------------
+
+#: Largest request body (bytes) the server accepts by default (bounds one request's memory; ``create_app(max_body=...)`` changes it).
+MAX_BODY = 16 * 1024 * 1024
+#: Seconds a client has to send a whole request line and its headers (slow-client protection).
+HEADER_TIMEOUT = 5.0
+#: Largest k a search over HTTP may ask for (the CLI has no such bound; a shared service must).
+MAX_K = 1000
+#: Largest k of the two-space HTTP routes (each lists kept, lost and gained neighbours).
+MAX_PAIR_K = 100
+#: Largest number of items one HTTP write may carry.
+MAX_BATCH = 10_000
+#: Longest query text of a two-space HTTP search, in characters.
+MAX_PAIR_TEXT = 10_000
+#: Longest metadata field name an HTTP map can be coloured by, in characters.
+MAX_FIELD_NAME = 200
