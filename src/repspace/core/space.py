@@ -121,6 +121,18 @@ class SpaceInfo:
     provenance : the recipe that made the vectors (encoder, version, layer, ...).
     generation : increases with every committed change.
     uid : a random id that survives renames and distinguishes re-created spaces.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
+    >>> info = space.info()
+    >>> info.name, info.count, info.dim, info.metric.value, info.dtype, info.generation
+    ('t', 2, 2, 'l2', 'float32', 1)
+    >>> sorted(info.to_dict())[:4]
+    ['count', 'created_at', 'dead_rows', 'dim']
     """
 
     name: str

@@ -56,7 +56,22 @@ METHODS = ("procrustes", "ridge", "relative", "unsupervised")
 
 @dataclass(frozen=True)
 class Alignment:
-    """A map between two spaces and how well it does on held-out pairs."""
+    """A map between two spaces and how well it does on held-out pairs.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 4))
+    >>> _ = store.create_space("a", dim=4).add([f"i{i}" for i in range(60)], x)
+    >>> _ = store.create_space("b", dim=4).add([f"i{i}" for i in range(60)], 3 * x + 1)
+    >>> r = align_spaces(store, "a", "b", method="ridge", test=20)
+    >>> r.method, r.n_shared, r.n_train, r.n_test, r.scores.top1, r.params
+    ('ridge', 60, 40, 20, 1.0, {'alpha': 0.001})
+    >>> sorted(r.to_dict())[:4]
+    ['csls', 'method', 'n_shared', 'n_test']
+    """
 
     source: str
     target: str
@@ -99,6 +114,24 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
         (not ``relative``: relative representations live in a third space).
     init : ``profiles`` or ``gw``
         The initial matching of ``unsupervised`` (:class:`~repspace.engines.align.Unsupervised`).
+
+    Examples
+    --------
+    ``b`` is ``a`` rotated: a rotation fitted on 40 shared items finds the other 20, and the
+    mapped copy of ``a`` is stored in ``b``'s coordinates:
+
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 4))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((4, 4)))
+    >>> _ = store.create_space("a", dim=4).add([f"i{i}" for i in range(60)], x)
+    >>> _ = store.create_space("b", dim=4).add([f"i{i}" for i in range(60)], x @ q)
+    >>> r = align_spaces(store, "a", "b", pairs=40, test=20, out="a-in-b")
+    >>> r.scores.top1, r.scores_csls.top1, r.out
+    (1.0, 1.0, 'a-in-b')
+    >>> bool(np.allclose(store.space("a-in-b").vectors_of(["i3"])[0], (x @ q)[3], atol=1e-5))
+    True
     """
     if method not in METHODS:
         raise InputError(f"unknown alignment method {method!r}; use one of: {', '.join(METHODS)}")

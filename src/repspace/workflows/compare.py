@@ -47,7 +47,19 @@ __all__ = ["LayerMatrix", "SpaceComparison", "compare_layers", "compare_spaces",
 
 @dataclass(frozen=True)
 class Joined:
-    """The items two spaces share, row-aligned: ids, both spaces' vectors and rows, and their generations."""
+    """The items two spaces share, row-aligned: ids, both spaces' vectors and rows, and their generations.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("a", dim=2).add(["x", "y", "z"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> _ = store.create_space("b", dim=2).add(["z", "w", "x"], [[2.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
+    >>> j = joined(store.space("a"), store.space("b"))
+    >>> j.ids, j.rows_x.tolist(), j.rows_y.tolist(), (j.n_x, j.n_y)
+    (['x', 'z'], [0, 2], [2, 0], (3, 3))
+    """
 
     ids: list[str]
     x: np.ndarray
@@ -61,7 +73,21 @@ class Joined:
 
 
 def joined(a: Space, b: Space) -> Joined:
-    """The items of ``a`` that ``b`` also holds, in ``a``'s order, with both spaces' vectors."""
+    """The items of ``a`` that ``b`` also holds, in ``a``'s order, with both spaces' vectors.
+
+    Examples
+    --------
+    ``y`` is only in ``a``, ``w`` only in ``b``; ``x`` and ``z`` are paired by id:
+
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("a", dim=2).add(["x", "y", "z"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> _ = store.create_space("b", dim=2).add(["z", "w", "x"], [[2.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
+    >>> j = joined(store.space("a"), store.space("b"))
+    >>> j.ids, j.x.tolist(), j.y.tolist()
+    (['x', 'z'], [[1.0, 0.0], [1.0, 1.0]], [[3.0, 3.0], [2.0, 0.0]])
+    """
     sa, sb = a.snapshot(), b.snapshot()
     where_b = {item_id: j for j, item_id in enumerate(sb.ids)}
     pairs = [(i, where_b[item_id]) for i, item_id in enumerate(sa.ids) if item_id in where_b]
@@ -142,6 +168,24 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     ray_address : str, optional
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
+
+    Examples
+    --------
+    The new space scales every vector and swaps those of the first five items with the next five:
+
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 4))
+    >>> y = x.copy(); y[:5] = x[5:10]
+    >>> _ = store.create_space("old", dim=4).add([f"i{i}" for i in range(60)], x)
+    >>> _ = store.create_space("new", dim=4).add([f"i{i}" for i in range(60)], 2 * y)
+    >>> r = compare_spaces(store.space("old"), store.space("new"), measures=["cka_linear", "mutual_knn"], k=3,
+    ...                    changed=2, save=True)
+    >>> r.n_shared, round(r.comparison["cka_linear"], 2), [c["id"] for c in r.changed], r.saved, r.backend
+    (60, 0.9, ['i0', 'i1'], 60, 'local')
+    >>> store.space("old").get(["i0"])[0].metadata
+    {'jaccard': 0.0, 'jaccard_vs': 'new'}
     """
     if isinstance(backend, str):
         check_backend(backend, ray_address)

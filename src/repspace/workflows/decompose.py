@@ -65,6 +65,18 @@ class TokenStates:
         The index of each token's text in ``texts``.
     n_texts : int
     skip_special : bool
+
+    Examples
+    --------
+    What :func:`token_states` returns for two texts of 3 and 2 tokens, two layers of a 4-d model
+    (built here from arrays: the function itself runs an ``hf-layers`` transformer):
+
+    >>> rng = np.random.default_rng(0)
+    >>> ts = TokenStates(layers=(0, 6), states=(rng.standard_normal((5, 4)), rng.standard_normal((5, 4))),
+    ...                  positions=np.array([0, 1, 2, 0, 1]), contexts=np.array([0, 0, 0, 1, 1]),
+    ...                  n_texts=2, skip_special=False)
+    >>> ts.n_tokens, [s.shape for s in ts.states], np.bincount(ts.contexts).tolist()
+    (5, [(5, 4), (5, 4)], [3, 2])
     """
 
     layers: tuple[int, ...]
@@ -100,6 +112,22 @@ class TokenDecomposition:
     skip_special : bool
     provenance : dict
         The encoder's provenance (without the layer).
+
+    Examples
+    --------
+    As :func:`decompose_layers` builds it, here from token states made of arrays: layer 0 is a
+    per-position vector alone, layer 1 a per-text one alone.
+
+    >>> pos, ctx = np.tile(np.arange(3), 4), np.repeat(np.arange(4), 3)
+    >>> rng = np.random.default_rng(0)
+    >>> states = [rng.standard_normal((3, 4))[pos], rng.standard_normal((4, 4))[ctx]]
+    >>> r = mean_decomposition_layers(states, pos, ctx, layers=(0, 1))
+    >>> d = TokenDecomposition(encoder="hf-layers:tiny", layers=r.layers, rows=r.rows, method="means",
+    ...                        n_texts=4, n_tokens=12, skip_special=False, provenance={})
+    >>> [(row["layer"], round(row["positional_share"], 6) + 0.0, round(row["context_share"], 6) + 0.0) for row in d.table()]
+    [(0, 1.0, 0.0), (1, 0.0, 1.0)]
+    >>> d.to_dict()["n_tokens"], len(d.to_dict()["layers"])
+    (12, 2)
     """
 
     encoder: str

@@ -66,6 +66,18 @@ def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed
     ray_address : str, optional
         The cluster for ``backend="ray"`` (default ``$RAY_ADDRESS``, else a
         local Ray); an unreachable one is a :class:`~repspace.core.errors.BackendError`.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=4)
+    >>> _ = space.add([f"i{i}" for i in range(60)], np.random.default_rng(0).standard_normal((60, 4)))
+    >>> r = diagnose_space(space, k=5, save=True)
+    >>> r.n, r.d, r.metric, r.hubness.k
+    (60, 4, 'cosine', 5)
+    >>> sorted(space.get(["i0"])[0].metadata) == sorted(SAVED_KEYS)  # per-item figures, usable in filters
+    True
     """
     if isinstance(backend, str):
         check_backend(backend, ray_address)

@@ -140,6 +140,20 @@ class LatentSummary:
     """One latent over every item of the space: how often it fires, how strongly, and its top items.
 
     ``items`` are ``(id, text, activation)``, highest activation first (the earlier row first on ties).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> latent = report.latents[0]  # the most frequent latent
+    >>> 0 < latent.density <= 1, len(latent.items), latent.items[0][1].startswith("text")
+    (True, 8, True)
+    >>> sorted(latent.to_dict())
+    ['density', 'latent', 'mean_activation', 'top_items']
     """
 
     latent: int
@@ -172,6 +186,19 @@ class DictionaryReport:
     save_top, saved : the metadata key written (or None) and how many items it changed.
     seconds, fit_seconds : the whole call, and training alone.
     model : the fitted :class:`~repspace.engines.interpret.SparseAutoencoder`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> report.name, report.path.name, report.n_train, report.n_heldout, report.n_latents, report.k
+    ('sae-16-k4-s0', 'sae-16-k4-s0.npz', 180, 20, 16, 4)
+    >>> report.normalized, report.metrics()["l0_train"] <= 4, "fvu_heldout" in report.metrics()
+    (True, True, True)
     """
 
     space: str
@@ -275,6 +302,18 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
     InputError
         A bad parameter (``k > n_latents``, ``n_latents < 1``, a hold-out outside ``[0, 1)``, an empty
         ``save_top`` key) or fewer than 2 items; nothing is written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)))
+    >>> r = fit_dictionary(space, 16, 4, epochs=1, holdout=0.25, save_top="sae")
+    >>> r.name, r.n_train, r.n_heldout, r.epochs, r.saved, r.path.exists()
+    ('sae-16-k4-s0', 150, 50, 1, 200, True)
+    >>> len(space.get(["i0"])[0].metadata["sae"]) <= 4  # [[latent, activation], ...] of its active latents
+    True
     """
     from repspace.engines.interpret import SparseAutoencoder, sae_metrics
 
@@ -374,6 +413,21 @@ class Dictionary:
     stamp : the file's description: the space (``uid``, ``generation``, ``next_row``, ``dead_rows``,
         ``n``), ``params`` (the estimator's), ``holdout``, ``metrics`` (:meth:`DictionaryReport.metrics`),
         ``history``, ``created_at``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> d = load_dictionary(space, "sae-16-k4-s0")
+    >>> d.name, d.normalized, d.heldout_rows.shape, d.stamp["n_heldout"]
+    ('sae-16-k4-s0', True, (20,), 20)
+    >>> codes = d.transform(space.vectors()[:3])  # sparse: k = 4 active latents per item
+    >>> codes.shape, codes.getnnz(axis=1).tolist()
+    ((3, 16), [4, 4, 4])
     """
 
     name: str
@@ -428,7 +482,22 @@ def _save(report: DictionaryReport, uid: str, next_row: int, heldout_rows: np.nd
 
 
 def list_dictionaries(space: Space) -> list[str]:
-    """Names of the dictionary files kept for ``space`` (current or stale), sorted."""
+    """Names of the dictionary files kept for ``space`` (current or stale), sorted.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> list_dictionaries(space)
+    []
+    >>> _ = fit_dictionary(space, 16, 4, epochs=1)
+    >>> _ = fit_dictionary(space, 8, 2, epochs=1, seed=1)
+    >>> list_dictionaries(space)
+    ['sae-16-k4-s0', 'sae-8-k2-s1']
+    """
     folder = _folder(space)
     if not folder.is_dir():
         return []
@@ -447,6 +516,23 @@ def load_dictionary(space: Space, name: str) -> Dictionary:
         changes do not count: they leave the vectors as they were).
     InputError
         A bad name, or a damaged file or one of another version.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)))
+    >>> _ = fit_dictionary(space, 16, 4, epochs=1)
+    >>> load_dictionary(space, "sae-16-k4-s0").model.k
+    4
+    >>> _ = space.update_metadata(["i0"], [{"seen": True}])  # metadata only: still current
+    >>> load_dictionary(space, "sae-16-k4-s0").name
+    'sae-16-k4-s0'
+    >>> _ = space.delete(["i0"])
+    >>> load_dictionary(space, "sae-16-k4-s0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    repspace.core.errors.ConflictError: dictionary 'sae-16-k4-s0' of space 't' is stale: ...
     """
     name = _check_name(name)
     path = _folder(space) / f"{name}.npz"

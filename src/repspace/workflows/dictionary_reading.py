@@ -51,7 +51,23 @@ __all__ = ["DictionaryMatch", "ItemPairAttribution", "PursuitReport", "attribute
 
 @dataclass(frozen=True)
 class PursuitReport:
-    """Matching pursuit over a dictionary's atoms beside the autoencoder's own reconstruction."""
+    """Matching pursuit over a dictionary's atoms beside the autoencoder's own reconstruction.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> p = pursue_dictionary(space, report.name, k=2)
+    >>> p.dictionary, p.n, p.k, p.positive, len(p.residual_shares)
+    ('sae-16-k4-s0', 200, 2, False, 3)
+    >>> "amortisation_gap" in p.to_dict()
+    True
+    """
 
     space: str
     dictionary: str
@@ -78,6 +94,19 @@ def pursue_dictionary(space: Space, name: str, *, k: int | None = None, positive
     ``residual_shares[s]`` is ``Σ‖r_s‖² / Σ‖r_0‖²`` after ``s`` steps (``r_0`` = the item minus the
     dictionary's bias); ``fvu_pursuit`` and ``fvu_sae`` are the two reconstructions' squared errors over the
     items' total variance (the autoencoder's FVU).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> p = pursue_dictionary(space, "sae-16-k4-s0", k=2)
+    >>> p.residual_shares[0], p.residual_shares[2] < p.residual_shares[0]  # each step removes residual
+    (1.0, True)
     """
     from repspace.engines.interpret import matching_pursuit, sae_metrics
 
@@ -98,7 +127,21 @@ def pursue_dictionary(space: Space, name: str, *, k: int | None = None, positive
 
 @dataclass(frozen=True)
 class ItemPairAttribution:
-    """The latents behind the similarity of two items of a stored space (the engine's attribution)."""
+    """The latents behind the similarity of two items of a stored space (the engine's attribution).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> a = attribute_items(space, "sae-16-k4-s0", "i0", "i1")
+    >>> a.a, a.b, a.dictionary, len(a.to_dict(top=2)["latents"])
+    ('i0', 'i1', 'sae-16-k4-s0', 2)
+    """
 
     space: str
     dictionary: str
@@ -118,7 +161,24 @@ class ItemPairAttribution:
 
 def attribute_items(space: Space, name: str, a: str, b: str) -> ItemPairAttribution:
     """Split the cosine of the reconstructions of items ``a`` and ``b`` over the latents of the dictionary
-    ``name`` and its bias (contributions sum to the cosine)."""
+    ``name`` and its bias (contributions sum to the cosine).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> r = attribute_items(space, "sae-16-k4-s0", "i0", "i1").attribution
+    >>> bool(abs(r.contributions.sum() + r.bias - r.cosine) < 1e-9)
+    True
+    >>> attribute_items(space, "sae-16-k4-s0", "i0", "nope")
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: 'nope' is not an id of space 't'
+    """
     from repspace.engines.interpret import attribute_pair
 
     d = load_dictionary(space, name)
@@ -131,7 +191,21 @@ def attribute_items(space: Space, name: str, a: str, b: str) -> ItemPairAttribut
 
 @dataclass(frozen=True)
 class DictionaryMatch:
-    """Each latent of dictionary A with its closest latent of dictionary B, and the one-to-one matching."""
+    """Each latent of dictionary A with its closest latent of dictionary B, and the one-to-one matching.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> m = match_dictionaries(space, "sae-16-k4-s0", space, "sae-16-k4-s0")
+    >>> m.to_dict()["a"], m.to_dict()["b"]["dictionary"], sorted(m.to_dict())
+    ({'space': 't', 'dictionary': 'sae-16-k4-s0'}, 'sae-16-k4-s0', ['a', 'b', 'match', 'one_to_one'])
+    """
 
     space_a: str
     dictionary_a: str
@@ -151,7 +225,23 @@ def match_dictionaries(space_a: Space, name_a: str, space_b: Space, name_b: str,
                        threshold: float = 0.9) -> DictionaryMatch:
     """Match the latents of dictionary ``name_a`` of ``space_a`` with those of ``name_b`` of ``space_b``
     (the spaces' dimensions must agree) by the cosine of their decoder atoms; ``threshold`` is the cosine
-    above which a one-to-one pair counts as shared."""
+    above which a one-to-one pair counts as shared.
+
+    Examples
+    --------
+    A dictionary matched with itself: every latent is its own match.
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
+    ...               texts=[f"text {j}" for j in range(200)])
+    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> m = match_dictionaries(space, "sae-16-k4-s0", space, "sae-16-k4-s0", threshold=0.9)
+    >>> bool(m.match.mutual.all()), round(m.stability.mean_cosine, 6), m.stability.share_matched
+    (True, 1.0, 1.0)
+    """
     from repspace.engines.interpret import match_latents, stability
 
     da, db = load_dictionary(space_a, name_a), load_dictionary(space_b, name_b)

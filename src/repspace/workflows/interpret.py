@@ -48,6 +48,20 @@ def labelled(space: Space, field: str, *, numeric: bool = False) -> tuple[list[s
 
     ``numeric``: the labels must be numbers (a ridge probe); otherwise text, booleans and
     integers are labels and reals are refused (a continuous field is not a class).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
+    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> ids, X, labels = labelled(space, "g")  # "x" has no "g": left out
+    >>> ids, X.shape, labels.tolist()
+    (['hot', 'warm', 'cool', 'cold'], (4, 2), ['a', 'a', 'b', 'b'])
+    >>> labelled(space, "temp", numeric=True)[2].tolist()
+    [30.0, 20.0, 10.0, 0.0]
     """
     generation, rows, cols = space.columns([field])
     col = cols[field]
@@ -76,7 +90,22 @@ def labelled(space: Space, field: str, *, numeric: bool = False) -> tuple[list[s
 def probe_space(space: Space, field: str, *, kind: str = "logistic", k: int | None = None, cv: int = 5,
                 control: str = "permute", seed: int = 0) -> ProbeResult:
     """Probe a metadata field from the space's vectors (items without the field are left out), with its
-    control task and selectivity (:func:`repspace.engines.interpret.probe`)."""
+    control task and selectivity (:func:`repspace.engines.interpret.probe`).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 60)
+    >>> space = store.create_space("p", dim=4, metric="l2")
+    >>> _ = space.add([f"i{j}" for j in range(60)], rng.standard_normal((60, 4)) + 3.0 * y[:, None],
+    ...               metadata=[{"group": "ab"[v]} for v in y])
+    >>> r = probe_space(space, "group", cv=3)
+    >>> r.kind, r.n, r.score > 0.9, r.selectivity > 0.3
+    ('logistic', 60, True, True)
+    """
     from repspace.engines.interpret import probe
 
     ids, X, y = labelled(space, field, numeric=kind == "ridge")
@@ -86,7 +115,19 @@ def probe_space(space: Space, field: str, *, kind: str = "logistic", k: int | No
 
 def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
     """Vectors of pole items: a stored id gives its vector, anything else is embedded as a text with the
-    space's own recipe (its encoder and chain)."""
+    space's own recipe (its encoder and chain).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
+    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> pole_vectors(space, ["hot", "cold"]).tolist()
+    [[2.0, 0.0], [-2.0, 0.0]]
+    """
     poles = [p for p in poles if p.strip()]
     if not poles:
         raise InputError("a pole needs at least one id or text")
@@ -111,7 +152,22 @@ def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class AxisReport:
-    """An axis through a stored space: its poles, every item's score, and (with ``against``) its significance."""
+    """An axis through a stored space: its poles, every item's score, and (with ``against``) its significance.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
+    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> r = axis_space(space, ["hot"], ["cold"])
+    >>> r.positive, r.negative, r.ids, r.scores.round(3).tolist(), r.significance, r.saved
+    (('hot',), ('cold',), ['hot', 'warm', 'cool', 'cold', 'x'], [1.0, 0.894, -0.894, -1.0, 0.0], None, 0)
+    >>> r.to_dict(top=1)["bottom"]
+    [{'id': 'cold', 'score': -1.0}]
+    """
 
     space: str
     positive: tuple[str, ...]
@@ -144,6 +200,20 @@ def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *
     metadata field the scores are correlated with, against random directions
     (:func:`repspace.engines.interpret.axis_significance`). ``save``: write each item's score into its
     metadata under that key (refused whole if the space changed meanwhile).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
+    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> r = axis_space(space, ["hot"], ["cold"], save="heat")
+    >>> [(i, round(float(s), 3)) for i, s in zip(r.ids, r.scores)][:2], r.saved
+    ([('hot', 1.0), ('warm', 0.894)], 5)
+    >>> space.get(["warm"])[0].metadata["heat"]
+    0.894427
     """
     from repspace.engines.interpret import axis, axis_significance
 
@@ -168,7 +238,25 @@ def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *
 
 def erase_space(store: Store, space: Space, field: str, out: str) -> Space:
     """Store ``space`` with the concept ``field`` erased by LEACE (fitted on the items that have the field) as
-    the derived space ``out``; the eraser is an affine step of its chain, so text queries are erased too."""
+    the derived space ``out``; the eraser is an affine step of its chain, so text queries are erased too.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 60)
+    >>> space = store.create_space("p", dim=4, metric="l2")
+    >>> _ = space.add([f"i{j}" for j in range(60)], rng.standard_normal((60, 4)) + 3.0 * y[:, None],
+    ...               metadata=[{"group": "ab"[v]} for v in y])
+    >>> erased = erase_space(store, space, "group", "p-erased")
+    >>> erased.name, erased.provenance["derived_from"]["spec"], erased.provenance["derived_from"]["classes"]
+    ('p-erased', 'leace:group', 2)
+    >>> Z = erased.vectors()  # the two groups' means coincide: no linear probe can tell them apart
+    >>> bool(np.allclose(Z[y == 0].mean(axis=0), Z[y == 1].mean(axis=0), atol=1e-5))
+    True
+    """
     from repspace.engines.interpret import LeaceEraser
     from repspace.engines.transforms import Affine
     from repspace.workflows.transform import write_derived

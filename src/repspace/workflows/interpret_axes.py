@@ -73,7 +73,18 @@ def _ends(ids: list[str], values: np.ndarray, top: int) -> tuple[list[dict[str, 
 
 @dataclass(frozen=True)
 class PolarReport:
-    """Every item of a stored space in a POLAR basis: the engine's result with the items' ids."""
+    """Every item of a stored space in a POLAR basis: the engine's result with the items' ids.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
+    >>> r = polar_space(space, {"ex": (["x"], ["o"]), "zed": (["z"], ["o"])})
+    >>> r.space, r.ids, r.result.names, (r.result.coordinates.round(6) + 0.0).tolist()[2]
+    ('t', ['x', 'y', 'z', 'o'], ('ex', 'zed'), [0.0, 1.0])
+    """
 
     space: str
     ids: list[str]
@@ -99,6 +110,19 @@ def polar_space(space: Space, axes: Mapping[str, tuple[Sequence[str], Sequence[s
 
     ``axes``: name → (positive poles, negative poles), or :func:`parse_axis` specs; a pole is a stored id
     or a text embedded with the space's recipe.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
+    >>> r = polar_space(space, ["ex=x:o", "why=y:o"])  # each axis from a pole to the origin
+    >>> r.result.names, (r.result.coordinates.round(6) + 0.0).tolist()
+    (('ex', 'why'), [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+    >>> polar_space(space, ["ex=x:o", "ex=y:o"])
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: axis 'ex' is given twice
     """
     from repspace.engines.interpret import axis, polar
 
@@ -121,7 +145,18 @@ def polar_space(space: Space, axes: Mapping[str, tuple[Sequence[str], Sequence[s
 
 @dataclass(frozen=True)
 class RankAxisReport:
-    """An axis from ranked items of a stored space, every item's score, and how well it orders the given items."""
+    """An axis from ranked items of a stored space, every item's score, and how well it orders the given items.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
+    >>> a = rank_axis_space(space, ["o", "x"])
+    >>> a.ranked, a.ids, round(a.rho_ranked, 6), a.significance, a.saved
+    (('o', 'x'), ['x', 'y', 'z', 'o'], 1.0, None, 0)
+    """
 
     space: str
     ranked: tuple[str, ...]
@@ -150,6 +185,16 @@ def rank_axis_space(space: Space, ranked: Sequence[str], *, against: str | None 
     ``rho_ranked`` is Spearman's ρ between the given items' scores and their order. ``against``: a numeric
     metadata field the scores are tested against random directions. ``save``: each item's score into its
     metadata under that key.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
+    >>> a = rank_axis_space(space, ["o", "x"], save="ex_rank")
+    >>> round(a.rho_ranked, 6), a.to_dict(top=1)["top"], a.saved
+    (1.0, [{'id': 'x', 'score': 1.0}], 4)
     """
     from repspace.engines.interpret import axis_significance, rank_axis, rank_correlation
 

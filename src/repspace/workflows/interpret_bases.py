@@ -43,7 +43,18 @@ _INTEGER = re.compile(r"-?[0-9]+")
 
 @dataclass(frozen=True)
 class ConceptReport:
-    """Items of a stored space as similarities to concepts: the engine's basis with the items' ids."""
+    """Items of a stored space as similarities to concepts: the engine's basis with the items' ids.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["cat", "dog", "red", "a"], np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]]))
+    >>> r = concept_space(space, ["cat", "dog", "red"], items=["a"])
+    >>> r.space, r.ids, r.basis.scores.shape, r.to_dict(top=1)["items"][0]["top"]
+    ('t', ['a'], (1, 3), ['cat'])
+    """
 
     space: str
     ids: list[str]
@@ -65,7 +76,22 @@ class ConceptReport:
 def concept_space(space: Space, concepts: Sequence[str], *, granularity: int | None = None,
                   linkage: str = "average", items: Sequence[str] | None = None) -> ConceptReport:
     """Items of ``space`` (all, or the ids ``items``) as cosines to ``concepts`` (ids or texts, each its own
-    name), merged into ``granularity`` basis vectors (:func:`repspace.engines.interpret.concept_basis`)."""
+    name), merged into ``granularity`` basis vectors (:func:`repspace.engines.interpret.concept_basis`).
+
+    Examples
+    --------
+    Three concepts merged into two basis vectors (``cat`` and ``dog`` point the same way):
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> _ = space.add(["cat", "dog", "red", "a"], np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]]))
+    >>> r = concept_space(space, ["cat", "dog", "red"], granularity=2)
+    >>> r.ids, r.basis.names, r.basis.members
+    (['cat', 'dog', 'red', 'a'], ('dog/cat', 'red'), (('dog', 'cat'), ('red',)))
+    >>> [t[0] for t in r.basis.top(1)]
+    ['dog/cat', 'dog/cat', 'red', 'dog/cat']
+    """
     from repspace.engines.interpret import concept_basis
 
     space.metric.require_vector_space("a concept basis (cosines to concept vectors)")
@@ -90,7 +116,22 @@ def concept_space(space: Space, concepts: Sequence[str], *, granularity: int | N
 
 @dataclass(frozen=True)
 class SpaceDecomposition:
-    """The variance shares of a stored space of token states: position, context, residual (and cross)."""
+    """The variance shares of a stored space of token states: position, context, residual (and cross).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> rng = np.random.default_rng(0)
+    >>> pos, ctx = np.tile(np.arange(4), 6), np.repeat(np.arange(6), 4)  # 6 texts of 4 tokens
+    >>> X = 3 * rng.standard_normal((4, 5))[pos] + rng.standard_normal((6, 5))[ctx] + 0.1 * rng.standard_normal((24, 5))
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("tok", dim=5, metric="l2")
+    >>> _ = space.add([f"t{i}" for i in range(24)], X, metadata=[{"pos": int(p), "text": int(c)} for p, c in zip(pos, ctx)])
+    >>> d = decompose_space(space, "pos", "text")
+    >>> out = d.to_dict()
+    >>> out["space"], out["position_field"], out["context_field"], out["n_positions"], out["n_contexts"]
+    ('tok', 'pos', 'text', 4, 6)
+    """
 
     space: str
     position_field: str
@@ -114,7 +155,23 @@ def decompose_space(space: Space, position_field: str, context_field: str, *,
                     method: str = "means") -> SpaceDecomposition:
     """Split the token states of ``space`` (items with both metadata fields: each token's position and its
     context, e.g. the index of its text) into positional, context and residual shares
-    (:func:`repspace.engines.interpret.mean_decomposition`)."""
+    (:func:`repspace.engines.interpret.mean_decomposition`).
+
+    Examples
+    --------
+    Token states made mostly of a per-position vector, less of a per-text one:
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> rng = np.random.default_rng(0)
+    >>> pos, ctx = np.tile(np.arange(4), 6), np.repeat(np.arange(6), 4)  # 6 texts of 4 tokens
+    >>> X = 3 * rng.standard_normal((4, 5))[pos] + rng.standard_normal((6, 5))[ctx] + 0.1 * rng.standard_normal((24, 5))
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("tok", dim=5, metric="l2")
+    >>> _ = space.add([f"t{i}" for i in range(24)], X, metadata=[{"pos": int(p), "text": int(c)} for p, c in zip(pos, ctx)])
+    >>> r = decompose_space(space, "pos", "text").result
+    >>> round(r.positional_share, 2), round(r.context_share, 2), round(r.residual_share, 3), r.n_tokens
+    (0.91, 0.09, 0.001, 24)
+    """
     from repspace.engines.interpret import mean_decomposition
 
     space.metric.require_vector_space("a decomposition of token states (means of vectors)")

@@ -81,6 +81,19 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
     -------
     Space
         The new space.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 4)) + 5.0
+    >>> _ = store.create_space("raw", dim=4).add([f"i{i}" for i in range(60)], x)
+    >>> new = derive_space(store, "raw", "raw-pca", "center,pca2")
+    >>> new.name, new.dim, len(new), [t["spec"] for t in new.provenance["transforms"]]
+    ('raw-pca', 2, 60, ['center', 'pca2'])
+    >>> new.provenance["derived_from"]["fit_rows"], bool(np.allclose(new.vectors().mean(axis=0), 0, atol=1e-5))
+    (60, True)
     """
     check_space_name(new)
     chain = parse_transforms(spec)

@@ -36,7 +36,17 @@ def now_iso() -> str:
 
 @dataclass(frozen=True)
 class Item:
-    """One stored item (without its vector)."""
+    """One stored item (without its vector).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], texts=["a cat", None], metadata=[{"y": 1}, None])
+    >>> [(it.id, it.text, it.metadata, it.row) for it in space.get(["b", "a"])]
+    [('b', None, {}, 1), ('a', 'a cat', {'y': 1}, 0)]
+    """
 
     id: str
     text: str | None

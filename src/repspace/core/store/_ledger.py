@@ -22,7 +22,18 @@ __all__ = ["ShardEntry", "SpaceLedger"]
 
 @dataclass(frozen=True)
 class ShardEntry:
-    """One shard of a distributed job, as the space's shard ledger records it."""
+    """One shard of a distributed job, as the space's shard ledger records it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], shard=ShardEntry("ab" * 32, "job1", "shard-00000"))
+    >>> (e,) = space.shards("job1").values()
+    >>> e.job, e.name, e.n_rows, e.ingested_at != ""
+    ('job1', 'shard-00000', 2, True)
+    """
 
     sha256: str
     job: str

@@ -38,6 +38,17 @@ class Snapshot:
     rows : int64 array, each item's row in the space's vector array.
     vectors : float32 array (n, dim), row-aligned with ``ids``.
     generation : the space's generation when read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = space.add(["a", "b", "c"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> _ = space.delete(["b"])
+    >>> snap = space.snapshot()
+    >>> snap.ids, snap.rows.tolist(), snap.vectors.tolist(), snap.generation
+    (['a', 'c'], [0, 2], [[1.0, 0.0], [1.0, 1.0]], 2)
     """
 
     ids: list[str]

@@ -34,6 +34,18 @@ class SavedResult:
         The full result (MTEB TaskResult layout).
     created_at : str
         ISO 8601 UTC time of recording.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> space = store.create_space("v", dim=2)
+    >>> _ = store.save_result({"task_name": "sts:x", "scores": {"test": [{"main_score": 0.5}]}}, space=space)
+    >>> _ = space.add(["a"], [[1.0, 0.0]])  # the space changes after the measurement
+    >>> (s,) = store.results()
+    >>> s.id, s.subject, s.task_name, s.split, s.main_score, s.generation, s.stale
+    (1, 'v', 'sts:x', 'test', 0.5, 0, True)
     """
 
     id: int

@@ -29,7 +29,21 @@ __all__ = ["AddResult", "SpaceWriter"]
 @dataclass(frozen=True)
 class AddResult:
     """What a batch did: items ``added`` (new ids), ``replaced`` (same id, new
-    vector), ``updated`` (same vector, new text or metadata) and ``unchanged``."""
+    vector), ``updated`` (same vector, new text or metadata) and ``unchanged``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+    >>> _ = space.add(["a", "b", "c"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    >>> r = space.add(["a", "b", "c", "d"], [[1.0, 0.0], [0.0, 1.0], [2.0, 1.0], [1.0, 2.0]],
+    ...               texts=[None, "bee", None, None])
+    >>> r.added, r.replaced, r.updated, r.unchanged, r.generation
+    (1, 1, 1, 1, 2)
+    >>> r.to_dict()["added"]
+    1
+    """
 
     added: int
     replaced: int

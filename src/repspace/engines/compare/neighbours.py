@@ -186,6 +186,14 @@ class ChangedItem:
     lost, gained : tuple of int
         Neighbours in ``X`` but not in ``Y`` (in ``X``'s order), and in ``Y`` but
         not in ``X`` (in ``Y``'s order).
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0], [-1.0, 0.0], [-1.0, -0.1]])
+    >>> Y = X.copy(); Y[4] = [0.05, 1.0]               # item 4 moves next to items 2 and 3
+    >>> c = changed_items(X, Y, k=2, top=1)[0]
+    >>> c.row, round(c.jaccard, 3), c.neighbours_x, c.neighbours_y, c.lost, c.gained
+    (2, 0.333, (3, 1), (4, 3), (1,), (4,))
     """
 
     row: int
@@ -206,6 +214,14 @@ class ChangedItems:
     """The items whose neighbourhoods changed most, lowest Jaccard first (ties: lower row first).
 
     Iterable and indexable like a tuple of :class:`ChangedItem`.
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0], [0.1, 1.0], [-1.0, 0.0], [-1.0, -0.1]])
+    >>> Y = X.copy(); Y[4] = [0.05, 1.0]               # item 4 moves next to items 2 and 3
+    >>> changed = changed_items(X, Y, k=2, top=3)
+    >>> len(changed), changed.k, [c.row for c in changed], changed[2].lost, changed.knn["method"]
+    (3, 2, [2, 3, 4], (5,), 'exact')
     """
 
     items: tuple[ChangedItem, ...]

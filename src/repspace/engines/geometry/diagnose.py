@@ -54,6 +54,21 @@ class Diagnosis:
     For a ``poincare`` space (points of the hyperbolic ball) the measures on
     coordinates (isotropy, spectrum and rank, uniformity) are ``None`` and
     ``undefined`` says why, by JSON name.
+
+    Examples
+    --------
+    >>> r = diagnose(np.random.default_rng(0).standard_normal((200, 6)), k=5)
+    >>> r.n, r.d, r.metric, r.hubness.k, round(r.isotropy.mean_cosine.value, 1), r.undefined
+    (200, 6, 'cosine', 5, 0.0, {})
+    >>> d = r.to_dict()
+    >>> "isotropy.top_pc_share" in d, "rank.effective_rank" in d, d["n"]
+    (True, True, 200)
+
+    Points of the Poincare ball have no isotropy or spectrum, and say why:
+
+    >>> p = diagnose(np.random.default_rng(0).uniform(-0.3, 0.3, (100, 2)), k=5, metric="poincare")
+    >>> p.isotropy, p.spectrum, sorted(p.undefined)
+    (None, None, ['isotropy', 'rank', 'uniformity'])
     """
 
     n: int

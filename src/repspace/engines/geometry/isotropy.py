@@ -241,6 +241,14 @@ class RogueDimension:
         ``c_j = E[x_j y_j / (‖x‖‖y‖)] / E[cos(x, y)]`` over distinct pairs (the shares of all dimensions sum to 1).
     variance : float
         Population variance of the column in ``X``'s units.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).standard_normal((500, 6))
+    >>> X[:, 2] += 10.0                    # one dimension with a large mean
+    >>> (r,) = rogue_dimensions(X).dimensions
+    >>> r.dim, round(r.share, 3), round(r.variance, 1), sorted(r.to_dict())
+    (2, 1.0, 1.1, ['dim', 'share', 'variance'])
     """
 
     dim: int
@@ -264,6 +272,16 @@ class RogueDimensions:
         The cut-off (``3/d`` by default).
     shares : ndarray of shape (d,)
         ``c_j`` for every dimension (all 0 when the mean cosine is 0 and shares are undefined).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).standard_normal((500, 6))
+    >>> X[:, 2] += 10.0
+    >>> r = rogue_dimensions(X)
+    >>> [d.dim for d in r.dimensions], r.threshold, r.shares.shape, round(float(r.shares.sum()), 6)
+    ([2], 0.5, (6,), 1.0)
+    >>> rogue_dimensions(X, threshold=1.5).dimensions   # no share exceeds 1.5
+    ()
     """
 
     dimensions: tuple[RogueDimension, ...]
@@ -378,6 +396,16 @@ class IsotropyResult:
         :func:`rogue_dimensions` (``isotropy.rogue_dimensions``).
     variances : ndarray of shape (d,)
         Population variance of every dimension (``isotropy.dimension_variances``, for plots).
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).standard_normal((500, 6))
+    >>> X[:, 2] += 10.0                    # every vector leans the same way
+    >>> r = isotropy(X)
+    >>> round(r.mean_cosine.value, 2), r.mean_cosine.exact, [d.dim for d in r.rogue_dimensions.dimensions]
+    (0.95, True, [2])
+    >>> r.variances.shape, round(r.isoscore, 2) <= 1.0, r.to_dict()["isotropy.rogue_threshold"]
+    ((6,), True, 0.5)
     """
 
     mean_cosine: Estimate

@@ -270,6 +270,14 @@ class SpectrumResult:
         First and last 1-based rank of the α fit; ``(0, 0)`` when nothing was fitted.
     eigenvalues : ndarray of shape (d,)
         Covariance eigenvalues, descending (for a log-log plot).
+
+    Examples
+    --------
+    Four orthogonal directions of equal spread: both ranks say 4 and the spectrum is flat (no decay).
+
+    >>> r = spectrum(np.vstack([np.eye(4), -np.eye(4)]))
+    >>> round(r.effective_rank, 4), round(r.rankme, 4), round(r.alpha, 6), r.eigenvalues.round(4).tolist()
+    (4.0, 4.0, 0.0, [0.25, 0.25, 0.25, 0.25])
     """
 
     effective_rank: float

@@ -110,6 +110,18 @@ def write_dictionary_html(report: DictionaryReport, path: str | Path, **kwargs: 
     """Write :func:`dictionary_html` to ``path`` atomically (the folder is created) and return the path.
 
     ``kwargs``: ``title``, as in :func:`dictionary_html`.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> from repspace.interpret import fit_dictionary
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=6)
+    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 6)))
+    >>> path = write_dictionary_html(fit_dictionary(space, 12, 3, epochs=1),
+    ...                              os.path.join(tempfile.mkdtemp(), "new-folder", "sae.html"), title="toy")
+    >>> path.name, path.read_text().startswith("<!DOCTYPE html>"), "<title>toy</title>" in path.read_text()
+    ('sae.html', True, True)
     """
     page = dictionary_html(report, **kwargs).encode("utf-8")
     path = Path(path)

@@ -69,7 +69,31 @@ SHARD_ROWS = 10_000
 
 @dataclass(frozen=True)
 class EmbedJobReport:
-    """What a distributed ingest did (the ``--json`` shape of ``repspace ingest --backend ray``)."""
+    """What a distributed ingest did (the ``--json`` shape of ``repspace ingest --backend ray``).
+
+    Examples
+    --------
+    A job folder's shards ingested here (:func:`ingest_job`; a Ray run fills in the embedding counts too):
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from repspace.store import Store
+    >>> from repspace.workflows.distributed.shards import recipe_hash, write_manifest, write_shard
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> space = store.create_space("t", dim=2)
+    >>> shards = {f"shard-0000{i}": write_shard(os.path.join(folder, f"shard-0000{i}.parquet"), job="j1",
+    ...                                         name=f"shard-0000{i}", recipe=recipe_hash(space.provenance),
+    ...                                         ids=[f"a{i}", f"b{i}"], texts=[None, None], metadata=[{}, {}],
+    ...                                         hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                                         embedded=np.array([True, True])) for i in range(2)}
+    >>> write_manifest(folder, {"format": 1, "job": "j1", "shards": shards})  # as a cluster's job leaves it
+    >>> r = ingest_job(store, "t", folder)
+    >>> r.job, r.shards, r.ingested_shards, r.skipped_shards, r.added, r.backend
+    ('j1', 2, 2, 0, 4, 'local')
+    >>> r.to_dict()["space"]
+    't'
+    """
 
     space: str
     job: str
@@ -237,6 +261,28 @@ def ingest_job(store: Store, space: str, job_dir: str | Path) -> EmbedJobReport:
     machine that holds the store. Each shard is checked (checksum, recipe) and
     written in its own transaction; a bad shard stops the run with one error line,
     the shards before it stay ingested.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from repspace.store import Store
+    >>> from repspace.workflows.distributed.shards import recipe_hash, write_manifest, write_shard
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> space = store.create_space("t", dim=2)
+    >>> shards = {f"shard-0000{i}": write_shard(os.path.join(folder, f"shard-0000{i}.parquet"), job="j1",
+    ...                                         name=f"shard-0000{i}", recipe=recipe_hash(space.provenance),
+    ...                                         ids=[f"a{i}", f"b{i}"], texts=[None, None], metadata=[{}, {}],
+    ...                                         hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                                         embedded=np.array([True, True])) for i in range(2)}
+    >>> write_manifest(folder, {"format": 1, "job": "j1", "shards": shards})  # as a cluster's job leaves it
+    >>> r = ingest_job(store, "t", folder)
+    >>> r.ingested_shards, r.added, len(space)
+    (2, 4, 4)
+    >>> r = ingest_job(store, "t", folder)  # run again: every shard is in the ledger
+    >>> r.ingested_shards, r.skipped_shards, r.added
+    (0, 2, 0)
     """
     t0 = time.perf_counter()
     job_dir = Path(job_dir)

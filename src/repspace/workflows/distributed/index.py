@@ -80,6 +80,15 @@ class ShardedBuild:
         One per shard, in shard order.
     merge : str
         ``memory``, ``disk`` (FAISS' on-disk merge) or ``none`` (HNSW shards stay apart).
+
+    Examples
+    --------
+    What :func:`build_hnsw_shards` returns for three shards built on two nodes (the index left out here):
+
+    >>> work = (ShardWork(0, "node-a", 500, 1.0), ShardWork(1, "node-b", 500, 1.0), ShardWork(2, "node-a", 200, 0.5))
+    >>> b = ShardedBuild(index=None, work=work, merge="none")
+    >>> b, b.nodes, b.to_dict()["work"][2]["rows"]
+    (ShardedBuild(3 shards on 2 node(s), merge=none), {'node-a': 700, 'node-b': 500}, 200)
     """
 
     index: Any

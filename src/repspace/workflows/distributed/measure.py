@@ -109,6 +109,17 @@ class RayRun:
         Moment passes mapped over shards.
     shards : int
         Shards summed, over all passes.
+
+    Examples
+    --------
+    A backend's ``run`` (see :func:`ray_backend`) after one graph of four tiles on two nodes and
+    one moment pass over three shards:
+
+    >>> g = RayKnnGraph(np.zeros((4, 1), np.int64), np.zeros((4, 1), np.float32), "cosine", "exact",
+    ...                 tiles_by_node={"node-a": 3, "node-b": 1}, blocks=2)
+    >>> run = RayRun([g], moment_passes=1, shards=3)
+    >>> run.tiles_by_node(), run.to_dict()["graphs"], run.to_dict()["shards"]
+    ({'node-a': 3, 'node-b': 1}, 1, 3)
     """
 
     graphs: list[RayKnnGraph] = field(default_factory=list)

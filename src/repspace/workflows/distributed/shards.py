@@ -119,7 +119,23 @@ class ShardData:
 
 
 def read_shard(path: str | Path, data: bytes | None = None) -> ShardData:
-    """Read a shard file (or its bytes, already read and checked); a file that is not a shard is an InputError."""
+    """Read a shard file (or its bytes, already read and checked); a file that is not a shard is an InputError.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "shard-00000.parquet")
+    >>> _ = write_shard(p, job="j1", name="shard-00000", recipe="r" * 64, ids=["a", "b"], texts=["x", None],
+    ...                 metadata=[{}, {"n": 1}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                 embedded=np.array([True, True]))
+    >>> s = read_shard(p)
+    >>> s.info["job"], s.info["rows"], s.ids, s.texts, s.metadata, s.vectors.tolist()
+    ('j1', 2, ['a', 'b'], ['x', None], [None, {'n': 1}], [[1.0, 0.0], [0.0, 1.0]])
+    >>> _ = open(p, "wb").write(b"not parquet")
+    >>> read_shard(p)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: ...shard-00000.parquet: not a readable shard: ...
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -199,6 +215,21 @@ def ingest_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any], *,
     SHA-256 differs from the manifest's (:class:`BackendError`), a recipe other
     than the space's (:class:`ConflictError`), a reused text whose vector is no
     longer in the space. A shard already in the ledger is skipped.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> space = Store(os.path.join(folder, "s.db")).create_space("t", dim=2)
+    >>> entry = write_shard(os.path.join(folder, "shard-00000.parquet"), job="j1", name="shard-00000",
+    ...                     recipe=recipe_hash(space.provenance), ids=["a", "b"], texts=["x", "y"],
+    ...                     metadata=[{}, {}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                     embedded=np.array([True, True]))
+    >>> ingest_shard(space, folder, entry, job="j1")
+    ShardIngest(name='shard-00000', rows=2, added=2, replaced=0, updated=0, unchanged=0, skipped=False)
+    >>> ingest_shard(space, folder, entry, job="j1").skipped  # the ledger has it: never ingested twice
+    True
     """
     return land_shard(space, check_shard(space, job_dir, entry), job=job)
 
@@ -211,6 +242,21 @@ def ingest_shards(space: Space, job_dir: str | Path, entries: Iterable[Mapping[s
     writes the current one (both release the GIL), so a job folder lands at about the
     rate of the writes alone. A bad shard raises when its turn comes: the shards
     before it are ingested, nothing from it or after it.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> space = Store(os.path.join(folder, "s.db")).create_space("t", dim=2)
+    >>> entries = [write_shard(os.path.join(folder, f"shard-0000{i}.parquet"), job="j1", name=f"shard-0000{i}",
+    ...                        recipe=recipe_hash(space.provenance), ids=[f"a{i}", f"b{i}"], texts=[None, None],
+    ...                        metadata=[{}, {}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),
+    ...                        embedded=np.array([True, True])) for i in range(3)]
+    >>> [(r.name, r.added) for r in ingest_shards(space, folder, entries, job="j1")]
+    [('shard-00000', 2), ('shard-00001', 2), ('shard-00002', 2)]
+    >>> len(space), sorted(space.shards("j1")) == sorted(e["sha256"] for e in entries)
+    (6, True)
     """
     from concurrent.futures import ThreadPoolExecutor
 

@@ -76,6 +76,16 @@ class MtebTask:
         The languages of its default subset.
     splits : tuple of str
         The splits MTEB scores it on.
+
+    Examples
+    --------
+    As :func:`lookup_mteb_task` reads it from mteb's registry:
+
+    >>> t = MtebTask("STSBenchmark", "cosine_spearman", ("eng-Latn",), ("validation", "test"))
+    >>> t.check_split("test")
+    >>> t.check_split("train")
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: MTEB scores STSBenchmark on validation, test; this data is the 'train' split
     """
 
     name: str

@@ -235,6 +235,19 @@ def fit_transform(spec: str, X: Any, *, fitted_on: str = "rows") -> FittedTransf
     X : (n, d) array
     fitted_on : str
         What the rows are, recorded with the result.
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(40, 4)) + 3.0
+    >>> ft = fit_transform("center,normalize", X, fitted_on="distinct sentences")
+    >>> ft.spec, ft.n_fit, (ft.dim_in, ft.dim_out), ft.info()["transform_fit"]["on"]
+    ('center,normalize', 40, (4, 4), 'distinct sentences')
+    >>> Z = ft.transform(X)
+    >>> bool(np.allclose(np.linalg.norm(Z, axis=1), 1.0, atol=1e-6))
+    True
+    >>> fit_transform("", X)
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: the transform spec names no transform
     """
     steps = parse_transforms(spec)
     if not steps:

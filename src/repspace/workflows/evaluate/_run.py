@@ -90,7 +90,26 @@ def _check_task(task: str) -> None:
 
 
 def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
-    """A space subject's vectors and the labels in metadata ``field`` (items without it are skipped)."""
+    """A space subject's vectors and the labels in metadata ``field`` (items without it are skipped).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.evaluate import space_subject
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
+    >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
+    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
+    >>> X, labels = space_labels(space_subject(store, "toy"), "kind")
+    >>> X.shape, labels
+    ((5, 3), ['animal', 'animal', 'animal', 'animal', 'thing'])
+    >>> space_labels(space_subject(store, "toy"), "colour")
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: no item of space toy has metadata field 'colour'
+    """
     if subject.space is None or subject.vectors is None:
         raise InputError("labels from metadata need a stored space (--space)")
     keep = [i for i, m in enumerate(subject.metadata) if m.get(field) is not None]
@@ -336,6 +355,29 @@ def save_results(store: Store, subjects: Sequence[Subject], results: Sequence[Ta
     -------
     list of int
         The ids of the recorded results.
+
+    Examples
+    --------
+    A space that holds every text of the task is scored with its own vectors, and the result is
+    recorded with the generation it read:
+
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> from repspace.evaluate import space_subject
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
+    >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
+    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
+    >>> pairs = os.path.join(folder, "pairs.csv")
+    >>> _ = open(pairs, "w").write("a cat,a kitten,5\\na dog,a puppy,4\\na cat,a car,0\\n")
+    >>> subjects = [space_subject(store, "toy")]
+    >>> results = evaluate("sts", subjects, load_data("sts", pairs))
+    >>> save_results(store, subjects, results)
+    [1]
+    >>> [(s.subject, s.task_name, s.generation, s.stale) for s in store.results()]
+    [('toy', 'sts:pairs', 1, False)]
     """
     by_label = {s.label: s for s in subjects}
     ids = []
@@ -366,6 +408,24 @@ class EvalReport:
         Ids of the results recorded in the store (``save=True``).
     written : list of Path
         The MTEB result files written (``output_dir``), one per result.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> folder = tempfile.mkdtemp()
+    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
+    >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
+    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
+    >>> pairs = os.path.join(folder, "pairs.csv")
+    >>> _ = open(pairs, "w").write("a cat,a kitten,5\\na dog,a puppy,4\\na cat,a car,0\\n")
+    >>> r = run("sts", pairs, store=store, space="toy", save=True)
+    >>> [(x.task_name, x.info["subject"], round(x.main_score, 3)) for x in r.results]
+    [('sts:pairs', 'space toy', 1.0)]
+    >>> r.saved, r.tradeoff, r.plot, r.written, r.to_dict()[0]["task_name"]
+    ([1], [], None, [], 'sts:pairs')
     """
 
     results: list[TaskResult]

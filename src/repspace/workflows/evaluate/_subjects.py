@@ -47,6 +47,17 @@ class Subject:
     dim : int
         The dimension of its vectors.
     ids, vectors, metadata : for a space subject, its items as read (one snapshot).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> _ = store.create_space("toy", dim=2).add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], texts=["cat", "dog"])
+    >>> sub = space_subject(store, "toy")
+    >>> sub.label, sub.save_as, sub.dim, sub.ids, sub.info["generation"]
+    ('space toy', 'toy', 2, ['a', 'b'], 1)
+    >>> sub.encode(["dog", "cat"]).tolist()  # texts the space holds: its stored vectors
+    [[0.0, 1.0], [1.0, 0.0]]
     """
 
     label: str
