@@ -32,6 +32,7 @@ from fastapi import FastAPI
 from fastapi.responses import Response
 
 from repspace.core.errors import InputError
+from repspace.core.limits import MAX_BODY
 from repspace.interfaces.server import errors
 from repspace.interfaces.server.deps import Service
 from repspace.interfaces.server.routes import ROUTERS
@@ -39,8 +40,6 @@ from repspace.interfaces.server.security import Guard
 
 #: The explorer's page and its built scripts (web/ builds them; ``make web``).
 STATIC = Path(__file__).parent / "static"
-#: Largest request body (bytes) by default.
-MAX_BODY = 16 * 1024 * 1024
 
 
 def create_app(store_path: str | Path, *, token: str | None = None, writable: bool = False,

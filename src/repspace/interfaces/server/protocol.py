@@ -25,10 +25,10 @@ import asyncio
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from repspace.core.limits import HEADER_TIMEOUT
+
 __all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE", "HeaderDeadlineProtocol"]
 
-#: Seconds a client has to send a whole request line and its headers (a browser or curl sends them at once).
-HEADER_TIMEOUT = 5.0
 #: Seconds an idle kept-alive connection stays open (uvicorn's ``timeout_keep_alive``).
 KEEP_ALIVE = 5
 

@@ -33,8 +33,8 @@ from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.compare import MEASURES
 from repspace.workflows.explore import OVERLAYS
 from repspace.workflows.layout import METHODS
+from repspace.core.limits import MAX_BATCH, MAX_EF, MAX_FIELD_NAME, MAX_K, MAX_PAIR_K, MAX_PAIR_TEXT
 from repspace.workflows.search import request as search_request
-from repspace.workflows.search.query import MAX_EF
 from repspace.workflows.search.request import (  # noqa: F401 - the schemas of the fields, re-exported
     FILTER_SCHEMA,
     FLOAT32_MAX,
@@ -49,18 +49,8 @@ from repspace.workflows.search.request import (  # noqa: F401 - the schemas of t
     only,
 )
 
-#: Largest k a search may ask for (the CLI has no such bound; a service must).
-MAX_K = 1000
 #: Largest neighbourhood of a hubness reduction's statistics.
 MAX_KAPPA = 100
-#: Largest k of the two-space routes (each lists kept, lost and gained neighbours).
-MAX_PAIR_K = 100
-#: Largest number of items one write may carry.
-MAX_BATCH = 10_000
-#: Longest query text of a two-space search.
-MAX_PAIR_TEXT = 10_000
-#: Longest metadata field name a map can be coloured by.
-MAX_FIELD_NAME = 200
 #: What ``GET .../map`` answers in.
 MAP_FORMATS = ("json", "arrow", "f32", "ids")
 #: Integers of this magnitude and below are exact in float32; beyond, a JSON integer must be one float32 holds.

@@ -27,6 +27,7 @@ import numpy as np
 
 from repspace.core.atomic import write_atomic
 from repspace.core.errors import InputError
+from repspace.core.limits import EXACT_MAX_ITEMS
 from repspace.core.space import Metric
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
@@ -43,8 +44,6 @@ from repspace.workflows.search.persist import (
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-#: Up to this many live items the statistics use exact neighbours.
-EXACT_MAX_ITEMS = 50_000
 #: Plain candidates each query re-ranks.
 POOL = 100
 #: Queries per HNSW batch while computing the statistics.

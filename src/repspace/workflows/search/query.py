@@ -13,6 +13,7 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan, SearchResult
+from repspace.core.limits import DEFAULT_EF, EXACT_MAX_ITEMS, MAX_EF
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
 from repspace.core.printable import excerpt
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from repspace.core.filters import Filter
     from repspace.core.store import Space
 
-#: With ``method="auto"``, spaces up to this many live items are searched exactly.
-EXACT_MAX_ITEMS = 50_000
 #: With a filter, exact search over the matches is chosen when it costs less than the graph
 #: (:func:`_exact_is_cheaper`), or when the filter keeps at most this share of the space
 #: (a graph searched with a mask that selective loses recall: 0.16 at 0.1% at efSearch 64).
@@ -50,10 +49,6 @@ GRAPH_US_PER_EF_DIM = 0.006
 GRAPH_MASK_FACTOR = 1.3
 #: Bytes of filtered vectors kept for exact search over a repeated filter's matches.
 GATHER_CACHE_BYTES = 256 * 1024 * 1024
-#: Default HNSW search beam.
-DEFAULT_EF = 64
-#: Largest beam the filter-aware effort raise may choose.
-MAX_EF = 4096
 
 @dataclass(frozen=True)
 class KnnResult:

@@ -84,7 +84,7 @@ class _DimensionKeepingMap:
         self._require_fitted()
         return int(self.n_features_in_)  # type: ignore[attr-defined]
 
-    def _map_blocks(self, X: Any, step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    def map_blocks(self, X: Any, step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """``step`` applied to float64 blocks of the rows ``X``, written out in ``X``'s output dtype."""
         arr = _fitted_input(self, X, type(self).__name__)
         out = np.empty(arr.shape, _out_dtype(arr))

@@ -141,7 +141,7 @@ class LeaceEraser(_DimensionKeepingMap, BaseEstimator):
 
     def transform(self, X: Any) -> np.ndarray:
         """Erase the concept from rows ``X``: ``x − (x − μ) proj_right_ᵀ proj_left_ᵀ``."""
-        return self._map_blocks(X, lambda b: b - ((b - self.mean_) @ self.proj_right_.T) @ self.proj_left_.T)
+        return self.map_blocks(X, lambda b: b - ((b - self.mean_) @ self.proj_right_.T) @ self.proj_left_.T)
 
     def fit_transform(self, X: Any, labels: Any) -> np.ndarray:
         """Fit on ``(X, labels)`` and return ``X`` erased."""

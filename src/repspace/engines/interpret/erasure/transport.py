@@ -172,7 +172,7 @@ class GaussianTransport(_DimensionKeepingMap, BaseEstimator):
             z = (x - self.mean_) @ self.components_.T
             return x + (z @ self.A_ + self.b_ - z) @ self.components_
 
-        return self._map_blocks(X, move)
+        return self.map_blocks(X, move)
 
     def project(self, X: Any) -> np.ndarray:
         """The PCA coordinates ``z = (x − μ)Vᵀ`` of rows ``X`` (float64, (n, dims))."""

@@ -12,14 +12,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from repspace.core.limits import TIE_BAND_FLOAT32
 from repspace.engines.search.muvera.fde import _batches, _check_sets
 
 __all__ = ["TIE_BAND", "chamfer", "chamfer_scores"]
 
 #: Documents whose Chamfer score from float32 matrix products is among a query's best ``k`` or
 #: within this relative distance of the k-th are scored again in float64 before the final order
-#: is taken (float32 rounding of a sum of dot products is far below it).
-TIE_BAND = 1e-4
+#: is taken: the float32 tie band of every exact search (:mod:`repspace.core.limits`).
+TIE_BAND = TIE_BAND_FLOAT32
 
 
 def _concat(sets: list[np.ndarray], dim: int) -> tuple[np.ndarray, np.ndarray]:
