@@ -37,11 +37,18 @@ from repspace.workflows.explore import (
     pair_jaccard,
     pair_search,
 )
+from repspace.workflows.explore_results import ItemNeighbours, MapColumn, MapFields, PairItem, PairJaccard, PairSearch
 from repspace.workflows.layout import Layout, space_layout
 
 __all__ = [
+    "ItemNeighbours",
     "LAYER_METRICS",
     "Layout",
+    "MapColumn",
+    "MapFields",
+    "PairItem",
+    "PairJaccard",
+    "PairSearch",
     "create_app",
     "diagnosis_html",
     "dictionary_html",

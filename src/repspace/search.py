@@ -1,7 +1,11 @@
 """Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector.
 
 :func:`search_space` (and :meth:`repspace.store.Space.search`) answers one
-query over a stored space; :func:`knn` a batch of vectors. Indexes are built,
+query over a stored space: a :class:`SearchRequest` (query text, vector or id,
+``k``, ``where``, ``index``, ``hybrid``, ``mmr`` ...) validated once, the same
+type the CLI builds and the HTTP service takes as its body, and always a
+:class:`SearchResult` (the hits and the plan). :func:`knn` searches a batch of
+vectors. Indexes are built,
 listed and dropped with :func:`build_index`, :func:`list_indexes` and
 :func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
@@ -44,6 +48,8 @@ from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import (
     KnnResult,
+    SearchRequest,
+    SearchResult,
     build_index,
     drop_index,
     knn,
@@ -62,6 +68,8 @@ __all__ = [
     "LexicalIndex",
     "MultiVectorIndex",
     "SearchPlan",
+    "SearchRequest",
+    "SearchResult",
     "ShardedHNSW",
     "bench_search",
     "build_index",
