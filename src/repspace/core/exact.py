@@ -26,10 +26,9 @@ from repspace.core.space import Metric
 #: (faster than numpy's matmul + argpartition for batches; slower for one query).
 FAISS_MIN_QUERIES = 20
 #: One query over a base of at most this many entries (n x d) is scanned by FAISS on one
-#: thread: 1.4-4x faster than BLAS matrix-vector products + argpartition from 5,000 x 50 to
-#: 1M x 384 on this 2-core machine, even against two BLAS threads (1M x 384: 46 against
-#: 83 ms); FAISS's scan of one query on two OpenMP threads was 3x slower than on one.
-#: Beyond this size a many-core BLAS may win, so the blocked path takes over.
+#: thread, which beats BLAS matrix-vector products + argpartition at these sizes, and FAISS on
+#: two threads (BENCHMARKS.md, "Figures behind the defaults"). Beyond this size a many-core
+#: BLAS may win, so the blocked path takes over.
 ONE_QUERY_SCAN_MAX = 1 << 26
 
 

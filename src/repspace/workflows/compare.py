@@ -1,6 +1,6 @@
 """The compare workflow: two stored spaces joined on item id, through :func:`repspace.engines.compare.compare`.
 
-The store feeds the engine arrays (``DESIGN.md``): both spaces are read from
+The store feeds the engine arrays (docs/ARCHITECTURE.md): both spaces are read from
 one snapshot each, the items they share are put in the same row order, and the
 measures run on those rows; ``n_shared`` says how many there were. Optionally
 the items whose neighbourhoods changed most are listed by id with their old and

@@ -1,7 +1,7 @@
 """The diagnose workflow: a stored space's vectors through :func:`repspace.engines.geometry.diagnose`.
 
 The store feeds the engine arrays; the engine never touches the store
-(``DESIGN.md``: analyses are pure functions of arrays).
+(docs/ARCHITECTURE.md: analyses are pure functions of arrays).
 
 Examples
 --------

@@ -1,12 +1,11 @@
 """Syntax tree to numpy: a filter evaluated on columns, a whole space's matches in vectorised operations.
 
 The SQL compiler (:func:`repspace.core.filters.sql.compile_sql`) is the reference:
-it evaluates ``json_extract`` per item for every filter, about 70 ms per call on
-100,000 items whatever the filter. Here each field a filter names is read once
+it evaluates ``json_extract`` per item for every filter, so its cost grows with the
+space whatever the filter. Here each field a filter names is read once
 into a :class:`Column` (its JSON type and value per item, with the very SQL the
 compiler's conditions are written on, :func:`repspace.core.filters.sql.field_sql`),
-and a filter over columns is a handful of vectorised comparisons: a few
-milliseconds on a million items, so a cache of columns per space generation
+and a filter over columns is a handful of vectorised comparisons, so a cache of columns per space generation
 makes every later filter cheap, new ones included.
 
 The semantics are the compiler's, atom by atom (typed comparisons, missing and

@@ -193,9 +193,7 @@ class SpaceReader(SpaceBase):
 
         What a search's hits need, read the cheapest way: one statement (a single
         SELECT is its own read transaction) and one JSON decode for all the rows'
-        metadata. 10 hits of 400k items: ``items()`` on top of it took 35 us where a
-        transaction and a decode per row took 59 us (the statement and the one decode
-        alone: 27 us).
+        metadata, rather than a transaction and a decode per row.
 
         Examples
         --------

@@ -1,7 +1,7 @@
 """Filter selections of a space, reused per generation.
 
-A filtered search used to evaluate its filter in SQL on every call (about 70 ms
-per call at 100,000 items, whatever the filter). A space's items change only
+Evaluating a filter in SQL costs a scan of every item's JSON, whatever the
+filter. A space's items change only
 when its generation does, so here:
 
 * the rows a filter selects are kept per ``(space uid, generation, filter)``:

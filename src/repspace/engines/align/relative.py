@@ -71,9 +71,9 @@ class Relative(BaseEstimator):
         Subtract from each relative vector its own mean cosine, so that two
         vectors compare by the *shape* of their profiles (cosine of centred
         profiles = Pearson correlation) and not by how high one model's cosines
-        run overall. Measured on Cranfield (MiniLM index, queries of a model2vec
-        model distilled from it, 1,400 anchors): nDCG@10 0.042 plain, 0.231
-        centred; off by default, as in Moschella et al. (2023).
+        run overall. Off by default, as in Moschella et al. (2023); it helps
+        most when the two models' cosines run at different heights
+        (BENCHMARKS.md, "Figures behind the defaults").
 
     Attributes
     ----------

@@ -161,5 +161,5 @@ def cka_debiased(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | 
     return _debiased_from(moments(X, Y, debiased=True, precision=check_precision(precision), backend=backend))
 
 
-#: ``repspace.engines.compare.cka(X, Y)`` is linear CKA (the DESIGN.md example).
+#: ``repspace.compare.cka(X, Y)`` is linear CKA.
 cka = cka_linear

@@ -1,16 +1,15 @@
 """A sentence-transformers BERT folder run with numpy: the one-query path that imports no torch.
 
-Why by hand: a text query from a cold process spent about 5 s importing
-sentence-transformers, transformers, torch and scikit-learn for one forward
-pass over a few tokens (the 2-core machine of BENCHMARKS.md). No library runs
+Why by hand: a text query from a cold process spent far longer importing
+sentence-transformers, transformers, torch and scikit-learn than on its one
+forward pass over a few tokens (BENCHMARKS.md, the cold CLI query). No library runs
 a BERT checkpoint without one of those imports (ONNX Runtime would need the
 model exported with torch first). This module reads the same folder
 (``tokenizer.json`` with the ``tokenizers`` library, ``model.safetensors`` with
 ``safetensors.numpy``) and runs what the bundled models use, in float32:
 BERT's embeddings, self-attention, erf-GELU feed-forward and LayerNorms, then
 the folder's mean or CLS pooling and its ``Normalize`` module. The vectors
-equal sentence-transformers' within 1e-5 (tested on STS-B sentences), and the
-load takes 0.18 s (imports and weights; measured on the bundled MiniLM).
+equal sentence-transformers' within 1e-5 (tested on STS-B sentences).
 
 :func:`load` returns None for any folder it does not reproduce exactly (another
 architecture, activation, pooling, prompts, extra modules), and the caller then

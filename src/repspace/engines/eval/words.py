@@ -32,8 +32,8 @@ COSMUL_EPS = 0.001
 
 #: Elements of one score block of the analogy search (questions × vocabulary
 #: chunk, and question words × vocabulary chunk): float32, 2 MiB each, about six
-#: alive at once. Small blocks stay in the CPU cache: 2**19 measured ~6x faster
-#: than 2**23 on GloVe.
+#: alive at once. Small blocks stay in the CPU cache, which is faster than large ones
+#: (BENCHMARKS.md, "Figures behind the defaults").
 _BLOCK_ELEMENTS = 1 << 19
 
 

@@ -20,7 +20,7 @@ from repspace.workflows.distributed.backend import BACKENDS, check_backend, ray_
 from repspace.workflows.distributed.runner import open_backend
 
 # The local path (search, diagnose, compare) imports this package for check_backend alone: the Ray jobs' modules
-# are loaded on first use (PEP 562), which keeps about 35 ms of imports off every cold `repspace search`.
+# are loaded on first use (PEP 562), which keeps their imports off every cold `repspace search`.
 _LAZY = {
     "EmbedJobReport": "embed", "ingest_job": "embed", "ingest_ray": "embed",
     "ShardedBuild": "index", "add_ivf_shards": "index", "build_hnsw_shards": "index",

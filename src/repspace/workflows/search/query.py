@@ -37,13 +37,13 @@ if TYPE_CHECKING:
 
 #: With a filter, exact search over the matches is chosen when it costs less than the graph
 #: (:func:`_exact_is_cheaper`), or when the filter keeps at most this share of the space
-#: (a graph searched with a mask that selective loses recall: 0.16 at 0.1% at efSearch 64).
+#: (a graph searched with a mask that selective loses recall; BENCHMARKS.md, "One query per call").
 EXACT_MAX_SELECTIVITY = 0.02
-#: Cost model of one filtered query, microseconds, fitted on the 2-core EPYC of BENCHMARKS.md
-#: (one thread; GloVe 400k x 50 and MiniLM 100k x 384): exact search scores matches x dim
-#: multiply-adds at about 8.5 per ns (FAISS's one-query scan) ...
+#: Cost model of one filtered query, microseconds (fitted on one thread; BENCHMARKS.md, "Figures behind
+#: the defaults"): exact search costs this per multiply-add of matches x dim (FAISS's one-query scan) ...
 EXACT_US_PER_MAC = 1.18e-4
-#: ... and an HNSW search costs about ef x (2.4 + 0.006 dim) us unfiltered, 1.3x that with a mask.
+#: ... and an HNSW search costs ef x (GRAPH_US_PER_EF + GRAPH_US_PER_EF_DIM x dim) unfiltered,
+#: GRAPH_MASK_FACTOR times that with a mask.
 GRAPH_US_PER_EF = 2.4
 GRAPH_US_PER_EF_DIM = 0.006
 GRAPH_MASK_FACTOR = 1.3
@@ -149,7 +149,7 @@ def knn(
             method, reason = "hnsw", f"{n_cand} candidates of {total}: HNSW"
     elif selective and method != "exact":
         # A graph or a funnel searched with a mask this selective finds fewer of its rows than the
-        # planner promises (recall 0.94 at 0.1% measured); exact search over the matches is exact and faster.
+        # planner promises; exact search over the matches is exact and faster.
         reason = (f"filter keeps {n_cand} of {total} items: exact over the matches, not "
                   f"{spec if spec is not None else method} (recall 1 where a selective mask costs an index recall)")
         method = "exact"
@@ -191,21 +191,17 @@ def _check_ef(ef: Any) -> None:
 def _widened(ef: int, matches: int, total: int) -> int:
     """The beam of a graph searched with a mask: ``ef * (total / matches) ** 0.75``, up to :data:`MAX_EF`.
 
-    Measured on 300 held-out queries (recall@10 against exact search over the matches),
-    a filter then keeps at least the unfiltered search's recall at the same base ef:
-    on GloVe 400k (rare words as queries, the hard case) 0.934 unfiltered at ef 64 and
-    0.944 / 0.956 / 0.968 with filters keeping 70 / 50 / 30%. The square root kept it
-    too but under 0.95 at 50% (0.945); ``total / matches`` paid 1.3-4x the time for
-    0.96-0.999. MiniLM 100k needs less: 0.977 unfiltered, 0.985-0.992 filtered with
-    the square root already.
+    The exponent is the smallest that keeps a filtered search's recall@10 at least
+    at the unfiltered search's for the same base ef on GloVe's rare words (the hard
+    case); a linear widening costs more time for little more recall (BENCHMARKS.md,
+    "Figures behind the defaults").
     """
     return int(min(MAX_EF, max(ef, ef * (total / max(matches, 1)) ** 0.75)))
 
 
 def _exact_is_cheaper(matches: int, dim: int, ef: int) -> bool:
     """Whether exact search over a filter's matches costs less than a masked graph search at ``ef``
-    (the cost model above: exact over 40,000 GloVe matches is 2-4x faster than the graph at
-    the beam 10% needs, over 200,000 it is 2-3x slower)."""
+    (the cost model above)."""
     exact = matches * dim * EXACT_US_PER_MAC
     graph = ef * (GRAPH_US_PER_EF + GRAPH_US_PER_EF_DIM * dim) * GRAPH_MASK_FACTOR
     return exact <= graph
@@ -287,8 +283,8 @@ def _allowed_bits(space: Space, info: Any, size: int, candidates: np.ndarray | N
                   needs_mask: bool) -> np.ndarray | None:
     """:func:`_allowed_mask` packed for FAISS, kept per (space generation, selection, size).
 
-    Building and packing a mask over 400,000 rows costs about 0.5 ms, three times the graph
-    search it feeds; a repeated filter's selection (or, without a filter, the live rows of a
+    Building and packing a mask over a large space costs more than the graph search it
+    feeds, so a repeated filter's selection (or, without a filter, the live rows of a
     generation) gets its bitmap built once.
     """
     from repspace.engines.search.hnsw import pack_mask

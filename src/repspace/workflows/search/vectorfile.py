@@ -13,8 +13,8 @@ raw values (normalising in float16 would round away the precision the rescoring
 is for). It is the second
 tier of the two-tier design: the operating system keeps in memory the pages that
 searches touch and may evict them under pressure, so a space larger than memory
-stays searchable (at disk speed for the rows not cached). Measured in
-``BENCHMARKS.md`` ("Search specs").
+stays searchable (at disk speed for the rows not cached; BENCHMARKS.md,
+"Search specs").
 
 The file follows the rules of every derived index (:func:`~repspace.workflows.search.persist.ensure_index`):
 a JSON stamp, extended with rows added since, rebuilt when its stamp does not

@@ -26,18 +26,9 @@ fine: LEACE whitens on the column space of the covariance only, so a feature
 without variance is left as it is; rows without any variance give the identity
 (there is nothing linear to erase).
 
-Measured
---------
-GloVe 6B 50d, the words among the 20,000 most frequent that end in "-ly"
-(409) against twice as many other alphabetic words, 30% held out: logistic
-accuracy 0.851 before LEACE, 0.667 after (the majority rate); word-similarity
-Spearman WS-353 0.503 → 0.510, SimLex-999 0.265 → 0.267, MEN 0.652 → 0.652.
-Between the same two groups, removing the mean-difference direction moves
-points by 1.27 (mean squared), LEACE by 1.06, both leaving a quadratic probe
-at 0.76; the Gaussian map in 10 PCA dimensions moves them by 0.94 and brings
-the quadratic probe to 0.667, but leaves a linear signal outside those 10
-dimensions (0.70); in all 50 dimensions it moves them by 2.00 and both probes
-fall to 0.667 (tests/engines/interpret/test_erasure.py prints these figures).
+How well each map erases, and what it costs the space, on GloVe: EVALUATION.md
+and BENCHMARKS.md ("Figures behind the defaults"); tests/engines/interpret/test_erasure.py
+prints the figures.
 """
 
 from repspace.engines.interpret.erasure.leace import LeaceEraser, erase

@@ -28,8 +28,7 @@ autoencoder. The training loop is therefore written here, on torch tensors
 in torch, and the gradients, which reach only the ``k + auxk`` selected latents
 of each row, are written out in closed form as sparse products (as OpenAI's
 sparse kernels do on GPU; the tests check them against torch autograd). A
-step costs about one dense matrix product, so 4,096 latents train on 90,000
-MiniLM vectors in under a minute on two cores.
+step costs about one dense matrix product (training times in BENCHMARKS.md).
 
 The package's modules, each with one job:
 

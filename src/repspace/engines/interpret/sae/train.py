@@ -23,10 +23,10 @@ ADAM_EPS = 6.25e-10
 class Adam:
     """Adam (Kingma & Ba) exactly as ``torch.optim.Adam`` steps it, with OpenAI's epsilon, on plain tensors.
 
-    Written out because ``torch.optim`` costs about 18 ms per step whatever
-    the size of the model (its dispatch, on the CPU) and imports
-    ``torch._dynamo`` (3 s) on first use; these four in-place updates cost a
-    pass over the parameters.
+    Written out because ``torch.optim``'s per-step dispatch on the CPU costs
+    more than the step itself for models of this size, and it imports
+    ``torch._dynamo`` on first use; these four in-place updates cost one pass
+    over the parameters (BENCHMARKS.md, "Figures behind the defaults").
     """
 
     def __init__(self, params: list[Any], lr: float, betas: tuple[float, float] = (0.9, 0.999),
