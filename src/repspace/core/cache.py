@@ -4,8 +4,10 @@ A thread-safe least-recently-used map with a size bound: at most
 ``max_entries`` entries and, when ``max_bytes`` is given, at most that many
 bytes (each entry's size measured by ``sizeof``, e.g. an array's ``nbytes``).
 Keys must say exactly what the value was derived from (a space's ``uid`` and
-generation, a file's path and signature): never ``id(obj)``, which Python
-reuses once ``obj`` is gone.
+generation, a file's path and signature): never a bare ``id(obj)``, which
+Python reuses once ``obj`` is gone (an entry that holds ``obj`` itself and
+answers only for that very object may use it: the search's per-selection
+caches do).
 
 ``functools.lru_cache`` stays the tool for a pure function of a few small
 hashable arguments; this class is for the other caches (values keyed by state
@@ -29,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
-from repspace.core.errors import InputError
+from repspace.core.checks import check_scalar
 
 __all__ = ["LRUCache"]
 
@@ -63,10 +65,8 @@ class LRUCache(Generic[V]):
 
     def __init__(self, max_entries: int, max_bytes: int | None = None,
                  sizeof: Callable[[V], int] | None = None) -> None:
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise InputError(f"max_entries must be an int >= 1, got {max_entries!r}")
-        if max_bytes is not None and (isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0):
-            raise InputError(f"max_bytes must be an int >= 0 or None, got {max_bytes!r}")
+        check_scalar(max_entries, "max_entries", int, low=1)
+        check_scalar(max_bytes, "max_bytes", int, low=0, none=True)
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._sizeof = sizeof or (lambda value: 0)

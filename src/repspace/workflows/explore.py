@@ -39,13 +39,12 @@ Examples
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
+from repspace.core.cache import LRUCache
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.printable import excerpt
 from repspace.core.exact import normalize_rows
@@ -311,8 +310,8 @@ def _hit(h: Any) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------------------- two spaces
-_JACCARD: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
-_JACCARD_LOCK = threading.Lock()
+#: Per-item Jaccard values of two spaces' maps, by (space uid, generation, other uid, generation, k, layout).
+_JACCARD: LRUCache[np.ndarray] = LRUCache(8)
 
 
 def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJaccard:
@@ -323,8 +322,7 @@ def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJa
 
     lay = space_layout(a, method)
     key = (a.uid, lay.generation, b.uid, b.info().generation, k, method)
-    with _JACCARD_LOCK:
-        hit = _JACCARD.get(key)
+    hit = _JACCARD.get(key)
     if hit is None:
         j = joined(a, b)
         if len(j.ids) <= k:
@@ -336,10 +334,7 @@ def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJa
         where = {item: i for i, item in enumerate(lay.ids)}
         hit = np.full(len(lay.ids), np.nan)
         hit[[where[i] for i in j.ids]] = per_item
-        with _JACCARD_LOCK:
-            _JACCARD[key] = hit
-            while len(_JACCARD) > 8:
-                _JACCARD.popitem(last=False)
+        _JACCARD.put(key, hit)
     values = _finite_or_none(hit)
     return PairJaccard(k, float(np.nanmean(hit)) if np.isfinite(hit).any() else None, tuple(values))
 

@@ -154,7 +154,7 @@ def test_exact_filtered_snapshot_and_vector_file_paths_agree(filtered_space, rng
     monkeypatch.setattr(search_mod, "EXACT_MAX_ITEMS", 100)  # the space now counts as large
     via_file = knn(sp, q, 9, where=expr, method="exact")
     again = knn(sp, q, 9, where=expr, method="exact")  # the gathered copy of the selection
-    assert any(key[0] == sp.uid for key in search_mod._GATHERED)
+    assert any(key[0] == sp.uid for key in search_mod._GATHERED.cache.keys())
     for res in (via_file, again):
         assert np.array_equal(via_snapshot.rows, res.rows)
         np.testing.assert_allclose(via_snapshot.scores, res.scores, rtol=1e-6, atol=1e-6)

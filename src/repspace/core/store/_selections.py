@@ -23,13 +23,13 @@ dropped as soon as a newer one is read.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from repspace.core.cache import LRUCache
 from repspace.core.filters.columns import (
     MISSING,
     TYPE_CODES,
@@ -53,11 +53,10 @@ MAX_SELECTIONS = 256
 _LOCK = threading.Lock()
 #: (uid, generation) -> live rows in row order (the order of every column of that generation).
 _ROWS: dict[tuple[str, int], np.ndarray] = {}
-#: (uid, generation, field path) -> column, least recently used first.
-_COLUMNS: OrderedDict[tuple[str, int, tuple[str, ...]], Column] = OrderedDict()
-_COLUMN_BYTES: dict[tuple[str, int, tuple[str, ...]], int] = {}
-#: (uid, generation, canonical filter text) -> selected rows (read-only), least recently used first.
-_SELECTIONS: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+#: (uid, generation, field path) -> column, at most MAX_COLUMN_BYTES in all.
+_COLUMNS: LRUCache[Column] = LRUCache(1 << 30, max_bytes=MAX_COLUMN_BYTES, sizeof=lambda col: col.nbytes)
+#: (uid, generation, canonical filter text) -> selected rows (read-only), at most MAX_SELECTIONS.
+_SELECTIONS: LRUCache[np.ndarray] = LRUCache(MAX_SELECTIONS)
 #: How selections were answered (a lookup, columns already read, a read): tests check the caches with it.
 STATS = {"cached": 0, "columns": 0, "read": 0, "files": 0}
 
@@ -75,22 +74,19 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
     False (a read-only store) such files are read but never written.
     """
     key = (uid, generation, str(flt.expr))
-    with _LOCK:
-        hit = _SELECTIONS.get(key)
-        if hit is not None:
-            _SELECTIONS.move_to_end(key)
+    hit = _SELECTIONS.get(key)
+    if hit is not None:
+        with _LOCK:
             STATS["cached"] += 1
-            return hit
+        return hit
     paths = fields_of(flt.expr)
     rows, columns = columns_of(c, sid, uid, generation, paths, next_row=next_row, dead_rows=dead_rows,
                                index_dir=index_dir, persist=persist)
-    with _LOCK:
-        selected = rows[evaluate_columns(flt.expr, columns)]
-        selected.flags.writeable = False
-        _SELECTIONS[key] = selected
-        while len(_SELECTIONS) > MAX_SELECTIONS:
-            _SELECTIONS.popitem(last=False)
-        return selected
+    selected = rows[evaluate_columns(flt.expr, columns)]
+    selected.flags.writeable = False
+    _SELECTIONS.max_entries = MAX_SELECTIONS  # the bounds as the module states them now
+    _SELECTIONS.put(key, selected)
+    return selected
 
 
 def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[str, ...]] | set[tuple[str, ...]], *,
@@ -104,7 +100,8 @@ def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[st
     with _LOCK:
         _forget_older(uid, generation)
         # Local references: another thread may evict entries while this one reads.
-        columns = {p: _COLUMNS[(uid, generation, p)] for p in paths if (uid, generation, p) in _COLUMNS}
+        kept = {p: _COLUMNS.get((uid, generation, p)) for p in paths}
+        columns = {p: col for p, col in kept.items() if col is not None}
         rows = _ROWS.get((uid, generation))
     missing = [p for p in paths if p not in columns]
     state = (uid, generation, next_row, dead_rows)
@@ -131,17 +128,15 @@ def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[st
                 except OSError:  # a read-only or full disk: the files are only a cache
                     break
     with _LOCK:
-        added = [p for p in paths if (uid, generation, p) not in _COLUMNS]
+        added = [p for p in paths if _COLUMNS.get((uid, generation, p)) is None]
         if added or known is None:
             _ROWS[(uid, generation)] = rows
+            _COLUMNS.max_bytes = MAX_COLUMN_BYTES  # the bound as the module states it now
             for path in added:
-                _remember_column((uid, generation, path), columns[path])
+                _COLUMNS.put((uid, generation, path), columns[path])
             STATS["read"] += 1
         else:
             STATS["columns"] += 1
-        for p in paths:
-            if (uid, generation, p) in _COLUMNS:
-                _COLUMNS.move_to_end((uid, generation, p))
     return rows, columns
 
 
@@ -172,20 +167,11 @@ def _read_columns(c: Any, sid: int, paths: list[tuple[str, ...]]) -> tuple[np.nd
 _TYPE_CASES = " ".join(f"WHEN '{name}' THEN {code}" for name, code in TYPE_CODES.items())
 
 
-def _remember_column(key: tuple[str, int, tuple[str, ...]], col: Column) -> None:
-    _COLUMNS[key] = col
-    _COLUMN_BYTES[key] = col.nbytes
-    while sum(_COLUMN_BYTES.values()) > MAX_COLUMN_BYTES and len(_COLUMNS) > 1:
-        old, _ = _COLUMNS.popitem(last=False)
-        _COLUMN_BYTES.pop(old, None)
-
-
 def _forget_older(uid: str, generation: int) -> None:
     """Drop what was kept for earlier generations of the space (they can never be asked again)."""
-    for store in (_COLUMNS, _SELECTIONS):
-        for key in [k for k in store if k[0] == uid and k[1] < generation]:
-            del store[key]
-            _COLUMN_BYTES.pop(key, None)  # type: ignore[call-overload]
+    for cache in (_COLUMNS, _SELECTIONS):
+        for key in [k for k in cache.keys() if k[0] == uid and k[1] < generation]:  # type: ignore[index]
+            cache.pop(key)
     for key in [k for k in _ROWS if k[0] == uid and k[1] < generation]:
         del _ROWS[key]
 
@@ -195,5 +181,4 @@ def clear() -> None:
     with _LOCK:
         _ROWS.clear()
         _COLUMNS.clear()
-        _COLUMN_BYTES.clear()
         _SELECTIONS.clear()

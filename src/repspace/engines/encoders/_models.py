@@ -7,11 +7,15 @@ from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from repspace.core.cache import LRUCache
+
 __all__ = ["clear_models", "quiet_hf_loading", "shared_model"]
 
 T = TypeVar("T")
 
-_MODELS: dict[Hashable, Any] = {}
+#: Loaded weights by key; the least recently used go beyond this many (an encoder still holding one keeps it).
+MAX_MODELS = 8
+_MODELS: LRUCache[Any] = LRUCache(MAX_MODELS)
 _MODELS_LOCK = threading.RLock()
 
 
@@ -22,9 +26,11 @@ def shared_model(key: Hashable, loader: Callable[[], T]) -> T:
     same loaded weights.
     """
     with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = loader()
-        return _MODELS[key]
+        model = _MODELS.get(key)
+        if model is None:
+            model = loader()
+            _MODELS.put(key, model)
+        return model
 
 
 def loaded_model(key: Hashable) -> Any | None:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repspace.core.cache import LRUCache
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.limits import DEFAULT_ENCODER
 from repspace.engines.encoders.base import Encoder
@@ -89,7 +90,9 @@ class _Entry:
 
 
 _REGISTRY: dict[str, _Entry] = {}
-_CACHE: dict[tuple[str, tuple[tuple[str, Hashable], ...]], Encoder] = {}
+#: Encoders by (canonical spec, options); the least recently used go beyond this many.
+MAX_ENCODERS = 32
+_CACHE: LRUCache[Encoder] = LRUCache(MAX_ENCODERS)
 _LOCK = threading.RLock()
 
 
@@ -147,8 +150,8 @@ def register(
         if prefix in _REGISTRY and not replace:
             raise InputError(f"encoder {prefix!r} is already registered (pass replace=True to replace it)")
         _REGISTRY[prefix] = _Entry(prefix, factory, usage or prefix, description, example or prefix)
-        for key in [key for key in _CACHE if _prefix_of(key[0]) == prefix]:
-            del _CACHE[key]
+        for key in [key for key in _CACHE.keys() if _prefix_of(key[0]) == prefix]:  # type: ignore[index]
+            _CACHE.pop(key)
 
 
 def unregister(prefix: str) -> None:
@@ -175,8 +178,8 @@ def unregister(prefix: str) -> None:
         if prefix not in _REGISTRY:
             raise NotFoundError(f"no encoder {prefix!r} is registered")
         del _REGISTRY[prefix]
-        for key in [key for key in _CACHE if _prefix_of(key[0]) == prefix]:
-            del _CACHE[key]
+        for key in [key for key in _CACHE.keys() if _prefix_of(key[0]) == prefix]:  # type: ignore[index]
+            _CACHE.pop(key)
 
 
 def list_encoders() -> list[dict[str, str]]:
@@ -255,8 +258,12 @@ def get_encoder(spec: str = DEFAULT_ENCODER, **options: Any) -> Encoder:
     encoder = entry.factory(target.strip() if sep else None, **given)
     if not isinstance(encoder, Encoder):
         raise InputError(f"the factory of encoder {prefix!r} returned {type(encoder).__name__}, not an Encoder")
+    key = (encoder.spec, _freeze(given))
     with _LOCK:
-        return _CACHE.setdefault((encoder.spec, _freeze(given)), encoder)
+        kept = _CACHE.get(key)
+        if kept is None:
+            _CACHE.put(key, encoder)
+        return kept if kept is not None else encoder
 
 
 def from_provenance(provenance: Mapping[str, Any], *, check_fingerprint: bool = True) -> Encoder:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.cache import LRUCache
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan, SearchResult
@@ -238,40 +237,33 @@ def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_
 
 
 class _PerSelection:
-    """Values derived from a filter's selection, kept while that selection is (least recently used out).
+    """Values derived from a filter's selection, kept while that selection is (an :class:`LRUCache`).
 
     A repeated filter's selection is the same read-only array
-    (:mod:`repspace.core.store._selections`), so ``id(candidates)`` keys what was derived
-    from it; each entry keeps a reference to the array, so that the id stays its own.
-    Writable arrays (not from the selection cache) are never kept. ``size`` measures an
-    entry against ``budget``; an entry larger than the whole budget is not kept.
+    (:mod:`repspace.core.store._selections`), so the selection itself keys what was derived
+    from it: an entry holds the array and answers only for that very array, so its ``id``
+    in the key cannot be another array's while the entry lives. Writable arrays (not from
+    the selection cache) are never kept. ``size`` measures an entry against ``budget``.
     """
 
-    def __init__(self, budget: int, size: Callable[[Any], int] = lambda value: 1) -> None:
-        self.budget, self.size = budget, size
-        self._held: OrderedDict[tuple[Any, ...], tuple[np.ndarray | None, Any]] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, budget: int, size: Callable[[Any], int] | None = None) -> None:
+        if size is None:
+            self.cache: LRUCache[tuple[np.ndarray | None, Any]] = LRUCache(budget)
+        else:
+            self.cache = LRUCache(1 << 30, max_bytes=budget, sizeof=lambda held: size(held[1]))
 
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
-        """The keys held (a copy)."""
-        with self._lock:
-            return iter(list(self._held))
+    def key(self, space: Space, info: Any, candidates: np.ndarray | None, *extra: Any) -> tuple[Any, ...]:
+        """The space, its generation and the selection (by identity; see the class)."""
+        return (space.uid, info.generation, 0 if candidates is None else id(candidates), *extra)
 
     def get(self, key: tuple[Any, ...], candidates: np.ndarray | None) -> Any:
-        with self._lock:
-            hit = self._held.get(key)
-            if hit is None or hit[0] is not candidates:
-                return None
-            self._held.move_to_end(key)
-            return hit[1]
+        held = self.cache.get(key)
+        return held[1] if held is not None and held[0] is candidates else None
 
     def put(self, key: tuple[Any, ...], candidates: np.ndarray | None, value: Any) -> None:
-        if (candidates is not None and candidates.flags.writeable) or self.size(value) > self.budget:
+        if candidates is not None and candidates.flags.writeable:
             return
-        with self._lock:
-            self._held[key] = (candidates, value)
-            while sum(self.size(v) for _, v in self._held.values()) > self.budget:
-                self._held.popitem(last=False)
+        self.cache.put(key, (candidates, value))
 
 
 #: Packed masks kept (one bit per row: 50 KB for 400,000 rows).
@@ -291,7 +283,7 @@ def _allowed_bits(space: Space, info: Any, size: int, candidates: np.ndarray | N
 
     if candidates is None and not needs_mask:
         return None
-    key = (space.uid, info.generation, 0 if candidates is None else id(candidates), size)
+    key = _BITS.key(space, info, candidates, size)
     bits = _BITS.get(key, candidates)
     if bits is None:
         mask = _allowed_mask(space, size, candidates, needs_mask)
@@ -374,7 +366,7 @@ def _gathered(space: Space, candidates: np.ndarray, info: Any) -> np.ndarray:
     """
     from repspace.workflows.search.vectorfile import ensure_vector_file
 
-    key = (space.uid, info.generation, id(candidates))
+    key = _GATHERED.key(space, info, candidates)
     base = _GATHERED.get(key, candidates)
     if base is not None:
         return base
