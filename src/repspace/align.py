@@ -14,33 +14,12 @@ Examples
 True
 """
 
-from repspace.engines.align import (
-    DEFAULT_ALPHAS,
-    CCAResult,
-    MapScores,
-    Procrustes,
-    Relative,
-    RidgeMap,
-    Unsupervised,
-    fit_cca,
-    relative_representation,
-    score_map,
-    similarity_profiles,
-)
+from repspace.engines import align as _align
+from repspace.engines.align import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.align import Alignment, align_spaces
 
 __all__ = [
-    "DEFAULT_ALPHAS",
+    *_align.__all__,
     "Alignment",
-    "CCAResult",
-    "MapScores",
-    "Procrustes",
-    "Relative",
-    "RidgeMap",
-    "Unsupervised",
     "align_spaces",
-    "fit_cca",
-    "relative_representation",
-    "score_map",
-    "similarity_profiles",
 ]

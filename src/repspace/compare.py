@@ -13,50 +13,13 @@ Examples
 1.0
 """
 
-from repspace.engines.compare import (
-    INVARIANCES,
-    MEASURES,
-    ChangedItem,
-    ChangedItems,
-    Comparison,
-    Measure,
-    MutualKnn,
-    NeighbourhoodJaccard,
-    SVCCAResult,
-    changed_items,
-    cka,
-    cka_debiased,
-    cka_linear,
-    compare,
-    mutual_knn,
-    neighbourhood_jaccard,
-    procrustes,
-    rsa,
-    svcca,
-)
+from repspace.engines import compare as _compare
+from repspace.engines.compare import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.compare import compare_layers, compare_spaces, joined
 
 __all__ = [
-    "INVARIANCES",
-    "MEASURES",
-    "ChangedItem",
-    "ChangedItems",
-    "Comparison",
-    "Measure",
-    "MutualKnn",
-    "NeighbourhoodJaccard",
-    "SVCCAResult",
-    "changed_items",
-    "cka",
-    "cka_debiased",
-    "cka_linear",
-    "compare",
+    *_compare.__all__,
     "compare_layers",
     "compare_spaces",
     "joined",
-    "mutual_knn",
-    "neighbourhood_jaccard",
-    "procrustes",
-    "rsa",
-    "svcca",
 ]

@@ -22,7 +22,8 @@ Examples
 'local'
 """
 
-from repspace.core.backend import LOCAL, Backend, LocalBackend
+from repspace.core import backend as _backend
+from repspace.core.backend import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.distributed.backend import BACKENDS, check_backend, ray_session
 from repspace.workflows.distributed.embed import EmbedJobReport, ingest_job, ingest_ray
 from repspace.workflows.distributed.index import ShardedBuild, add_ivf_shards, build_hnsw_shards
@@ -35,15 +36,15 @@ from repspace.workflows.distributed.measure import (
     moments_ray,
     ray_backend,
 )
-from repspace.workflows.distributed.runner import open_backend
+from repspace.workflows.distributed import runner as _runner
+from repspace.workflows.distributed.runner import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.distributed.shards import ingest_shard, ingest_shards, read_shard, recipe_hash, write_shard
 
 __all__ = [
+    *_backend.__all__,
+    *_runner.__all__,
     "BACKENDS",
-    "LOCAL",
-    "Backend",
     "EmbedJobReport",
-    "LocalBackend",
     "RayBackend",
     "RayKnnGraph",
     "RayRun",
@@ -58,7 +59,6 @@ __all__ = [
     "ingest_shards",
     "knn_graph_ray",
     "moments_ray",
-    "open_backend",
     "ray_backend",
     "ray_session",
     "read_shard",

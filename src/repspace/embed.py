@@ -13,24 +13,8 @@ Examples
 ['minilm', 'st', 'static']
 """
 
-from repspace.engines.encoders import (
-    DEFAULT_ENCODER,
-    PROVENANCE_KEYS,
-    Encoder,
-    EncoderFactory,
-    LayeredEncoder,
-    Progress,
-    Tick,
-    clear_cache,
-    encode_tokens,
-    from_provenance,
-    get_encoder,
-    list_encoders,
-    model_fingerprint,
-    register,
-    set_threads,
-    unregister,
-)
+from repspace.engines import encoders as _encoders
+from repspace.engines.encoders import *  # noqa: F403 - every name of its __all__
 from repspace.engines.encoders.distill import distill_static, read_distill_record
 from repspace.workflows.ingest import (
     FORMATS,
@@ -46,32 +30,17 @@ from repspace.workflows.ingest import (
 from repspace.workflows.stored_transforms import encoder_for_space
 
 __all__ = [
-    "DEFAULT_ENCODER",
+    *_encoders.__all__,
     "FORMATS",
-    "PROVENANCE_KEYS",
-    "Encoder",
-    "EncoderFactory",
     "IngestReport",
-    "LayeredEncoder",
-    "Progress",
     "Records",
-    "Tick",
     "add_items",
-    "clear_cache",
     "detect_format",
     "distill_static",
-    "encode_tokens",
     "encoder_for_space",
-    "from_provenance",
-    "get_encoder",
     "ingest_file",
     "ingest_records",
-    "list_encoders",
-    "model_fingerprint",
     "read_distill_record",
     "read_records",
     "read_texts",
-    "register",
-    "set_threads",
-    "unregister",
 ]

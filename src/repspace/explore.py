@@ -18,14 +18,10 @@ Examples
 (3, 2)
 """
 
-from repspace.interfaces.reports import (
-    LAYER_METRICS,
-    diagnosis_html,
-    dictionary_html,
-    write_diagnosis_html,
-    write_dictionary_html,
-)
-from repspace.interfaces.server import create_app, is_loopback, serve
+from repspace.interfaces import reports as _reports
+from repspace.interfaces.reports import *  # noqa: F403 - every name of its __all__
+from repspace.interfaces import server as _server
+from repspace.interfaces.server import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.explore import (
     find_alignment,
     index_recall,
@@ -41,20 +37,17 @@ from repspace.workflows.explore_results import ItemNeighbours, MapColumn, MapFie
 from repspace.workflows.layout import Layout, space_layout
 
 __all__ = [
+    *_reports.__all__,
+    *_server.__all__,
     "ItemNeighbours",
-    "LAYER_METRICS",
     "Layout",
     "MapColumn",
     "MapFields",
     "PairItem",
     "PairJaccard",
     "PairSearch",
-    "create_app",
-    "diagnosis_html",
-    "dictionary_html",
     "find_alignment",
     "index_recall",
-    "is_loopback",
     "item_neighbours",
     "map_agreement",
     "map_column",
@@ -62,8 +55,5 @@ __all__ = [
     "pair_item",
     "pair_jaccard",
     "pair_search",
-    "serve",
     "space_layout",
-    "write_diagnosis_html",
-    "write_dictionary_html",
 ]

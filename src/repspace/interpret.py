@@ -16,47 +16,8 @@ Examples
 ('accuracy', True)
 """
 
-from repspace.engines.interpret import (
-    Axis,
-    AxisSignificance,
-    ConceptBasis,
-    ErasureReport,
-    GaussianTransport,
-    GroupMapComparison,
-    GroupMapScore,
-    LatentMatch,
-    LayerDecomposition,
-    LeaceEraser,
-    MatchingPursuit,
-    MeanDecomposition,
-    PairAttribution,
-    PolarResult,
-    ProbeResult,
-    SaeMetrics,
-    SparseAutoencoder,
-    Stability,
-    TopItems,
-    attribute_pair,
-    axis,
-    axis_significance,
-    compare_group_maps,
-    concept_basis,
-    control_labels,
-    erase,
-    evaluate_erasure,
-    match_latents,
-    matching_pursuit,
-    mean_decomposition,
-    mean_decomposition_layers,
-    polar,
-    probe,
-    probe_pipeline,
-    rank_axis,
-    rank_correlation,
-    sae_metrics,
-    stability,
-    top_items,
-)
+from repspace.engines import interpret as _engines_interpret
+from repspace.engines.interpret import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.dictionary import (
     Dictionary,
     DictionaryReport,
@@ -65,86 +26,28 @@ from repspace.workflows.dictionary import (
     list_dictionaries,
     load_dictionary,
 )
-from repspace.workflows.dictionary_reading import (
-    DictionaryMatch,
-    ItemPairAttribution,
-    PursuitReport,
-    attribute_items,
-    match_dictionaries,
-    pursue_dictionary,
-)
-from repspace.workflows.interpret import AxisReport, axis_space, erase_space, labelled, pole_vectors, probe_space
-from repspace.workflows.interpret_axes import PolarReport, RankAxisReport, parse_axis, polar_space, rank_axis_space
-from repspace.workflows.interpret_bases import ConceptReport, SpaceDecomposition, concept_space, decompose_space
-from repspace.workflows.transport import TransportReport, transport_space
+from repspace.workflows import dictionary_reading as _workflows_dictionary_reading
+from repspace.workflows.dictionary_reading import *  # noqa: F403 - every name of its __all__
+from repspace.workflows import interpret as _workflows_interpret
+from repspace.workflows.interpret import *  # noqa: F403 - every name of its __all__
+from repspace.workflows import interpret_axes as _workflows_interpret_axes
+from repspace.workflows.interpret_axes import *  # noqa: F403 - every name of its __all__
+from repspace.workflows import interpret_bases as _workflows_interpret_bases
+from repspace.workflows.interpret_bases import *  # noqa: F403 - every name of its __all__
+from repspace.workflows import transport as _workflows_transport
+from repspace.workflows.transport import *  # noqa: F403 - every name of its __all__
 
 __all__ = [
-    "Axis",
-    "AxisReport",
-    "AxisSignificance",
-    "ConceptBasis",
-    "ConceptReport",
+    *_engines_interpret.__all__,
+    *_workflows_dictionary_reading.__all__,
+    *_workflows_interpret.__all__,
+    *_workflows_interpret_axes.__all__,
+    *_workflows_interpret_bases.__all__,
+    *_workflows_transport.__all__,
     "Dictionary",
-    "DictionaryMatch",
     "DictionaryReport",
-    "ErasureReport",
-    "GaussianTransport",
-    "GroupMapComparison",
-    "GroupMapScore",
-    "ItemPairAttribution",
-    "LatentMatch",
     "LatentSummary",
-    "LayerDecomposition",
-    "LeaceEraser",
-    "MatchingPursuit",
-    "MeanDecomposition",
-    "PairAttribution",
-    "PolarReport",
-    "PolarResult",
-    "ProbeResult",
-    "PursuitReport",
-    "RankAxisReport",
-    "SaeMetrics",
-    "SpaceDecomposition",
-    "SparseAutoencoder",
-    "Stability",
-    "TopItems",
-    "TransportReport",
-    "attribute_items",
-    "attribute_pair",
-    "axis",
-    "axis_significance",
-    "axis_space",
-    "compare_group_maps",
-    "concept_basis",
-    "concept_space",
-    "control_labels",
-    "decompose_space",
-    "erase",
-    "erase_space",
-    "evaluate_erasure",
     "fit_dictionary",
-    "labelled",
     "list_dictionaries",
     "load_dictionary",
-    "match_dictionaries",
-    "match_latents",
-    "matching_pursuit",
-    "mean_decomposition",
-    "mean_decomposition_layers",
-    "parse_axis",
-    "polar",
-    "polar_space",
-    "pole_vectors",
-    "probe",
-    "probe_pipeline",
-    "probe_space",
-    "pursue_dictionary",
-    "rank_axis",
-    "rank_axis_space",
-    "rank_correlation",
-    "sae_metrics",
-    "stability",
-    "top_items",
-    "transport_space",
 ]

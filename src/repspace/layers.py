@@ -24,20 +24,18 @@ from repspace.engines.interpret import (
     mean_decomposition_layers,
 )
 from repspace.workflows.compare import compare_layers
-from repspace.workflows.decompose import TokenDecomposition, TokenStates, decompose_layers, token_states
+from repspace.workflows import decompose as _decompose
+from repspace.workflows.decompose import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.diagnose import diagnose_layers
 
 __all__ = [
+    *_decompose.__all__,
     "LayerDecomposition",
     "LayeredEncoder",
     "MeanDecomposition",
-    "TokenDecomposition",
-    "TokenStates",
     "compare_layers",
-    "decompose_layers",
     "diagnose_layers",
     "encode_tokens",
     "mean_decomposition",
     "mean_decomposition_layers",
-    "token_states",
 ]

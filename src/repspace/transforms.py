@@ -17,46 +17,15 @@ Examples
 [[-1.0, 0.0], [1.0, 0.0]]
 """
 
-from repspace.engines.transforms import (
-    ACCEPTED_FORMS,
-    PCA,
-    Affine,
-    AllButTheTop,
-    Center,
-    Normalize,
-    NotFittedError,
-    Transform,
-    Whiten,
-    default_abtt_components,
-    format_transforms,
-    parse_transforms,
-    state_digest,
-    transforms_from_bytes,
-    transforms_provenance,
-    transforms_to_bytes,
-)
+from repspace.engines import transforms as _transforms
+from repspace.engines.transforms import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.stored_transforms import TransformedEncoder, apply_chain, stored_transforms
 from repspace.workflows.transform import derive_space
 
 __all__ = [
-    "ACCEPTED_FORMS",
-    "PCA",
-    "Affine",
-    "AllButTheTop",
-    "Center",
-    "Normalize",
-    "NotFittedError",
-    "Transform",
+    *_transforms.__all__,
     "TransformedEncoder",
-    "Whiten",
     "apply_chain",
-    "default_abtt_components",
     "derive_space",
-    "format_transforms",
-    "parse_transforms",
-    "state_digest",
     "stored_transforms",
-    "transforms_from_bytes",
-    "transforms_provenance",
-    "transforms_to_bytes",
 ]
