@@ -13,6 +13,18 @@ class Hit:
 
     ``score`` is a similarity (cosine, inner product; higher is nearer) or a
     Euclidean distance (l2; lower is nearer), as the space's metric says.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
+    >>> _ = sp.add(["a", "b", "c"], np.eye(3), texts=["apple", "banana", "cherry"], metadata=[{"n": 1}, {}, {}])
+    >>> hit = sp.search(np.array([1.0, 0.2, 0.0]), k=1)[0]
+    >>> hit.id, round(hit.score, 3), hit.text, hit.metadata, hit.row
+    ('a', 0.981, 'apple', {'n': 1}, 0)
+    >>> sorted(hit.to_dict())
+    ['id', 'metadata', 'score', 'text']
     """
 
     id: str
@@ -32,7 +44,22 @@ class Hit:
 
 @dataclass(frozen=True)
 class SearchPlan:
-    """How a search was run, for ``--explain``: method, candidates, effort and why."""
+    """How a search was run, for ``--explain``: method, candidates, effort and why.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
+    >>> _ = sp.add(["a", "b", "c"], np.eye(3), texts=["apple", "banana", "cherry"], metadata=[{"n": 1}, {}, {}])
+    >>> res = sp.search(np.array([1.0, 0.2, 0.0]), k=2)
+    >>> res.plan.method, res.plan.candidates, res.plan.total, res.plan.ef
+    ('exact', 3, 3, None)
+    >>> sp.search(np.array([1.0, 0.2, 0.0]), k=2, where="n = 1").plan.candidates  # the filter's matches
+    1
+    >>> sorted(res.plan.to_dict())
+    ['candidates', 'ef', 'index_action', 'method', 'reason', 'total']
+    """
 
     method: str  # "exact" or "hnsw"
     candidates: int  # items the search could return (filter matches, or all live items)

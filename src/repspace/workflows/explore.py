@@ -76,6 +76,19 @@ def map_fields(space: Space) -> MapFields:
 
     ``kind`` is ``number`` (integers and reals), ``bool``, or ``category`` (text, or
     a mix of types); fields holding only arrays, objects or nulls are left out.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> [(f["name"], f["kind"]) for f in map_fields(sp).fields]
+    [('n', 'number'), ('ok', 'bool')]
+    >>> _ = sp.add(["x"], np.ones((1, 8)), metadata=[{"n": "text"}])  # a mix of types is a category
+    >>> [(f["name"], f["kind"], f["count"]) for f in map_fields(sp).fields]
+    [('n', 'category', 61), ('ok', 'bool', 60)]
     """
     generation, found = space.field_counts()
     by_field: dict[str, dict[str, int]] = {}
@@ -109,6 +122,24 @@ def map_column(space: Space, name: str, method: str = "pca") -> MapColumn:
     such value); categories: ``{"name", "kind": "category", "categories", "codes"}``
     (code -1: missing; the least frequent values beyond :data:`MAX_CATEGORIES` share
     the last category, ``(other)``). Overlay names start with ``@`` (:data:`OVERLAYS`).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> map_column(sp, "n").values[:3]
+    (0.0, 1.0, 2.0)
+    >>> map_column(sp, "ok").values[:3]
+    (True, False, False)
+    >>> map_column(sp, "missing").values[:2]  # a field no item has: None everywhere
+    (None, None)
+    >>> map_column(sp, "@nope")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: unknown overlay '@nope'; use one of: @map_agreement, @recall
     """
     if name.startswith("@"):
         if name == "@map_agreement":
@@ -176,6 +207,19 @@ def map_agreement(space: Space, method: str = "pca", k: int = 10) -> np.ndarray:
     1 where the map keeps the item's neighbourhood, near 0 where the map puts it among
     strangers. The 2-D neighbours come from SciPy's k-d tree (exact; a point at the same
     place as another counts as a neighbour).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> agree = map_agreement(sp, k=5)
+    >>> agree.shape, bool(0 <= agree.min() <= agree.max() <= 1)  # shares of 5: multiples of 0.2
+    ((60,), True)
+    >>> bool(np.allclose(agree * 5, np.round(agree * 5)))
+    True
     """
     from scipy.spatial import cKDTree
 
@@ -214,7 +258,19 @@ def _without_self(neighbours: np.ndarray, k: int) -> np.ndarray:
 def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: int = 0) -> np.ndarray:
     """Per item of the layout: recall@k of the space's HNSW index (the planner's, built when missing) with the
     item's own vector as the query, against exact search; NaN for the items outside a seeded sample of
-    ``sample`` queries. The item itself is left out of both lists."""
+    ``sample`` queries. The item itself is left out of both lists.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> recall = index_recall(sp, k=5, sample=10)  # builds the planner's HNSW index
+    >>> recall.shape, int(np.isfinite(recall).sum()), bool(np.nanmin(recall) >= 0.0)
+    ((60,), 10, True)
+    """
     from repspace.workflows.search.query import knn
 
     info = space.info()
@@ -277,6 +333,21 @@ def item_neighbours(space: Space, item_id: str, k: int = 10) -> ItemNeighbours:
     build``, or one a search built and kept); ``None`` when there is none: a click never
     builds an index (minutes for a million items), and exact search of one item is
     milliseconds even there.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> nb = item_neighbours(sp, "i0", k=3)
+    >>> [h["id"] for h in nb.exact] == [h.id for h in sp.search(id="i0", k=3, index="exact")], nb.approximate
+    (True, None)
+    >>> _ = index_recall(sp, k=5, sample=10)  # builds and keeps an HNSW index
+    >>> nb = item_neighbours(sp, "i0", k=3)
+    >>> nb.index.startswith("hnsw"), len(nb.approximate)
+    (True, 3)
     """
     from repspace.workflows.search.indexes import list_indexes
 
@@ -316,7 +387,22 @@ _JACCARD: LRUCache[np.ndarray] = LRUCache(8)
 
 def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJaccard:
     """Each item of ``a``'s map: the Jaccard similarity of its ``k`` nearest neighbours in ``a`` and in ``b``
-    (over the items the spaces share; None for an item ``b`` lacks): ``{"k", "mean", "values"}``."""
+    (over the items the spaces share; None for an item ``b`` lacks): ``{"k", "mean", "values"}``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> pj = pair_jaccard(a, b, k=5)
+    >>> pj.k, round(pj.mean, 3), pj.values[:2], pj.values[40:42]  # i40.. are not in b
+    (5, 1.0, (1.0, 1.0), (None, None))
+    """
     from repspace.engines.compare.neighbours import neighbourhood_jaccard
     from repspace.workflows.compare import joined
 
@@ -341,7 +427,26 @@ def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJa
 
 def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> PairItem:
     """One item's exact ``k`` neighbours in ``a`` and in ``b`` (among the items both hold), and which were kept,
-    lost (in ``a`` only) and gained (in ``b`` only), with their Jaccard similarity."""
+    lost (in ``a`` only) and gained (in ``b`` only), with their Jaccard similarity.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> p = pair_item(a, b, "i0", k=3)  # among the 40 items both hold
+    >>> p.id, p.jaccard, len(p.kept), p.lost, p.gained, all(h["id"] in p.kept for h in p.b)
+    ('i0', 1.0, 3, (), (), True)
+    >>> pair_item(a, b, "i50")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.NotFoundError: item 'i50' is not in both 'a' and 'b'
+    """
     shared = set(a.existing_ids([item_id])) & set(b.existing_ids([item_id]))
     if not shared:
         raise NotFoundError(f"item {excerpt(item_id)} is not in both {a.name!r} and {b.name!r}")
@@ -369,7 +474,25 @@ def _shared_neighbours(x: Space, other: Space, item_id: str, k: int) -> list[dic
 
 
 def find_alignment(store: Store, a: Space, b: Space) -> Space | None:
-    """A stored space holding ``a`` mapped into ``b``'s coordinates (``repspace align --out``), if any."""
+    """A stored space holding ``a`` mapped into ``b``'s coordinates (``repspace align --out``), if any.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> find_alignment(store, a, b) is None
+    True
+    >>> from repspace.workflows.align import align_spaces
+    >>> _ = align_spaces(store, "a", "b", pairs=30, test=10, out="a-in-b")
+    >>> find_alignment(store, a, b).name, find_alignment(store, b, a)
+    ('a-in-b', None)
+    """
     for info in store.spaces():
         src = (info.provenance or {}).get("derived_from") or {}
         to = src.get("aligned_to") or {}
@@ -381,7 +504,28 @@ def find_alignment(store: Store, a: Space, b: Space) -> Space | None:
 def pair_search(store: Store, a: Space, b: Space, *, text: str | None = None, id: str | None = None,
                 k: int = 10) -> PairSearch:
     """A query's top ``k`` in ``a``, in ``b``, and (when a stored alignment of ``a`` into ``b`` exists) the query
-    embedded in ``a`` and mapped into ``b``, searched there."""
+    embedded in ``a`` and mapped into ``b``, searched there.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.workflows.align import align_spaces
+    >>> _ = align_spaces(store, "a", "b", pairs=30, test=10, out="a-in-b")
+    >>> ps = pair_search(store, a, b, id="i0", k=3)  # by id: no encoder is loaded
+    >>> ps.map, len(ps.a), len(ps.b), ps.mapped[0]["id"]  # i0 mapped into b finds i0 itself
+    ('a-in-b', 3, 3, 'i0')
+    >>> pair_search(store, a, b)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: give either a text or an id
+    """
     if (text is None) == (id is None):
         raise InputError("give either a text or an id")
     hits_a = a.search(text, k=k, id=id)

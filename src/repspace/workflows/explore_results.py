@@ -19,7 +19,22 @@ from typing import Any
 @dataclass(frozen=True)
 class MapFields:
     """The fields a map can be coloured by (``{"name", "kind", "count"}`` each) and the overlays
-    (``{"name", "label"}`` each), at a space generation."""
+    (``{"name", "label"}`` each), at a space generation.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.workflows.explore import map_fields
+    >>> f = map_fields(sp)
+    >>> f.generation, [(x["name"], x["kind"], x["count"]) for x in f.fields], [o["name"] for o in f.overlays]
+    (1, [('n', 'number', 60), ('ok', 'bool', 60)], ['@map_agreement', '@recall'])
+    >>> sorted(f.to_dict())
+    ['fields', 'generation', 'overlays']
+    """
 
     generation: int
     fields: tuple[dict[str, Any], ...]
@@ -32,7 +47,23 @@ class MapFields:
 @dataclass(frozen=True)
 class MapColumn:
     """One field or overlay for every point of a map: ``values`` (numbers and booleans, None where missing),
-    or ``categories`` and per-point ``codes`` (-1: missing); an overlay (``@...``) also has its ``mean``."""
+    or ``categories`` and per-point ``codes`` (-1: missing); an overlay (``@...``) also has its ``mean``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.workflows.explore import map_column
+    >>> col = map_column(sp, "ok")
+    >>> col.kind, col.values[:4], col.overlay
+    ('bool', (True, False, False, True), False)
+    >>> overlay = map_column(sp, "@map_agreement")
+    >>> overlay.overlay, len(overlay.values), sorted(overlay.to_dict())
+    (True, 60, ['kind', 'mean', 'name', 'values'])
+    """
 
     name: str
     kind: str
@@ -55,7 +86,22 @@ class MapColumn:
 
 @dataclass(frozen=True)
 class ItemNeighbours:
-    """An item's exact neighbours and, when the space has an index, that ``index``'s (``approximate``)."""
+    """An item's exact neighbours and, when the space has an index, that ``index``'s (``approximate``).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
+    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
+    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.workflows.explore import item_neighbours
+    >>> nb = item_neighbours(sp, "i0", k=3)
+    >>> len(nb.exact), sorted(nb.exact[0]), nb.approximate, nb.index  # no index built yet: exact only
+    (3, ['id', 'score'], None, None)
+    >>> sorted(nb.to_dict())
+    ['approximate', 'exact', 'index']
+    """
 
     exact: tuple[dict[str, Any], ...]
     approximate: tuple[dict[str, Any], ...] | None
@@ -68,7 +114,23 @@ class ItemNeighbours:
 
 @dataclass(frozen=True)
 class PairJaccard:
-    """Each point of a map: the Jaccard similarity of its ``k`` neighbourhoods in two spaces (None: not in both)."""
+    """Each point of a map: the Jaccard similarity of its ``k`` neighbourhoods in two spaces (None: not in both).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.workflows.explore import pair_jaccard
+    >>> pj = pair_jaccard(a, b, k=5)  # a rotation keeps every neighbourhood of the shared items
+    >>> pj.k, round(pj.mean, 3), len(pj.values), pj.values[0], pj.values[59]
+    (5, 1.0, 60, 1.0, None)
+    """
 
     k: int
     mean: float | None
@@ -80,7 +142,25 @@ class PairJaccard:
 
 @dataclass(frozen=True)
 class PairItem:
-    """One item's neighbours in spaces ``a`` and ``b``: kept, lost (``a`` only), gained (``b`` only)."""
+    """One item's neighbours in spaces ``a`` and ``b``: kept, lost (``a`` only), gained (``b`` only).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.workflows.explore import pair_item
+    >>> p = pair_item(a, b, "i0", k=3)
+    >>> p.jaccard, len(p.kept), p.lost, p.gained
+    (1.0, 3, (), ())
+    >>> sorted(p.to_dict())
+    ['a', 'b', 'gained', 'id', 'jaccard', 'k', 'kept', 'lost']
+    """
 
     id: str
     k: int
@@ -98,7 +178,25 @@ class PairItem:
 
 @dataclass(frozen=True)
 class PairSearch:
-    """A query's hits in ``a``, in ``b``, and ``mapped`` into ``b`` by the stored alignment ``map`` (or None)."""
+    """A query's hits in ``a``, in ``b``, and ``mapped`` into ``b`` by the stored alignment ``map`` (or None).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> x = np.random.default_rng(0).standard_normal((60, 8))
+    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
+    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
+    >>> _ = a.add([f"i{j}" for j in range(60)], x)
+    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.workflows.explore import pair_search
+    >>> ps = pair_search(store, a, b, id="i0", k=3)
+    >>> len(ps.a), len(ps.b), ps.mapped, ps.map  # no stored alignment of a into b: nothing mapped
+    (3, 3, None, None)
+    >>> sorted(ps.to_dict()), sorted(ps.a[0])
+    (['a', 'b', 'map', 'mapped'], ['id', 'metadata', 'score', 'text'])
+    """
 
     a: tuple[dict[str, Any], ...]
     b: tuple[dict[str, Any], ...]

@@ -35,7 +35,19 @@ __all__ = ["STORE_ENV", "AddResult", "Item", "SavedResult", "Snapshot", "Space",
 
 
 class Space(_core.Space):
-    """A stored space that can search; see :class:`repspace.core.store.Space` for the rest."""
+    """A stored space that can search; see :class:`repspace.core.store.Space` for the rest.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=3, metric="l2")
+    >>> _ = sp.add(["a", "b", "c"], np.eye(3), metadata=[{"lang": "en"}, {"lang": "fr"}, {"lang": "en"}])
+    >>> isinstance(sp, Space), sp.name, sp.info().count, sp.metric.value
+    (True, 'toy', 3, 'l2')
+    >>> res = sp.search(id="a", k=2, where="lang = 'en'")  # by an item's id; the item itself is left out
+    >>> [h.id for h in res], round(res[0].score, 3), res.plan.method
+    (['c'], 1.414, 'exact')
+    """
 
     def search(self, query: Any = None, k: int = 10, **options: Any) -> SearchResult:
         """Nearest items to a text, a stored id (``id=...``), a vector or a
@@ -51,6 +63,18 @@ class Space(_core.Space):
 
 
 class Store(_core.Store):
-    """All spaces in one SQLite file; its spaces can search. See :class:`repspace.core.store.Store`."""
+    """All spaces in one SQLite file; its spaces can search. See :class:`repspace.core.store.Store`.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> sp = store.create_space("toy", dim=2)
+    >>> _ = sp.add(["a", "b"], np.eye(2))
+    >>> [s.name for s in store.spaces()], type(store.space("toy")).__name__
+    (['toy'], 'Space')
+    >>> [h.id for h in store.space("toy").search(np.array([0.0, 1.0]), k=1)]
+    ['b']
+    """
 
     space_class = Space

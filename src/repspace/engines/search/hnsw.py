@@ -27,7 +27,17 @@ from repspace.core.space import Metric
 
 @dataclass(frozen=True)
 class HNSWParams:
-    """HNSW construction parameters: ``m`` links per node, ``ef_construction`` beam width."""
+    """HNSW construction parameters: ``m`` links per node, ``ef_construction`` beam width.
+
+    Examples
+    --------
+    >>> HNSWParams(), HNSWParams(m=16).m
+    (HNSWParams(m=32, ef_construction=100), 16)
+    >>> HNSWParams(m=1)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: HNSW M must be between 2 and 256, not 1
+    """
 
     m: int = 32
     ef_construction: int = 100

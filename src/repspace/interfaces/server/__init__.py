@@ -21,7 +21,28 @@ __all__ = ["create_app", "serve", "is_loopback"]
 
 
 def create_app(*args: Any, **kwargs: Any) -> Any:
-    """See :func:`repspace.interfaces.server.app.create_app` (imported lazily: FastAPI loads on use)."""
+    """See :func:`repspace.interfaces.server.app.create_app` (imported lazily: FastAPI loads on use).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from starlette.testclient import TestClient
+    >>> from repspace.store import Store
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.db")
+    >>> _ = Store(path).create_space("toy", dim=2).add(["a", "b"], np.eye(2))
+    >>> app = create_app(path)  # read-only: writes are not served
+    >>> app.title, app.state.store.readonly
+    ('repspace', True)
+    >>> client = TestClient(app, base_url="http://127.0.0.1")
+    >>> [s["name"] for s in client.get("/api/v1/spaces").json()]
+    ['toy']
+    >>> TestClient(app, base_url="http://evil.example").get("/api/v1/spaces").status_code  # a foreign Host
+    400
+    >>> create_app(path, writable=True)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: a writable service needs a token (--token or $REPSPACE_TOKEN)
+    """
     from repspace.interfaces.server.app import create_app as make
 
     return make(*args, **kwargs)
@@ -57,6 +78,23 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, 
     connections close after :data:`~repspace.interfaces.server.protocol.KEEP_ALIVE` seconds,
     and a request's headers must arrive within
     :data:`~repspace.interfaces.server.protocol.HEADER_TIMEOUT` seconds.
+
+    Examples
+    --------
+    Its refusals come before any socket is opened:
+
+    >>> import tempfile, os
+    >>> from repspace.store import Store
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.db")
+    >>> _ = Store(path)
+    >>> serve(path, host="0.0.0.0")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: refusing to serve on 0.0.0.0 without a token: anyone on the network could ...
+    >>> serve(path, writable=True)
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: a writable service needs a token (--token or $REPSPACE_TOKEN)
     """
     import socket
 

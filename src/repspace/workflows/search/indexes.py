@@ -267,7 +267,23 @@ def _modulo(space: Space, next_row: int, n: int) -> Any:
 
 
 def list_indexes(space: Space) -> list[IndexReport]:
-    """The indexes persisted for a space, and whether each is current, behind or stale."""
+    """The indexes persisted for a space, and whether each is current, behind or stale.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
+    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> list_indexes(sp)
+    []
+    >>> _ = build_index(sp, "hnsw16")
+    >>> [(r.spec, r.action, r.rows) for r in list_indexes(sp)]
+    [('hnsw16', 'current', 300)]
+    >>> _ = sp.add(["new"], np.ones((1, 16)))
+    >>> [(r.spec, r.action) for r in list_indexes(sp)]
+    [('hnsw16', 'behind (extended on next use)')]
+    """
     folder = space.store.index_dir / space.uid
     info = space.info()
     stamps = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -318,6 +334,21 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
     ``"vectors"`` drops the rescoring tier (rebuilt by the next rescoring search),
     ``"hubness-k10"`` the hubness statistics for kappa 10. Returns what was dropped,
     as :func:`list_indexes` described it, with ``action="dropped"``.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from repspace.store import Store
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
+    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> _ = build_index(sp, "hnsw16")
+    >>> r = drop_index(sp, "hnsw16")
+    >>> r.spec, r.action, r.rows, list_indexes(sp)
+    ('hnsw16', 'dropped', 300, [])
+    >>> drop_index(sp, "hnsw16")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.NotFoundError: space t has no hnsw16 index
     """
     folder = space.store.index_dir / space.uid
     name = spec.strip().lower() if isinstance(spec, str) else None

@@ -101,6 +101,19 @@ class ErasureReport:
         Mean ``‖r(x) − x‖²`` over the test rows.
     variance : float
         Mean ``‖x − μ‖²`` over the test rows (the scale ``displacement`` compares with).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 3, size=300)
+    >>> X = rng.normal(size=(300, 4)) + np.outer(y, [2.0, 0.0, 0.0, 1.0])
+    >>> r = evaluate_erasure(X, y)
+    >>> r.n_train, r.n_test, r.n_classes, r.rank  # three classes: two directions erased
+    (210, 90, 3, 2)
+    >>> r.accuracy_before > 0.8, r.accuracy_after < 0.5, 0 < r.displacement < r.variance
+    (True, True, True)
+    >>> sorted(r.to_dict())[:3]
+    ['accuracy_after', 'accuracy_before', 'displacement']
     """
 
     n_train: int
@@ -183,6 +196,18 @@ class GroupMapScore:
         coordinates of the pooled training rows: what second-order differences give away.
     displacement : float
         Mean ``‖x' − x‖²`` over all rows of both groups (a row that is not moved counts 0).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> c = compare_group_maps(rng.normal(size=(200, 3)), rng.normal(size=(200, 3)) + [2.0, 0.0, 0.0], dims=3)
+    >>> s = c.score("none")  # the identity: nothing moves and the shift is plain to see
+    >>> s.method, s.displacement, s.accuracy > 0.8
+    ('none', 0.0, True)
+    >>> c.score("leace").accuracy < 0.65, c.score("leace").displacement > 0
+    (True, True)
+    >>> sorted(s.to_dict())
+    ['accuracy', 'displacement', 'method', 'quadratic_accuracy']
     """
 
     method: str
@@ -210,6 +235,19 @@ class GroupMapComparison:
         Test accuracy of always predicting the larger training group.
     scores : tuple of GroupMapScore
         In the order of ``GROUP_MAP_METHODS``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> c = compare_group_maps(rng.normal(size=(200, 3)), rng.normal(size=(300, 3)) + [2.0, 0.0, 0.0], dims=3)
+    >>> c.n_a, c.n_b, c.n_test, c.dims, c.majority_rate
+    (200, 300, 150, 3, 0.6)
+    >>> [s.method for s in c.scores]
+    ['none', 'mean_direction', 'leace', 'gaussian_ot']
+    >>> c.score("pca")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: no method 'pca'; the methods are none, mean_direction, leace, gaussian_ot
     """
 
     n_a: int

@@ -33,6 +33,16 @@ class MatchingPursuit:
         At most ``k`` non-zeros per row (an atom picked twice is summed).
     residual_norms : ndarray of shape (n, k + 1), float64
         ``‖r_0‖, …, ‖r_k‖`` with ``r_0 = x − bias``; non-increasing along each row.
+
+    Examples
+    --------
+    >>> mp = matching_pursuit([[3.0, -2.0, 0.5], [0.0, 1.0, 0.0]], np.eye(3), k=2)
+    >>> mp.codes.shape, mp.codes.getnnz(axis=1).tolist()  # the second row is found in one step
+    ((2, 3), [2, 1])
+    >>> mp.residual_norms.round(3).tolist()
+    [[3.64, 2.062, 0.5], [1.0, 0.0, 0.0]]
+    >>> matching_pursuit([[3.0, -2.0, 0.5]], np.eye(3), k=2, positive=True).codes.toarray().tolist()
+    [[3.0, 0.0, 0.5]]
     """
 
     codes: sp.csr_matrix | np.ndarray

@@ -164,6 +164,20 @@ class HeadResult:
     seconds : float
         Wall seconds of the whole call (checks, initialisation, training,
         dev scoring).
+
+    Examples
+    --------
+    >>> from repspace.engines.learn.heads import train_matryoshka_head
+    >>> rng = np.random.default_rng(0)
+    >>> A = rng.normal(size=(64, 8)).astype(np.float32)
+    >>> B = (A + 0.5 * rng.normal(size=(64, 8))).astype(np.float32)
+    >>> head = train_matryoshka_head(A, B, -np.linalg.norm(A - B, axis=1), dims=(4, None), epochs=1)
+    >>> head.d_in, head.d_out, head.recipe["method"], head.recipe["dims"], len(head.history)
+    (8, 8, 'matryoshka', [4, 8], 2)
+    >>> head.transform(A, dims=4).shape, head.W.flags.writeable
+    ((64, 4), False)
+    >>> sorted(head.to_dict())
+    ['d_in', 'd_out', 'history', 'recipe', 'seconds']
     """
 
     W: np.ndarray
