@@ -79,3 +79,24 @@ def test_the_api_page_lists_every_module_and_name() -> None:
         section = page.split(f"## repspace.{module}", 1)[1].split("\n## ", 1)[0]
         missing = [name for name, _ in _names(module) if f"`{name}`" not in section]
         assert missing == [], f"docs/API.md, repspace.{module}: {', '.join(missing)} not listed"
+
+
+#: Public dataclasses that are inputs, settings or handles rather than results, so they need no ``to_dict``
+#: (or, for RayRun, a record filled in while a job runs): data sets, parameters, stored-state handles.
+NOT_RESULTS = {
+    "Records", "StsPairs", "BeirData", "WordVectors", "WordPairs", "Analogies", "LabelledTexts", "PairLabels",
+    "FittedTransform", "MtebTask", "Subject", "Dictionary", "TokenStates", "FDEConfig", "HNSWParams", "IndexSpec",
+    "ShardEntry", "Snapshot", "RayRun",
+}
+
+
+@pytest.mark.parametrize("module", PUBLIC)
+def test_every_public_result_is_a_frozen_dataclass_with_to_dict(module: str) -> None:
+    import dataclasses
+
+    off = []
+    for name, obj in _names(module):
+        if inspect.isclass(obj) and dataclasses.is_dataclass(obj) and name not in NOT_RESULTS:
+            if not obj.__dataclass_params__.frozen or not callable(getattr(obj, "to_dict", None)):
+                off.append(name)
+    assert off == [], f"repspace.{module}: results that are not frozen dataclasses with to_dict: {off}"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -63,6 +63,11 @@ class Layout:
     method: str
     generation: int
     cached: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """Ids, coordinates (``[x, y]`` per item) and what made them, as JSON values."""
+        return {"ids": list(self.ids), "coords": self.coords.tolist(), "method": self.method,
+                "generation": self.generation, "cached": self.cached}
 
 
 def space_layout(space: Space, method: str = "pca") -> Layout:

@@ -53,6 +53,10 @@ class Item:
     metadata: dict[str, Any]
     row: int
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "text", "metadata", "row"}``."""
+        return {"id": self.id, "text": self.text, "metadata": self.metadata, "row": self.row}
+
 
 class SpaceHeader(NamedTuple):
     """A space's row in the ``spaces`` table as one transaction sees it."""

@@ -71,6 +71,10 @@ class KnnResult:
     scores: np.ndarray
     plan: SearchPlan
 
+    def to_dict(self) -> dict[str, Any]:
+        """Rows, scores (one list per query) and the plan, as JSON values."""
+        return {"rows": self.rows.tolist(), "scores": self.scores.tolist(), "plan": self.plan.to_dict()}
+
 
 def knn(
     space: Space,

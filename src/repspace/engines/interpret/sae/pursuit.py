@@ -48,6 +48,12 @@ class MatchingPursuit:
     codes: sp.csr_matrix | np.ndarray
     residual_norms: np.ndarray = field(repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Each row's code as ``{atom: value}`` (its non-zeros) and the residual norms, as JSON values."""
+        dense = self.codes.toarray() if sp.issparse(self.codes) else np.asarray(self.codes)
+        codes = [{int(a): float(row[a]) for a in np.flatnonzero(row)} for row in dense]
+        return {"codes": codes, "residual_norms": self.residual_norms.tolist()}
+
 
 def matching_pursuit(X: Any, dictionary: Any, k: int, *, bias: Any = None, positive: bool = False,
                      dense: bool = False) -> MatchingPursuit:
