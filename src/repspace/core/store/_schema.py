@@ -8,25 +8,30 @@ Add a migration by appending to :data:`MIGRATIONS`; never edit a released one.
 
 from __future__ import annotations
 
-#: Migration ``i`` (1-based) brings a store from version ``i - 1`` to ``i``.
-MIGRATIONS: list[str] = [
-    # 1: spaces, items and vector blocks.
-    """
-    CREATE TABLE spaces (
+# The columns of the spaces table, written once: migration 1 creates it, migration 5 rebuilds it
+# with one more metric (the text each produces is the one released).
+_SPACES_COLUMNS = """\
         id          INTEGER PRIMARY KEY,
         uid         TEXT    NOT NULL UNIQUE,
         name        TEXT    NOT NULL UNIQUE,
         dim         INTEGER NOT NULL CHECK (dim > 0),
-        metric      TEXT    NOT NULL CHECK (metric IN ('cosine', 'ip', 'l2')),
+        metric      TEXT    NOT NULL CHECK (metric IN ({metrics})),
         dtype       TEXT    NOT NULL CHECK (dtype IN ('float32', 'float16')),
-        provenance  TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(provenance)),
+        provenance  TEXT    NOT NULL DEFAULT '{{}}' CHECK (json_valid(provenance)),
         generation  INTEGER NOT NULL DEFAULT 0,
         next_row    INTEGER NOT NULL DEFAULT 0,
         dead_rows   INTEGER NOT NULL DEFAULT 0,
         created_at  TEXT    NOT NULL,
         updated_at  TEXT    NOT NULL
     );
-    -- One row per live item. `row` is the item's position in the space's
+"""
+
+#: Migration ``i`` (1-based) brings a store from version ``i - 1`` to ``i``.
+MIGRATIONS: list[str] = [
+    # 1: spaces, items and vector blocks.
+    """
+    CREATE TABLE spaces (
+""" + _SPACES_COLUMNS.format(metrics="'cosine', 'ip', 'l2'") + """    -- One row per live item. `row` is the item's position in the space's
     -- append-only vector array; a replaced or deleted item leaves a dead row.
     CREATE TABLE items (
         space_id  INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
@@ -97,20 +102,7 @@ MIGRATIONS: list[str] = [
     # off, see FOREIGN_KEYS_OFF, so that dropping the old table does not cascade to the items).
     """
     CREATE TABLE spaces_new (
-        id          INTEGER PRIMARY KEY,
-        uid         TEXT    NOT NULL UNIQUE,
-        name        TEXT    NOT NULL UNIQUE,
-        dim         INTEGER NOT NULL CHECK (dim > 0),
-        metric      TEXT    NOT NULL CHECK (metric IN ('cosine', 'ip', 'l2', 'poincare')),
-        dtype       TEXT    NOT NULL CHECK (dtype IN ('float32', 'float16')),
-        provenance  TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(provenance)),
-        generation  INTEGER NOT NULL DEFAULT 0,
-        next_row    INTEGER NOT NULL DEFAULT 0,
-        dead_rows   INTEGER NOT NULL DEFAULT 0,
-        created_at  TEXT    NOT NULL,
-        updated_at  TEXT    NOT NULL
-    );
-    INSERT INTO spaces_new (id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows,
+""" + _SPACES_COLUMNS.format(metrics="'cosine', 'ip', 'l2', 'poincare'") + """    INSERT INTO spaces_new (id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows,
                             created_at, updated_at)
         SELECT id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows, created_at, updated_at
         FROM spaces;

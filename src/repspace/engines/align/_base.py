@@ -10,7 +10,6 @@ Arithmetic is float64; outputs are float32.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -18,7 +17,7 @@ from sklearn.base import BaseEstimator
 
 from repspace.core.arrays import as_matrix, block64, check_pair, row_slices
 from repspace.core.errors import InputError
-from repspace.core.estimators import NotFittedError, export_state, restore_state
+from repspace.core.estimators import FittedState
 from repspace.core.moments import moments
 
 __all__ = ["Map", "check_pairs", "pair_moments"]
@@ -50,7 +49,7 @@ def pair_moments(X: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return m.mean_x, m.mean_y, cross, tx, ty
 
 
-class Map(BaseEstimator):
+class Map(FittedState, BaseEstimator):
     """Base class of the linear maps ``y ≈ (x − mean_x_) W_ + mean_y_``.
 
     Subclasses implement ``_fit(X, Y)`` setting ``mean_x_``, ``mean_y_`` and
@@ -59,6 +58,7 @@ class Map(BaseEstimator):
 
     #: Fitted arrays that :meth:`state` hands over (all float64).
     _state_attrs: ClassVar[tuple[str, ...]] = ("mean_x_", "mean_y_", "W_")
+    _fit_call: ClassVar[str] = "fit(X, Y)"
     #: Pairs needed by ``fit``.
     _min_rows: ClassVar[int] = 2
 
@@ -87,36 +87,7 @@ class Map(BaseEstimator):
         self.check_fitted()
         return int(self.W_.shape[1])
 
-    def check_fitted(self) -> None:
-        """Raise :class:`~repspace.core.estimators.NotFittedError` unless :meth:`fit` (or :meth:`from_state`) ran.
-
-        Examples
-        --------
-        >>> from repspace.engines.align import Procrustes
-        >>> Procrustes().check_fitted()
-        Traceback (most recent call last):
-        ...
-        repspace.core.estimators.NotFittedError: Procrustes is not fitted; call fit(X, Y) first
-        """
-        if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(X, Y) first")
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "n_features_in_")
-
-    def state(self) -> dict[str, np.ndarray]:
-        """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
-        self.check_fitted()
-        return export_state(self, self._state_attrs)
-
-    @classmethod
-    def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
-        """A fitted map from ``get_params()`` and :meth:`state`; it transforms exactly as the original."""
-        obj = restore_state(cls, params, state, cls._state_attrs)
-        obj._check_state()
-        return obj
-
-    def _check_state(self) -> None:
+    def _restored(self) -> None:
         dx, dy = self.n_features_in_, self.mean_y_.shape[0] if self.mean_y_.ndim == 1 else -1
         if self.mean_x_.shape != (dx,) or dy < 1 or self.W_.shape != (dx, dy):
             raise InputError(f"state of {type(self).__name__}: shapes do not agree "

@@ -200,8 +200,8 @@ class RidgeMap(Map):
         self.alpha_ = np.float64(alpha)
         self.cv_mse_ = mse
 
-    def _check_state(self) -> None:
-        super()._check_state()
+    def _restored(self) -> None:
+        super()._restored()
         if self.alpha_.shape != () or not self.alpha_ > 0:
             raise InputError("state of RidgeMap: alpha_ must be a positive scalar")
         self.alpha_ = np.float64(self.alpha_)

@@ -38,11 +38,8 @@ from typing import Any
 import numpy as np
 
 from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
-from repspace.engines.encoders._fingerprint import (
-    check_folder,
-    model_fingerprint,
-    package_version,
-)
+from repspace.engines.encoders._fingerprint import package_version
+from repspace.engines.encoders._folder import FolderEncoder
 from repspace.engines.encoders._models import (
     loaded_model,
     quiet_hf_loading,
@@ -51,7 +48,7 @@ from repspace.engines.encoders._models import (
 from repspace.engines.encoders._numpy_bert import NumpyBert
 from repspace.engines.encoders._numpy_bert import load as load_numpy_bert
 from repspace.engines.encoders._options import opt_int, opt_str
-from repspace.engines.encoders.base import Encoder, Tick
+from repspace.engines.encoders.base import Tick
 
 __all__ = ["QUICK_MAX_TEXTS", "SentenceTransformerEncoder"]
 
@@ -59,7 +56,7 @@ __all__ = ["QUICK_MAX_TEXTS", "SentenceTransformerEncoder"]
 QUICK_MAX_TEXTS = 16
 
 
-class SentenceTransformerEncoder(Encoder):
+class SentenceTransformerEncoder(FolderEncoder):
     """A local sentence-transformers model, loaded lazily on first use.
 
     Parameters
@@ -93,9 +90,6 @@ class SentenceTransformerEncoder(Encoder):
     (True, 384, 'query: ')
     """
 
-    #: Default texts per progress report.
-    DEFAULT_CHUNK_SIZE = 1024
-
     def __init__(
         self,
         folder: str | Path,
@@ -105,12 +99,9 @@ class SentenceTransformerEncoder(Encoder):
         max_length: int | None = None,
         chunk_size: int | None = None,
     ) -> None:
-        self.folder = check_folder(folder, spec or f"st:{folder}")
-        super().__init__(spec or f"st:{self.folder}")
+        super().__init__(folder, scheme="st", spec=spec, chunk_size=chunk_size)
         self.prompt = opt_str("prompt", prompt)
         self.max_length = opt_int("max_length", max_length)
-        self.chunk_size = opt_int("chunk_size", chunk_size) or self.DEFAULT_CHUNK_SIZE
-        self._fingerprint: str | None = None
 
     # -- loading ---------------------------------------------------------------
 
@@ -239,8 +230,7 @@ class SentenceTransformerEncoder(Encoder):
         >>> p["pooling"], p["normalize"], p["layer"], p["max_length"]
         ('mean', True, None, 256)
         """
-        if self._fingerprint is None:
-            self._fingerprint = model_fingerprint(self.folder)
+        fingerprint = self.folder_fingerprint()
         quick = self._quick()
         if quick is not None:  # what sentence-transformers would say, read from the same folder files
             pooling, prompt, max_length = quick.pooling, self.prompt, quick.max_length
@@ -252,7 +242,7 @@ class SentenceTransformerEncoder(Encoder):
             "encoder": self.spec,
             "encoder_version": package_version("sentence-transformers"),
             "model": str(self.folder),
-            "model_fingerprint": self._fingerprint,
+            "model_fingerprint": fingerprint,
             "layer": None,
             "pooling": pooling,
             "normalize": self.normalizes,

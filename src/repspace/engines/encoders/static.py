@@ -25,14 +25,11 @@ import numpy as np
 
 from repspace.core.errors import NotFoundError
 from repspace.engines.encoders._batches import encode_in_chunks, encoding_errors
-from repspace.engines.encoders._fingerprint import (
-    check_folder,
-    model_fingerprint,
-    package_version,
-)
+from repspace.engines.encoders._fingerprint import check_folder, package_version
+from repspace.engines.encoders._folder import FolderEncoder
 from repspace.engines.encoders._models import shared_model
-from repspace.engines.encoders._options import opt_bool, opt_int
-from repspace.engines.encoders.base import Encoder, Tick
+from repspace.engines.encoders._options import opt_bool
+from repspace.engines.encoders.base import Tick
 
 __all__ = ["StaticEncoder", "static_model_folder"]
 
@@ -70,7 +67,7 @@ def static_model_folder() -> Path:
     )
 
 
-class StaticEncoder(Encoder):
+class StaticEncoder(FolderEncoder):
     """A local model2vec model, loaded lazily on first use.
 
     Parameters
@@ -94,9 +91,6 @@ class StaticEncoder(Encoder):
     (True, False)
     """
 
-    #: Default texts per progress report.
-    DEFAULT_CHUNK_SIZE = 1024
-
     def __init__(
         self,
         folder: str | Path,
@@ -105,11 +99,8 @@ class StaticEncoder(Encoder):
         normalize: bool | None = None,
         chunk_size: int | None = None,
     ) -> None:
-        self.folder = check_folder(folder, spec or f"model2vec:{folder}")
-        super().__init__(spec or f"model2vec:{self.folder}")
+        super().__init__(folder, scheme="model2vec", spec=spec, chunk_size=chunk_size)
         self.normalize = opt_bool("normalize", normalize)
-        self.chunk_size = opt_int("chunk_size", chunk_size) or self.DEFAULT_CHUNK_SIZE
-        self._fingerprint: str | None = None
 
     @property
     def model(self) -> Any:
@@ -157,14 +148,13 @@ class StaticEncoder(Encoder):
         ('static', 'mean', True, None)
         """
         model = self.model
-        if self._fingerprint is None:
-            self._fingerprint = model_fingerprint(self.folder)
+        fingerprint = self.folder_fingerprint()
         max_length = getattr(model, "max_length", None)
         return {
             "encoder": self.spec,
             "encoder_version": package_version("model2vec"),
             "model": str(self.folder),
-            "model_fingerprint": self._fingerprint,
+            "model_fingerprint": fingerprint,
             "layer": None,
             "pooling": "mean",
             "normalize": bool(model.normalize),

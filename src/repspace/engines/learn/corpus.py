@@ -270,13 +270,7 @@ def corpus_from_texts(texts: Iterable[str], *, tokenizer: Tokenizer | None = Non
     repspace.core.errors.InputError: the corpus texts is empty: it has no non-blank document
     """
     tokenizer = Tokenizer() if tokenizer is None else tokenizer
-    if isinstance(texts, str):
-        raise InputError("expected a list of texts, got one string")
-    texts = list(texts)
-    if ids is not None:
-        ids = [str(i) for i in ids]
-        if len(ids) != len(texts):
-            raise InputError(f"{len(ids)} ids for {len(texts)} texts")
+    texts, ids = _listed(texts, ids, "texts", "texts")
     blank = 0
     pairs = []
     for i, text in enumerate(texts):
@@ -289,6 +283,18 @@ def corpus_from_texts(texts: Iterable[str], *, tokenizer: Tokenizer | None = Non
     return _build(pairs, tokenizer, source, blank)
 
 
+
+def _listed(items: Any, ids: Sequence[Any] | None, kind: str, noun: str) -> tuple[list[Any], list[str] | None]:
+    """``items`` as a list (one string refused: it would read as characters) and ``ids`` as strings, one per item."""
+    if isinstance(items, str):
+        raise InputError(f"expected a list of {kind}, got one string")
+    items = list(items)
+    if ids is not None:
+        ids = [str(i) for i in ids]
+        if len(ids) != len(items):
+            raise InputError(f"{len(ids)} ids for {len(items)} {noun}")
+    return items, ids
+
 def corpus_from_tokens(documents: Iterable[Sequence[str]], *, ids: Sequence[str] | None = None,
                        source: str = "tokens") -> Corpus:
     """A corpus from documents already tokenised (its recipe then records no tokeniser).
@@ -298,13 +304,7 @@ def corpus_from_tokens(documents: Iterable[Sequence[str]], *, ids: Sequence[str]
     >>> corpus_from_tokens([["new_york", "is", "big"], []]).documents
     (('new_york', 'is', 'big'),)
     """
-    if isinstance(documents, str):
-        raise InputError("expected a list of token lists, got one string")
-    docs = list(documents)
-    if ids is not None:
-        ids = [str(i) for i in ids]
-        if len(ids) != len(docs):
-            raise InputError(f"{len(ids)} ids for {len(docs)} documents")
+    docs, ids = _listed(documents, ids, "token lists", "documents")
     pairs = []
     for i, doc in enumerate(docs):
         if isinstance(doc, str) or not all(isinstance(t, str) for t in doc):

@@ -23,7 +23,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
-from repspace.core.estimators import NotFittedError, export_state, restore_state
+from repspace.core.estimators import FittedState, NotFittedError
 from repspace.core.linalg import svd
 
 __all__ = ["NotFittedError", "Transform", "state_digest"]
@@ -92,7 +92,7 @@ def _int_param(value: Any, name: str, owner: str, minimum: int = 1) -> int:
     return int(value)
 
 
-class Transform(TransformerMixin, BaseEstimator):
+class Transform(FittedState, TransformerMixin, BaseEstimator):
     """Base class: validation, float64 blocks, float32 output, state and provenance.
 
     Subclasses set :attr:`name` (the spec token), :attr:`_state_attrs` (the fitted
@@ -160,23 +160,6 @@ class Transform(TransformerMixin, BaseEstimator):
             out[rows] = fn(block64(arr, rows, "Z"))
         return out
 
-    def check_fitted(self) -> None:
-        """Raise :class:`~repspace.core.estimators.NotFittedError` unless :meth:`fit` (or :meth:`from_state`) ran.
-
-        Examples
-        --------
-        >>> from repspace.engines.transforms import Center
-        >>> Center().check_fitted()
-        Traceback (most recent call last):
-        ...
-        repspace.core.estimators.NotFittedError: Center is not fitted; call fit(X) first
-        """
-        if not self.__sklearn_is_fitted__():
-            raise NotFittedError(f"{type(self).__name__} is not fitted; call fit(X) first")
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "n_features_in_")
-
     @property
     def n_features_out(self) -> int:
         """Dimensions of the output (the input's unless the transform reduces)."""
@@ -188,21 +171,6 @@ class Transform(TransformerMixin, BaseEstimator):
     def to_spec(self) -> str:
         """The compact spec token (``whiten128``); :func:`parse_transforms` reads it back."""
         return self.name
-
-    def state(self) -> dict[str, np.ndarray]:
-        """The fitted state as arrays (``n_features_in_`` as a 0-d int64 array), for ``np.savez``."""
-        self.check_fitted()
-        return export_state(self, self._state_attrs)
-
-    @classmethod
-    def from_state(cls, params: Mapping[str, Any], state: Mapping[str, Any]) -> Self:
-        """A fitted transform from ``get_params()`` and :meth:`state` (transforms exactly as the original)."""
-        obj = restore_state(cls, params, state, cls._state_attrs)
-        obj._restored()
-        return obj
-
-    def _restored(self) -> None:
-        """Hook: derive scalar attributes and check shapes after :meth:`from_state`."""
 
     def to_provenance(self) -> dict[str, Any]:
         """A JSON-able record of exactly what this transform is and, once fitted, what it learned.
