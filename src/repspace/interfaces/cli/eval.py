@@ -326,18 +326,30 @@ def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label
         methods="prefix", plot=None, **kw)
 
 
-@eval_app.command("clustering")
-def clustering_cmd(
-    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
-    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
-    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
+def _labelled_command(task: str, doc: str) -> Any:
+    """The command of a labelled-texts task (clustering, classification): one signature, ``doc`` as its help."""
+
+    def command(
+        file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
+        text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+        label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
+        label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")
+                               ] = None,
+        encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+        prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+        transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+        mteb_task: MtebTask = None,
+    ) -> None:
+        _labelled(task, file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
+                  pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
+                  output_dir=output_dir, language=language, mteb_task=mteb_task)
+
+    command.__doc__ = doc
+    command.__name__ = command.__qualname__ = f"{task}_cmd"
+    return eval_app.command(task)(command)
+
+
+clustering_cmd = _labelled_command("clustering", """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
 
     A --transform is fitted on the distinct texts (or the labelled vectors of a space), never on labels.
 
@@ -346,24 +358,10 @@ def clustering_cmd(
       repspace eval clustering news.csv --text-col title --label-col topic
 
       repspace eval clustering --space docs --label-field module
-    """
-    _labelled("clustering", file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
-              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
-              output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
-
-@eval_app.command("classification")
-def classification_cmd(
-    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
-    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
-    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
+classification_cmd = _labelled_command("classification", """Logistic-regression accuracy (main), macro F1 and kNN \
+accuracy, 5-fold stratified.
 
     A --transform is fitted once on all the items (unsupervised, no labels; the held-out folds do shape it).
 
@@ -372,10 +370,7 @@ def classification_cmd(
       repspace eval classification reviews.jsonl --label-col sentiment
 
       repspace eval classification --space docs --label-field module --json
-    """
-    _labelled("classification", file, text_col, label_col, label_field, encoder=encoder, space=space,
-              layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json,
-              transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
 
 @eval_app.command("pairclass")
