@@ -10,11 +10,8 @@ from rich.table import Table
 
 from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import EncoderLayers, EncoderTexts, MetricsJson, RayAddress
 from repspace.interfaces.cli._common import (
-    EncoderLayers,
-    EncoderTexts,
-    MetricsJson,
-    RayAddress,
     note,
     open_store,
     out,
