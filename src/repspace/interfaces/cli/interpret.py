@@ -7,7 +7,7 @@ The group and its first commands; :mod:`~repspace.interfaces.cli.interpret_axes`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
@@ -33,6 +33,29 @@ interpret_app = typer.Typer(
 app.add_typer(interpret_app, name="interpret")
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def ends_table(title: str, top: list[dict], bottom: list[dict], *, high: str = "highest",
+               low: str = "lowest") -> Table:
+    """A table of the items at both ends of an axis, side by side, with their scores."""
+    t = Table(title=title)
+    for col, justify in ((high, "left"), ("score", "right"), (low, "left"), ("score", "right")):
+        t.add_column(col, justify=justify)
+    for a, b in zip(top, bottom):
+        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
+    return t
+
+
+def axis_notes(significance: Any, against: str | None, saved: int, save: str | None, *, p99: bool) -> None:
+    """The notes under an axis's table: its significance against ``against`` (with the random
+    directions' 99th percentile when ``p99``) and how many scores were saved under ``save``."""
+    if significance is not None:
+        s = significance
+        tail = f", 99th {s.random_p99:.4f}" if p99 else ""
+        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
+             f"{s.random_p95:.4f}{tail}; p = {s.p_value:.4g}")
+    if save:
+        note(f"saved {saved:,} scores as metadata {save!r}")
 
 
 @interpret_app.command("probe")
@@ -115,20 +138,9 @@ def axis_cmd(
         print_json(r.to_dict(top=top))
         return
     d = r.to_dict(top=top)
-    t = Table(title=f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)")
-    t.add_column("most positive")
-    t.add_column("score", justify="right")
-    t.add_column("most negative")
-    t.add_column("score", justify="right")
-    for a, b in zip(d["top"], d["bottom"]):
-        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
-    out.print(t)
-    if r.significance is not None:
-        s = r.significance
-        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
-             f"{s.random_p95:.4f}, 99th {s.random_p99:.4f}; p = {s.p_value:.4g}")
-    if save:
-        note(f"saved {r.saved:,} scores as metadata {save!r}")
+    out.print(ends_table(f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)", d["top"], d["bottom"],
+                         high="most positive", low="most negative"))
+    axis_notes(r.significance, against, r.saved, save, p99=True)
 
 
 @interpret_app.command("erase")

@@ -8,20 +8,11 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._common import note, open_store, out, print_json
-from repspace.interfaces.cli.interpret import Json, interpret_app
+from repspace.interfaces.cli.interpret import Json, axis_notes, ends_table, interpret_app
 
 
 def _split(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
-
-
-def _ends_table(title: str, top: list[dict], bottom: list[dict]) -> Table:
-    t = Table(title=title)
-    for col, justify in (("highest", "left"), ("score", "right"), ("lowest", "left"), ("score", "right")):
-        t.add_column(col, justify=justify)
-    for a, b in zip(top, bottom):
-        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
-    return t
 
 
 @interpret_app.command("polar")
@@ -50,7 +41,7 @@ def polar_cmd(
         print_json(d)
         return
     for ax in d["axes"]:
-        out.print(_ends_table(f"POLAR axis {ax['name']} in {space} ({d['n']:,} items)", ax["top"], ax["bottom"]))
+        out.print(ends_table(f"POLAR axis {ax['name']} in {space} ({d['n']:,} items)", ax["top"], ax["bottom"]))
     cond = "inf (dependent axes)" if d["condition"] is None else f"{d['condition']:.2f}"
     note(f"{d['m']} axes in {d['d']} dimensions; condition number {cond}")
 
@@ -83,15 +74,10 @@ def rank_axis_cmd(
     if json:
         print_json(d)
         return
-    out.print(_ends_table(f"rank axis {' < '.join(r.ranked)} in {space} ({d['n']:,} items)", d["top"],
+    out.print(ends_table(f"rank axis {' < '.join(r.ranked)} in {space} ({d['n']:,} items)", d["top"],
                           d["bottom"]))
     note(f"Spearman rho of the ranked items' scores with their order: {r.rho_ranked:.4f}")
-    if r.significance is not None:
-        s = r.significance
-        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
-             f"{s.random_p95:.4f}; p = {s.p_value:.4g}")
-    if save:
-        note(f"saved {r.saved:,} scores as metadata {save!r}")
+    axis_notes(r.significance, against, r.saved, save, p99=False)
 
 
 @interpret_app.command("concepts")
