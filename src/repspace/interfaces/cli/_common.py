@@ -37,6 +37,9 @@ from repspace.core.errors import InputError
 from repspace.core.printable import escape_controls, excerpt
 from repspace.core.progress import Progress
 
+#: The SPACE argument of the commands that read one stored space.
+SpaceArg = Annotated[str, typer.Argument(help="The space.")]
+
 #: ``--ray-address`` of the commands whose ``--backend ray`` runs a pass on a Ray cluster.
 RayAddress = Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
                                                         "ray://host:port or auto (default: $RAY_ADDRESS, "

@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json, progress_bar
 
 interpret_app = typer.Typer(
     help=(
@@ -60,7 +60,7 @@ def axis_notes(significance: Any, against: str | None, saved: int, save: str | N
 
 @interpret_app.command("probe")
 def probe_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     label_field: Annotated[str, typer.Option("--label-field", help="The metadata field to decode.")],
     kind: Annotated[str, typer.Option(help="logistic (classes), ridge (numbers) or sparse (k-sparse: which "
                                            "dimensions carry it).")] = "logistic",
@@ -108,7 +108,7 @@ def _poles(text: str) -> list[str]:
 
 @interpret_app.command("axis")
 def axis_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     pos: Annotated[str, typer.Option("--pos", help="The positive pole: ids or texts, comma-separated.")],
     neg: Annotated[str, typer.Option("--neg", help="The negative pole: ids or texts, comma-separated.")],
     expand: Annotated[Optional[int], typer.Option(help="Add each pole's N nearest items (An et al. 2018).")
@@ -145,7 +145,7 @@ def axis_cmd(
 
 @interpret_app.command("erase")
 def erase_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     label_field: Annotated[str, typer.Option("--label-field", help="The concept to erase (a metadata field of "
                                                                    "classes).")],
     out_space: Annotated[str, typer.Option("--out", help="The new, derived space.")],
@@ -177,7 +177,7 @@ def erase_cmd(
 
 @interpret_app.command("sae")
 def sae_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     latents: Annotated[int, typer.Option("--latents", help="Dictionary size (latents).")],
     k: Annotated[int, typer.Option("-k", help="Active latents per item (at most --latents).")],
     epochs: Annotated[Optional[int], typer.Option(help="Passes over the training items (default: 8, more for a "

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._common import note, open_store, out, print_json
+from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json
 from repspace.interfaces.cli.interpret import Json, axis_notes, ends_table, interpret_app
 
 
@@ -17,7 +17,7 @@ def _split(text: str) -> list[str]:
 
 @interpret_app.command("polar")
 def polar_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     axes: Annotated[list[str], typer.Option("--axis", help="An axis NAME=POS1,POS2:NEG1,NEG2 (poles: ids or "
                                                            "texts); repeat for each axis.")],
     top: Annotated[int, typer.Option(help="Items listed at each end of each axis.")] = 5,
@@ -48,7 +48,7 @@ def polar_cmd(
 
 @interpret_app.command("rank-axis")
 def rank_axis_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     ranked: Annotated[str, typer.Option("--ranked", help="Items in increasing order (ids or texts), "
                                                          "comma-separated, at least 2.")],
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to test the scores against, "
@@ -82,7 +82,7 @@ def rank_axis_cmd(
 
 @interpret_app.command("concepts")
 def concepts_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     concepts: Annotated[str, typer.Option("--concepts", help="The concept vocabulary: ids or texts, "
                                                              "comma-separated (each its own name).")],
     granularity: Annotated[Optional[int], typer.Option(help="Merge the concepts into this many basis vectors "
@@ -160,7 +160,7 @@ def decompose_cmd(
 
 @interpret_app.command("transport")
 def transport_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     field: Annotated[str, typer.Option("--field", help="The metadata field of the groups.")],
     source: Annotated[str, typer.Option("--from", help="The group to move (a value of --field).")],
     target: Annotated[str, typer.Option("--to", help="The group to move it onto.")],
