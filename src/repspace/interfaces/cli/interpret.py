@@ -33,6 +33,10 @@ interpret_app = typer.Typer(
 app.add_typer(interpret_app, name="interpret")
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+#: ``--save`` of the axis commands: the metadata key their scores are written under.
+SaveScores = Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")]
+#: ``--top`` of the axis commands.
+EndsTop = Annotated[int, typer.Option(help="Items listed at each end.")]
 
 
 def ends_table(title: str, top: list[dict], bottom: list[dict], *, high: str = "highest",
@@ -115,9 +119,8 @@ def axis_cmd(
                       ] = None,
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to correlate the scores with, "
                                                         "against random directions.")] = None,
-    save: Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")
-                    ] = None,
-    top: Annotated[int, typer.Option(help="Items listed at each end.")] = 10,
+    save: SaveScores = None,
+    top: EndsTop = 10,
     json: Json = False,
 ) -> None:
     """A semantic axis (SemAxis) from two poles, every item scored by its cosine with it.

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json
-from repspace.interfaces.cli.interpret import Json, axis_notes, ends_table, interpret_app
+from repspace.interfaces.cli.interpret import EndsTop, Json, SaveScores, axis_notes, ends_table, interpret_app
 
 
 def _split(text: str) -> list[str]:
@@ -53,9 +53,8 @@ def rank_axis_cmd(
                                                          "comma-separated, at least 2.")],
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to test the scores against, "
                                                         "against random directions.")] = None,
-    save: Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")
-                    ] = None,
-    top: Annotated[int, typer.Option(help="Items listed at each end.")] = 10,
+    save: SaveScores = None,
+    top: EndsTop = 10,
     json: Json = False,
 ) -> None:
     """An axis from a few items given in order (top half's mean minus bottom half's), every item scored by its
