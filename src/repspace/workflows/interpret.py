@@ -36,11 +36,11 @@ from repspace.core.errors import InputError
 from repspace.core.filters.columns import FALSE, INTEGER, REAL, TEXT, TRUE
 
 if TYPE_CHECKING:
-    from repspace.core.store import Space, Store
+    from repspace.core.store import Snapshot, Space, Store
     from repspace.engines.interpret.axes import Axis, AxisSignificance
     from repspace.engines.interpret.probes import ProbeResult
 
-__all__ = ["labelled", "probe_space", "AxisReport", "axis_space", "erase_space", "pole_vectors"]
+__all__ = ["labelled", "probe_space", "AxisReport", "axis_space", "score_axis", "erase_space", "pole_vectors"]
 
 
 def labelled(space: Space, field: str, *, numeric: bool = False) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -215,25 +215,54 @@ def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *
     >>> space.get(["warm"])[0].metadata["heat"]
     0.894427
     """
-    from repspace.engines.interpret import axis, axis_significance
+    from repspace.engines.interpret import axis
 
     space.metric.require_vector_space("a semantic axis (a direction between the poles' mean vectors)")
     generation = space.info().generation
     snap = space.snapshot()
-    rows, vectors, ids = snap.rows, snap.vectors, snap.ids
+    vectors, ids = snap.vectors, snap.ids
     ax = axis(pole_vectors(space, positive), pole_vectors(space, negative), expand=expand,
               pool=vectors if expand else None)
-    scores = ax.score(vectors)
+    scores, significance, saved = score_axis(space, ax, snap, generation, against=against, save=save,
+                                             n_random=n_random, seed=seed)
+    return AxisReport(space.name, tuple(positive), tuple(negative), list(ids), scores, ax, significance, saved)
+
+
+def score_axis(space: Space, ax: Axis, snap: Snapshot, generation: int, *, against: str | None = None,
+               save: str | None = None, n_random: int = 1000, seed: int = 0
+               ) -> tuple[np.ndarray, AxisSignificance | None, int]:
+    """Every item's score on ``ax`` (rows of ``snap``), its significance against the numeric field
+    ``against`` (random directions as the null), and the scores written under the metadata key ``save``.
+
+    The semantic and the rank axis score, test and save alike; only how the axis is built differs.
+    Returns ``(scores, significance or None, items saved)``.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.engines.interpret import axis
+    >>> from repspace.store import Store
+    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "cold", "x"], [[2.0, 0.0], [-2.0, 0.0], [0.0, 1.0]])
+    >>> ax = axis(pole_vectors(space, ["hot"]), pole_vectors(space, ["cold"]))
+    >>> scores, significance, saved = score_axis(space, ax, space.snapshot(), space.info().generation, save="heat")
+    >>> [round(float(s), 3) for s in scores], significance, saved
+    ([1.0, -1.0, 0.0], None, 3)
+    """
+    from repspace.engines.interpret import axis_significance
+
+    scores = ax.score(snap.vectors)
     significance = None
     if against is not None:
-        sig_ids, X, values = labelled(space, against, numeric=True)
+        _, X, values = labelled(space, against, numeric=True)
         significance = axis_significance(ax, X, values, n_random=n_random, seed=seed)
     saved = 0
     if save is not None:
         if not save.strip():
             raise InputError("--save needs a metadata key")
-        saved = space.patch_rows_metadata(rows, [{save: round(float(s), 6)} for s in scores], generation=generation)
-    return AxisReport(space.name, tuple(positive), tuple(negative), list(ids), scores, ax, significance, saved)
+        saved = space.patch_rows_metadata(snap.rows, [{save: round(float(s), 6)} for s in scores],
+                                          generation=generation)
+    return scores, significance, saved
 
 
 def erase_space(store: Store, space: Space, field: str, out: str) -> Space:

@@ -32,7 +32,7 @@ import numpy as np
 
 from repspace.core.errors import InputError
 from repspace.core.printable import excerpt
-from repspace.workflows.interpret import labelled, pole_vectors
+from repspace.workflows.interpret import pole_vectors, score_axis
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -196,7 +196,7 @@ def rank_axis_space(space: Space, ranked: Sequence[str], *, against: str | None 
     >>> round(a.rho_ranked, 6), a.to_dict(top=1)["top"], a.saved
     (1.0, [{'id': 'x', 'score': 1.0}], 4)
     """
-    from repspace.engines.interpret import axis_significance, rank_axis, rank_correlation
+    from repspace.engines.interpret import rank_axis, rank_correlation
 
     space.metric.require_vector_space("a rank axis (a direction between ranked items)")
     if isinstance(ranked, str):
@@ -212,13 +212,6 @@ def rank_axis_space(space: Space, ranked: Sequence[str], *, against: str | None 
     rho = rank_correlation(ax, X_ranked, order)
     generation = space.info().generation
     snap = space.snapshot()
-    scores = ax.score(snap.vectors)
-    significance = None
-    if against is not None:
-        _, X, values = labelled(space, against, numeric=True)
-        significance = axis_significance(ax, X, values, n_random=n_random, seed=seed)
-    saved = 0
-    if save is not None:
-        saved = space.patch_rows_metadata(snap.rows, [{save: round(float(s), 6)} for s in scores],
-                                          generation=generation)
+    scores, significance, saved = score_axis(space, ax, snap, generation, against=against, save=save,
+                                             n_random=n_random, seed=seed)
     return RankAxisReport(space.name, tuple(ranked), list(snap.ids), scores, ax, float(rho), significance, saved)

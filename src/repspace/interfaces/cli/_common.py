@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Optional
 
+import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -35,6 +36,24 @@ from rich.progress import (
 from repspace.core.errors import InputError
 from repspace.core.printable import escape_controls, excerpt
 from repspace.core.progress import Progress
+
+#: The SPACE argument of the commands that read one stored space.
+SpaceArg = Annotated[str, typer.Argument(help="The space.")]
+
+#: ``--ray-address`` of the commands whose ``--backend ray`` runs a pass on a Ray cluster.
+RayAddress = Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
+                                                        "ray://host:port or auto (default: $RAY_ADDRESS, "
+                                                        "else a local Ray).")]
+
+#: ``--layers`` of the commands that read an encoder's layers (``--encoder``).
+EncoderLayers = Annotated[str, typer.Option(help="With --encoder: 'all' or layer indexes like 0,3,-1.")]
+
+#: ``--texts`` of the commands that read an encoder's layers (``--encoder``).
+EncoderTexts = Annotated[Optional[Path], typer.Option(help="With --encoder: the texts (.txt one per line, .jsonl, "
+                                                           ".csv or .parquet).")]
+
+#: ``--json`` of the commands whose JSON keys are METRICS.md's names.
+MetricsJson = Annotated[bool, typer.Option("--json", help="Print JSON (METRICS.md names).")]
 
 #: Characters JSON may leave raw in a string that a terminal acts on (DEL and the C1 controls: U+009B is a CSI).
 _RAW_CONTROLS_IN_JSON = re.compile("[\x7f-\x9f]")

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._common import SpaceArg, open_store, out, print_json, progress_bar
 
 bench_app = typer.Typer(
     help=(
@@ -25,7 +25,7 @@ app.add_typer(bench_app, name="bench")
 
 @bench_app.command("search")
 def search_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     spec: Annotated[Optional[list[str]], typer.Option("--spec", help="An index spec (repeat for several).")] = None,
     queries: Annotated[int, typer.Option(min=1, help="Stored vectors sampled as queries.")] = 200,
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="Neighbours per query.")] = 10,

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import EncoderLayers, EncoderTexts, MetricsJson, RayAddress
 from repspace.interfaces.cli._common import (
     note,
     open_store,
@@ -34,21 +35,18 @@ def compare_cmd(
                                                                           "exact up to 50,000 items).")] = None,
     encoder: Annotated[Optional[str], typer.Option(help="Compare the layers of an encoder instead of two spaces: "
                                                         "hf-layers:<folder> (hf-layers:minilm is bundled).")] = None,
-    layers: Annotated[str, typer.Option(help="With --encoder: 'all' or layer indexes like 0,3,-1.")] = "all",
+    layers: EncoderLayers = "all",
     other: Annotated[Optional[str], typer.Option(help="With --encoder: a second encoder whose layers form the "
                                                       "columns (default: the same encoder).")] = None,
-    texts: Annotated[Optional[Path], typer.Option(help="With --encoder: the texts (.txt one per line, .jsonl, "
-                                                       ".csv or .parquet).")] = None,
+    texts: EncoderTexts = None,
     measure: Annotated[str, typer.Option(help="With --encoder: the measure of the layer x layer matrix.")] =
         "cka_linear",
     heatmap: Annotated[Optional[Path], typer.Option(help="With --encoder: write the matrix as a PNG heatmap.")] =
         None,
     backend: Annotated[str, typer.Option(help="local (default) or ray: the moment pass of CKA, Procrustes and SVCCA "
                                               "on a Ray cluster.")] = "local",
-    ray_address: Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
-                                                            "ray://host:port or auto (default: $RAY_ADDRESS, "
-                                                            "else a local Ray).")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON (METRICS.md names).")] = False,
+    ray_address: RayAddress = None,
+    json: MetricsJson = False,
 ) -> None:
     """Compare two spaces over the items they share (joined on id): CKA, mutual k-NN, RSA, Procrustes, SVCCA.
 

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._common import EncoderLayers, EncoderTexts, MetricsJson, RayAddress
 from repspace.interfaces.cli._common import (
     note,
     open_store,
@@ -37,18 +38,15 @@ def diagnose_cmd(
                                                                 "with plots.")] = None,
     encoder: Annotated[Optional[str], typer.Option(help="Diagnose an encoder's layers instead of a space: "
                                                         "hf-layers:<folder> (hf-layers:minilm is bundled).")] = None,
-    layers: Annotated[str, typer.Option(help="With --encoder: 'all' or layer indexes like 0,3,-1.")] = "all",
-    texts: Annotated[Optional[Path], typer.Option(help="With --encoder: the texts (.txt one per line, "
-                                                       ".jsonl, .csv or .parquet).")] = None,
+    layers: EncoderLayers = "all",
+    texts: EncoderTexts = None,
     text_col: Annotated[str, typer.Option(help="Text column of --texts tables.")] = "text",
     pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")] = None,
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
     backend: Annotated[str, typer.Option(help="local (default) or ray: the exact kNN graphs of hubness and local "
                                               "ID on a Ray cluster.")] = "local",
-    ray_address: Annotated[Optional[str], typer.Option(help="With --backend ray: the cluster, host:port, "
-                                                            "ray://host:port or auto (default: $RAY_ADDRESS, "
-                                                            "else a local Ray).")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON (METRICS.md names).")] = False,
+    ray_address: RayAddress = None,
+    json: MetricsJson = False,
 ) -> None:
     """Hubness, isotropy, intrinsic dimension, rank, spectrum and uniformity, with readings.
 

@@ -176,16 +176,29 @@ def _print_grid(report: Any) -> None:
     note(f"layers: {grid['subjects'][0]} ... {grid['subjects'][-1]}")
 
 
-@eval_app.command("sts")
-def sts_cmd(
-    file: Annotated[Path, typer.Argument(help="CSV of sentence1,sentence2,score (header optional).")],
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
-    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """Spearman (main) and Pearson correlation of cosine similarity with gold scores.
+def _sweep_command(task: str, file_help: str, doc: str) -> Any:
+    """The command of a sentence-pair task with the dimension and precision sweep (sts, pairclass): one
+    signature, ``file_help`` as its FILE's help and ``doc`` as its own."""
+
+    def command(
+        file: Path = typer.Argument(..., help=file_help),
+        encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+        prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
+        methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
+        transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+        mteb_task: MtebTask = None,
+    ) -> None:
+        _go(task, file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
+            batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
+            transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+
+    command.__doc__ = doc
+    command.__name__ = command.__qualname__ = f"{task}_cmd"
+    return eval_app.command(task)(command)
+
+
+sts_cmd = _sweep_command("sts", "CSV of sentence1,sentence2,score (header optional).", doc="""\
+Spearman (main) and Pearson correlation of cosine similarity with gold scores.
 
     MTEB's names are reported beside them (cosine_spearman, cosine_pearson, and the
     euclidean_ and manhattan_ correlations). A --transform is fitted on the split's
@@ -204,10 +217,7 @@ def sts_cmd(
       repspace eval sts stsb-en-test.csv --transform center,whiten128
 
       repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results
-    """
-    _go("sts", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
 
 @eval_app.command("retrieval")
@@ -326,18 +336,31 @@ def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label
         methods="prefix", plot=None, **kw)
 
 
-@eval_app.command("clustering")
-def clustering_cmd(
-    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
-    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
-    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
+def _labelled_command(task: str, doc: str) -> Any:
+    """The command of a labelled-texts task (clustering, classification): one signature, ``doc`` as its help."""
+
+    def command(
+        file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
+        text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
+        label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
+        label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")
+                               ] = None,
+        encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
+        prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
+        transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
+        mteb_task: MtebTask = None,
+    ) -> None:
+        _labelled(task, file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
+                  pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
+                  output_dir=output_dir, language=language, mteb_task=mteb_task)
+
+    command.__doc__ = doc
+    command.__name__ = command.__qualname__ = f"{task}_cmd"
+    return eval_app.command(task)(command)
+
+
+clustering_cmd = _labelled_command("clustering", doc="""\
+V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
 
     A --transform is fitted on the distinct texts (or the labelled vectors of a space), never on labels.
 
@@ -346,24 +369,10 @@ def clustering_cmd(
       repspace eval clustering news.csv --text-col title --label-col topic
 
       repspace eval clustering --space docs --label-field module
-    """
-    _labelled("clustering", file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
-              pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
-              output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
-
-@eval_app.command("classification")
-def classification_cmd(
-    file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
-    text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
-    label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
-    label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
+classification_cmd = _labelled_command("classification", doc="""\
+Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
 
     A --transform is fitted once on all the items (unsupervised, no labels; the held-out folds do shape it).
 
@@ -372,22 +381,11 @@ def classification_cmd(
       repspace eval classification reviews.jsonl --label-col sentiment
 
       repspace eval classification --space docs --label-field module --json
-    """
-    _labelled("classification", file, text_col, label_col, label_field, encoder=encoder, space=space,
-              layer=layer, pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json,
-              transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
 
-@eval_app.command("pairclass")
-def pairclass_cmd(
-    file: Annotated[Path, typer.Argument(help="CSV with header sentence1,sentence2,label (label 0 or 1).")],
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
-    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
-) -> None:
-    """Average precision (main) of cosine for telling paired from unpaired sentences.
+pairclass_cmd = _sweep_command("pairclass", "CSV with header sentence1,sentence2,label (label 0 or 1).", doc="""\
+Average precision (main) of cosine for telling paired from unpaired sentences.
 
     A --transform is fitted on the file's distinct sentences (both sides), never on the labels.
 
@@ -396,10 +394,7 @@ def pairclass_cmd(
       repspace eval pairclass paraphrases.csv --encoder minilm
 
       repspace eval pairclass paraphrases.csv --encoder minilm --transform center
-    """
-    _go("pairclass", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+    """)
 
 
 @eval_app.command("results")

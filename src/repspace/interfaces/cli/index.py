@@ -9,6 +9,7 @@ from rich.table import Table
 
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import (
+    SpaceArg,
     note,
     open_store,
     out,
@@ -41,7 +42,7 @@ def _size(n: int | None) -> str:
 
 @index_app.command("build")
 def build_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     spec: Annotated[str, typer.Argument(help="Index spec, e.g. hnsw32, int8>rescore4, pca64>rerank.")],
     backend: Annotated[str, typer.Option(help="Where to build: local, or ray (ivfN,pqM and hnswM,shardsN).")
                        ] = "local",
@@ -83,7 +84,7 @@ def build_cmd(
 
 
 @index_app.command("list")
-def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Json = False) -> None:
+def list_cmd(space: SpaceArg, json: Json = False) -> None:
     """The indexes persisted for a space and whether each is current.
 
     Examples:
@@ -104,7 +105,7 @@ def list_cmd(space: Annotated[str, typer.Argument(help="The space.")], json: Jso
 
 @index_app.command("drop")
 def drop_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     spec: Annotated[str, typer.Argument(help="The index spec to delete, or 'vectors' (the rescoring tier).")],
     json: Json = False,
 ) -> None:

@@ -7,13 +7,13 @@ The group and its first commands; :mod:`~repspace.interfaces.cli.interpret_axes`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json, progress_bar
 
 interpret_app = typer.Typer(
     help=(
@@ -33,11 +33,38 @@ interpret_app = typer.Typer(
 app.add_typer(interpret_app, name="interpret")
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+#: ``--save`` of the axis commands: the metadata key their scores are written under.
+SaveScores = Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")]
+#: ``--top`` of the axis commands.
+EndsTop = Annotated[int, typer.Option(help="Items listed at each end.")]
+
+
+def ends_table(title: str, top: list[dict], bottom: list[dict], *, high: str = "highest",
+               low: str = "lowest") -> Table:
+    """A table of the items at both ends of an axis, side by side, with their scores."""
+    t = Table(title=title)
+    for col, justify in ((high, "left"), ("score", "right"), (low, "left"), ("score", "right")):
+        t.add_column(col, justify=justify)
+    for a, b in zip(top, bottom):
+        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
+    return t
+
+
+def axis_notes(significance: Any, against: str | None, saved: int, save: str | None, *, p99: bool) -> None:
+    """The notes under an axis's table: its significance against ``against`` (with the random
+    directions' 99th percentile when ``p99``) and how many scores were saved under ``save``."""
+    if significance is not None:
+        s = significance
+        tail = f", 99th {s.random_p99:.4f}" if p99 else ""
+        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
+             f"{s.random_p95:.4f}{tail}; p = {s.p_value:.4g}")
+    if save:
+        note(f"saved {saved:,} scores as metadata {save!r}")
 
 
 @interpret_app.command("probe")
 def probe_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     label_field: Annotated[str, typer.Option("--label-field", help="The metadata field to decode.")],
     kind: Annotated[str, typer.Option(help="logistic (classes), ridge (numbers) or sparse (k-sparse: which "
                                            "dimensions carry it).")] = "logistic",
@@ -85,16 +112,15 @@ def _poles(text: str) -> list[str]:
 
 @interpret_app.command("axis")
 def axis_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     pos: Annotated[str, typer.Option("--pos", help="The positive pole: ids or texts, comma-separated.")],
     neg: Annotated[str, typer.Option("--neg", help="The negative pole: ids or texts, comma-separated.")],
     expand: Annotated[Optional[int], typer.Option(help="Add each pole's N nearest items (An et al. 2018).")
                       ] = None,
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to correlate the scores with, "
                                                         "against random directions.")] = None,
-    save: Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")
-                    ] = None,
-    top: Annotated[int, typer.Option(help="Items listed at each end.")] = 10,
+    save: SaveScores = None,
+    top: EndsTop = 10,
     json: Json = False,
 ) -> None:
     """A semantic axis (SemAxis) from two poles, every item scored by its cosine with it.
@@ -115,25 +141,14 @@ def axis_cmd(
         print_json(r.to_dict(top=top))
         return
     d = r.to_dict(top=top)
-    t = Table(title=f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)")
-    t.add_column("most positive")
-    t.add_column("score", justify="right")
-    t.add_column("most negative")
-    t.add_column("score", justify="right")
-    for a, b in zip(d["top"], d["bottom"]):
-        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
-    out.print(t)
-    if r.significance is not None:
-        s = r.significance
-        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
-             f"{s.random_p95:.4f}, 99th {s.random_p99:.4f}; p = {s.p_value:.4g}")
-    if save:
-        note(f"saved {r.saved:,} scores as metadata {save!r}")
+    out.print(ends_table(f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)", d["top"], d["bottom"],
+                         high="most positive", low="most negative"))
+    axis_notes(r.significance, against, r.saved, save, p99=True)
 
 
 @interpret_app.command("erase")
 def erase_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     label_field: Annotated[str, typer.Option("--label-field", help="The concept to erase (a metadata field of "
                                                                    "classes).")],
     out_space: Annotated[str, typer.Option("--out", help="The new, derived space.")],
@@ -165,7 +180,7 @@ def erase_cmd(
 
 @interpret_app.command("sae")
 def sae_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     latents: Annotated[int, typer.Option("--latents", help="Dictionary size (latents).")],
     k: Annotated[int, typer.Option("-k", help="Active latents per item (at most --latents).")],
     epochs: Annotated[Optional[int], typer.Option(help="Passes over the training items (default: 8, more for a "

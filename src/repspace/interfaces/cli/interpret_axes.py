@@ -7,26 +7,17 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._common import note, open_store, out, print_json
-from repspace.interfaces.cli.interpret import Json, interpret_app
+from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json
+from repspace.interfaces.cli.interpret import EndsTop, Json, SaveScores, axis_notes, ends_table, interpret_app
 
 
 def _split(text: str) -> list[str]:
     return [p.strip() for p in text.split(",") if p.strip()]
 
 
-def _ends_table(title: str, top: list[dict], bottom: list[dict]) -> Table:
-    t = Table(title=title)
-    for col, justify in (("highest", "left"), ("score", "right"), ("lowest", "left"), ("score", "right")):
-        t.add_column(col, justify=justify)
-    for a, b in zip(top, bottom):
-        t.add_row(a["id"], f"{a['score']:.3f}", b["id"], f"{b['score']:.3f}")
-    return t
-
-
 @interpret_app.command("polar")
 def polar_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     axes: Annotated[list[str], typer.Option("--axis", help="An axis NAME=POS1,POS2:NEG1,NEG2 (poles: ids or "
                                                            "texts); repeat for each axis.")],
     top: Annotated[int, typer.Option(help="Items listed at each end of each axis.")] = 5,
@@ -50,21 +41,20 @@ def polar_cmd(
         print_json(d)
         return
     for ax in d["axes"]:
-        out.print(_ends_table(f"POLAR axis {ax['name']} in {space} ({d['n']:,} items)", ax["top"], ax["bottom"]))
+        out.print(ends_table(f"POLAR axis {ax['name']} in {space} ({d['n']:,} items)", ax["top"], ax["bottom"]))
     cond = "inf (dependent axes)" if d["condition"] is None else f"{d['condition']:.2f}"
     note(f"{d['m']} axes in {d['d']} dimensions; condition number {cond}")
 
 
 @interpret_app.command("rank-axis")
 def rank_axis_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     ranked: Annotated[str, typer.Option("--ranked", help="Items in increasing order (ids or texts), "
                                                          "comma-separated, at least 2.")],
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to test the scores against, "
                                                         "against random directions.")] = None,
-    save: Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")
-                    ] = None,
-    top: Annotated[int, typer.Option(help="Items listed at each end.")] = 10,
+    save: SaveScores = None,
+    top: EndsTop = 10,
     json: Json = False,
 ) -> None:
     """An axis from a few items given in order (top half's mean minus bottom half's), every item scored by its
@@ -83,20 +73,15 @@ def rank_axis_cmd(
     if json:
         print_json(d)
         return
-    out.print(_ends_table(f"rank axis {' < '.join(r.ranked)} in {space} ({d['n']:,} items)", d["top"],
+    out.print(ends_table(f"rank axis {' < '.join(r.ranked)} in {space} ({d['n']:,} items)", d["top"],
                           d["bottom"]))
     note(f"Spearman rho of the ranked items' scores with their order: {r.rho_ranked:.4f}")
-    if r.significance is not None:
-        s = r.significance
-        note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
-             f"{s.random_p95:.4f}; p = {s.p_value:.4g}")
-    if save:
-        note(f"saved {r.saved:,} scores as metadata {save!r}")
+    axis_notes(r.significance, against, r.saved, save, p99=False)
 
 
 @interpret_app.command("concepts")
 def concepts_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     concepts: Annotated[str, typer.Option("--concepts", help="The concept vocabulary: ids or texts, "
                                                              "comma-separated (each its own name).")],
     granularity: Annotated[Optional[int], typer.Option(help="Merge the concepts into this many basis vectors "
@@ -174,7 +159,7 @@ def decompose_cmd(
 
 @interpret_app.command("transport")
 def transport_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     field: Annotated[str, typer.Option("--field", help="The metadata field of the groups.")],
     source: Annotated[str, typer.Option("--from", help="The group to move (a value of --field).")],
     target: Annotated[str, typer.Option("--to", help="The group to move it onto.")],

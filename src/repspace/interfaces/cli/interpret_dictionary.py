@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._common import note, open_store, out, print_json
+from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json
 from repspace.interfaces.cli.interpret import Json, interpret_app
 
 Dictionary = Annotated[str, typer.Option("--dictionary", help="A dictionary of the space (sae-N-kK-sS, as "
@@ -16,7 +16,7 @@ Dictionary = Annotated[str, typer.Option("--dictionary", help="A dictionary of t
 
 @interpret_app.command("pursuit")
 def pursuit_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     dictionary: Dictionary,
     k: Annotated[int | None, typer.Option("-k", help="Steps (atoms per item; default: the dictionary's k).")
                  ] = None,
@@ -51,7 +51,7 @@ def pursuit_cmd(
 
 @interpret_app.command("attribute")
 def attribute_cmd(
-    space: Annotated[str, typer.Argument(help="The space.")],
+    space: SpaceArg,
     a: Annotated[str, typer.Argument(help="One item's id.")],
     b: Annotated[str, typer.Argument(help="The other item's id.")],
     dictionary: Dictionary,
