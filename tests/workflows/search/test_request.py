@@ -62,16 +62,18 @@ def test_a_vector_keeps_its_dtype():
 
 def test_the_http_schema_is_built_from_the_request():
     """The HTTP body is the library's request: the same fields, each with the same JSON schema, but for the
-    service's bounds (``k``, ``ef``, ``kappa`` at most a maximum) and the Python-only ``hnsw``."""
+    service's bounds (``k``, ``ef``, ``kappa`` at most a maximum, ``id`` at most a length) and the Python-only ``hnsw``."""
     library, http = SearchRequest.model_json_schema(), S.SearchRequest.model_json_schema()
     assert issubclass(S.SearchRequest, SearchRequest)
     assert set(http["properties"]) == set(library["properties"]) == (
         set(SearchRequest.model_fields) - {"hnsw"})
-    bounded = {"k": S.MAX_K, "ef": 4096, "kappa": S.MAX_KAPPA}
+    bounded = {"k": S.MAX_K, "ef": 4096, "kappa": S.MAX_KAPPA, "id": S.MAX_ID_LENGTH}
     for name, prop in library["properties"].items():
         if name in bounded:
-            assert bounded[name] in (http["properties"][name].get("maximum"),
-                                     *[a.get("maximum") for a in http["properties"][name].get("anyOf", [])])
+            prop_http = http["properties"][name]
+            limits = [prop_http.get("maximum"), prop_http.get("maxLength")]
+            limits += [alt.get(key) for alt in prop_http.get("anyOf", []) for key in ("maximum", "maxLength")]
+            assert bounded[name] in limits, (name, prop_http)
             continue
         assert http["properties"][name] == prop, name
     for rule in ("oneOf", "allOf"):

@@ -130,8 +130,12 @@ def vector_values(vector: list[float | int], what: str = "vector",
 
 class SearchRequest(search_request.SearchRequest):
     """The search body: :class:`repspace.workflows.search.request.SearchRequest` with the service's bounds
-    (``k`` at most :data:`MAX_K`, ``ef`` at most the largest beam, ``kappa`` at most :data:`MAX_KAPPA`)."""
+    (``k`` at most :data:`MAX_K`, ``ef`` at most the largest beam, ``kappa`` at most :data:`MAX_KAPPA`, an
+    ``id`` at most as long as a stored one may be)."""
 
+    id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
+                           description="Search with this stored item's vector (the item is left out).",
+                           json_schema_extra=nullable(ID_SCHEMA))
     k: JsonInt = Field(10, ge=1, le=MAX_K)
     ef: Annotated[int, Field(ge=1, le=MAX_EF), BeforeValidator(integral)] | None = Field(
         None, description="HNSW search beam.")

@@ -177,9 +177,11 @@ class SearchRequest(BaseModel):
                              json_schema_extra=nullable(TEXT_SCHEMA))
     vector: list[float] | SkipJsonSchema[InstanceOf[np.ndarray]] | None = Field(
         None, json_schema_extra=nullable(VECTOR_SCHEMA))
-    id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
+    # No upper bound here: an id longer than any stored one is simply not in the space (one NotFoundError
+    # line); the HTTP body bounds it (interfaces/server/schemas.py), as it bounds k.
+    id: str | None = Field(None, min_length=1,
                            description="Search with this stored item's vector (the item is left out).",
-                           json_schema_extra=nullable(ID_SCHEMA))
+                           json_schema_extra=nullable({k: v for k, v in ID_SCHEMA.items() if k != "maxLength"}))
     k: JsonInt = Field(10, ge=1)
     where: str | SkipJsonSchema[InstanceOf[Filter]] | None = Field(None, json_schema_extra=nullable(FILTER_SCHEMA))
     index: str | SkipJsonSchema[InstanceOf[IndexSpec]] | None = Field(None,
