@@ -60,6 +60,9 @@ WRITE_BATCH = 100_000
 
 # -- HTTP service -----------------------------------------------------------------------------
 
+#: Largest weight of the BM25 list in a hybrid search: beyond it the dense list no longer counts, and the
+#: fused scores (kept in float32) would overflow for weights near the float range.
+MAX_LEXICAL_WEIGHT = 1e6
 #: Largest request body (bytes) the server accepts by default (bounds one request's memory; ``create_app(max_body=...)`` changes it).
 MAX_BODY = 16 * 1024 * 1024
 #: Seconds a client has to send a whole request line and its headers (slow-client protection).

@@ -24,6 +24,7 @@ BAD = [
     ({"query": "x", "hybrid": True, "fusion": "max"}, "fusion must be rrf or sum, not 'max'"),
     ({"query": "x", "hybrid": True, "lexical_weight": -1.0}, "lexical weight must be a non-negative number"),
     ({"query": "x", "hybrid": True, "lexical_weight": float("nan")}, "lexical weight must be a non-negative"),
+    ({"query": "x", "hybrid": True, "lexical_weight": 6.7e307}, "lexical weight must be a non-negative number up to"),
     ({"query": np.ones(2), "hybrid": True}, "need a query text"),
     ({"query": "x", "hybrid": True, "bm25": True}, "choose hybrid or bm25, not both"),
     ({"query": "x", "hybrid": True, "mmr": 0.7}, "does not combine with hybrid or bm25"),

@@ -35,6 +35,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from repspace.core.errors import InputError
 from repspace.core.filters import Filter
+from repspace.core.limits import MAX_LEXICAL_WEIGHT
 from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import parse_method
@@ -195,7 +196,7 @@ class SearchRequest(BaseModel):
     bm25: bool = Field(False, description="BM25 over the stored texts alone (needs a text).")
     fusion: Literal["rrf", "sum"] | None = Field(None, description="Hybrid only: reciprocal-rank fusion (the "
                                                                    "default) or a weighted sum of scores.")
-    lexical_weight: float | None = Field(None, ge=0, allow_inf_nan=False,
+    lexical_weight: float | None = Field(None, ge=0, le=MAX_LEXICAL_WEIGHT, allow_inf_nan=False,
                                          description="Hybrid only: weight of the BM25 list (default 1).")
     mmr: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
                               description="Diversify with maximal marginal relevance, lambda in [0, 1].")
@@ -277,7 +278,7 @@ def check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | 
 _MESSAGES = {
     "k": "k must be a positive integer", "ef": "ef must be a positive integer",
     "kappa": "kappa must be a positive integer", "method": "method must be auto, exact or hnsw",
-    "fusion": "fusion must be rrf or sum", "lexical_weight": "the lexical weight must be a non-negative number",
+    "fusion": "fusion must be rrf or sum", "lexical_weight": f"the lexical weight must be a non-negative number up to {MAX_LEXICAL_WEIGHT:g}",
     "mmr": "the MMR lambda must be a number in [0, 1]",
 }
 
