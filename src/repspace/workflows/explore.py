@@ -23,11 +23,8 @@ write (beside a read-only store: in this process's memory only).
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
->>> x = np.random.default_rng(0).standard_normal((60, 8))
->>> _ = sp.add([f"i{j}" for j in range(60)], x, metadata=[{"n": j, "lang": "ab"[j % 2]} for j in range(60)])
+>>> from repspace.store import example_space
+>>> sp = example_space(metadata=[{"n": j, "lang": "ab"[j % 2]} for j in range(60)])
 >>> [(f["name"], f["kind"]) for f in map_fields(sp).fields]
 [('lang', 'category'), ('n', 'number')]
 >>> map_column(sp, "lang").categories
@@ -79,11 +76,9 @@ def map_fields(space: Space) -> MapFields:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> [(f["name"], f["kind"]) for f in map_fields(sp).fields]
     [('n', 'number'), ('ok', 'bool')]
     >>> _ = sp.add(["x"], np.ones((1, 8)), metadata=[{"n": "text"}])  # a mix of types is a category
@@ -125,11 +120,8 @@ def map_column(space: Space, name: str, method: str = "pca") -> MapColumn:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> map_column(sp, "n").values[:3]
     (0.0, 1.0, 2.0)
     >>> map_column(sp, "ok").values[:3]
@@ -210,11 +202,9 @@ def map_agreement(space: Space, method: str = "pca", k: int = 10) -> np.ndarray:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> agree = map_agreement(sp, k=5)
     >>> agree.shape, bool(0 <= agree.min() <= agree.max() <= 1)  # shares of 5: multiples of 0.2
     ((60,), True)
@@ -262,11 +252,9 @@ def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: i
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> recall = index_recall(sp, k=5, sample=10)  # builds the planner's HNSW index
     >>> recall.shape, int(np.isfinite(recall).sum()), bool(np.nanmin(recall) >= 0.0)
     ((60,), 10, True)
@@ -336,11 +324,8 @@ def item_neighbours(space: Space, item_id: str, k: int = 10) -> ItemNeighbours:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> nb = item_neighbours(sp, "i0", k=3)
     >>> [h["id"] for h in nb.exact] == [h.id for h in sp.search(id="i0", k=3, index="exact")], nb.approximate
     (True, None)
@@ -391,14 +376,8 @@ def pair_jaccard(a: Space, b: Space, k: int = 10, method: str = "pca") -> PairJa
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
     >>> pj = pair_jaccard(a, b, k=5)
     >>> pj.k, round(pj.mean, 3), pj.values[:2], pj.values[40:42]  # i40.. are not in b
     (5, 1.0, (1.0, 1.0), (None, None))
@@ -431,14 +410,8 @@ def pair_item(a: Space, b: Space, item_id: str, k: int = 10) -> PairItem:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
     >>> p = pair_item(a, b, "i0", k=3)  # among the 40 items both hold
     >>> p.id, p.jaccard, len(p.kept), p.lost, p.gained, all(h["id"] in p.kept for h in p.b)
     ('i0', 1.0, 3, (), (), True)
@@ -478,14 +451,9 @@ def find_alignment(store: Store, a: Space, b: Space) -> Space | None:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
+    >>> store = a.store
     >>> find_alignment(store, a, b) is None
     True
     >>> from repspace.workflows.align import align_spaces
@@ -508,14 +476,9 @@ def pair_search(store: Store, a: Space, b: Space, *, text: str | None = None, id
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
+    >>> store = a.store
     >>> from repspace.workflows.align import align_spaces
     >>> _ = align_spaces(store, "a", "b", pairs=30, test=10, out="a-in-b")
     >>> ps = pair_search(store, a, b, id="i0", k=3)  # by id: no encoder is loaded

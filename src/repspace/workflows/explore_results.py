@@ -23,11 +23,8 @@ class MapFields:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> from repspace.workflows.explore import map_fields
     >>> f = map_fields(sp)
     >>> f.generation, [(x["name"], x["kind"], x["count"]) for x in f.fields], [o["name"] for o in f.overlays]
@@ -51,11 +48,8 @@ class MapColumn:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> from repspace.workflows.explore import map_column
     >>> col = map_column(sp, "ok")
     >>> col.kind, col.values[:4], col.overlay
@@ -90,11 +84,8 @@ class ItemNeighbours:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = sp.add([f"i{j}" for j in range(60)], np.random.default_rng(0).standard_normal((60, 8)),
-    ...            metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
+    >>> from repspace.store import example_space
+    >>> sp = example_space(metadata=[{"n": j, "ok": j % 3 == 0} for j in range(60)])
     >>> from repspace.workflows.explore import item_neighbours
     >>> nb = item_neighbours(sp, "i0", k=3)
     >>> len(nb.exact), sorted(nb.exact[0]), nb.approximate, nb.index  # no index built yet: exact only
@@ -118,14 +109,8 @@ class PairJaccard:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
     >>> from repspace.workflows.explore import pair_jaccard
     >>> pj = pair_jaccard(a, b, k=5)  # a rotation keeps every neighbourhood of the shared items
     >>> pj.k, round(pj.mean, 3), len(pj.values), pj.values[0], pj.values[59]
@@ -146,14 +131,8 @@ class PairItem:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
     >>> from repspace.workflows.explore import pair_item
     >>> p = pair_item(a, b, "i0", k=3)
     >>> p.jaccard, len(p.kept), p.lost, p.gained
@@ -182,14 +161,9 @@ class PairSearch:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 8))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))  # b: a rotated, 40 of its items
-    >>> a, b = store.create_space("a", dim=8), store.create_space("b", dim=8)
-    >>> _ = a.add([f"i{j}" for j in range(60)], x)
-    >>> _ = b.add([f"i{j}" for j in range(40)], x[:40] @ q)
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
+    >>> store = a.store
     >>> from repspace.workflows.explore import pair_search
     >>> ps = pair_search(store, a, b, id="i0", k=3)
     >>> len(ps.a), len(ps.b), ps.mapped, ps.map  # no stored alignment of a into b: nothing mapped

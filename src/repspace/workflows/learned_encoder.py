@@ -42,13 +42,10 @@ def model_path(store: Store, uid: str, method: str) -> Path:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.store import example_space
     >>> from repspace.learn import learn_space
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
-    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> store = example_space(40, 2, texts=["the cat sat on the mat", "the dog sat on the log"] * 20).store
+    >>> r = learn_space(store, "pets", "word2vec", from_space="t", vector_size=8, min_count=1)
     >>> path = model_path(store, r.uid, "word2vec")
     >>> path == r.model_path, path.is_file(), path.relative_to(store.index_dir).parts[1:]
     (True, True, ('learn', 'word2vec.model'))
@@ -75,13 +72,10 @@ class LearnedEncoder(Encoder):
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.store import example_space
     >>> from repspace.learn import learn_space
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
-    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> store = example_space(40, 2, texts=["the cat sat on the mat", "the dog sat on the log"] * 20).store
+    >>> r = learn_space(store, "pets", "word2vec", from_space="t", vector_size=8, min_count=1)
     >>> enc = learned_encoder(store.space("pets"))
     >>> enc.method, enc.dim, enc.tokenizer.tokenize("The Cat!"), enc.encode(["The Cat!"]).shape
     ('word2vec', 8, ['the', 'cat'], (1, 8))
@@ -180,13 +174,10 @@ def learned_encoder(space: Space) -> LearnedEncoder:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.store import example_space
     >>> from repspace.learn import learn_space
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
-    >>> r = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> store = example_space(40, 2, texts=["the cat sat on the mat", "the dog sat on the log"] * 20).store
+    >>> r = learn_space(store, "pets", "word2vec", from_space="t", vector_size=8, min_count=1)
     >>> enc = learned_encoder(store.space("pets"))
     >>> store.space("pets").search(enc.encode(["a cat"])[0], k=1)[0].id
     'cat'

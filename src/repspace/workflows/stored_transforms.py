@@ -140,14 +140,11 @@ def encoder_for_space(space: Space, **kwargs: Any) -> Encoder:
     --------
     A space derived from a learned word2vec space: texts go through its model, then the fitted chain.
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.store import example_space
     >>> from repspace.learn import learn_space
     >>> from repspace.transforms import derive_space
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
-    >>> _ = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
+    >>> store = example_space(40, 2, texts=["the cat sat on the mat", "the dog sat on the log"] * 20).store
+    >>> _ = learn_space(store, "pets", "word2vec", from_space="t", vector_size=8, min_count=1)
     >>> _ = derive_space(store, "pets", "pets-c", "center,normalize")
     >>> enc = encoder_for_space(store.space("pets-c"))
     >>> type(enc).__name__, type(enc.base).__name__, enc.dim
