@@ -222,12 +222,10 @@ def map_agreement(space: Space, method: str = "pca", k: int = 10) -> np.ndarray:
         raise InputError(f"space {space.name!r} has {n} items; a {k}-neighbour overlay needs more than {k}")
     state = [space.uid, lay.generation, method, k, FORMAT]
     path = space.store.index_dir / space.uid / "layouts" / f"{method}.agreement{k}.npz"
-    kept = _load(path, state)
-    if kept is not None and len(kept) == n:
+    kept = _load(path, state, n)
+    if kept is not None:
         return kept
-    snap = space.snapshot()
-    if snap.generation != lay.generation:
-        raise ConflictError(f"space {space.name!r} changed while its map was read; ask again")
+    snap = _snapshot_at(space, lay.generation, "its map was read")
     high = knn_graph(snap.vectors, k, metric=space.metric.value).indices
     _, low = cKDTree(lay.coords.astype(np.float64)).query(lay.coords.astype(np.float64), k=k + 1)
     low = _without_self(np.asarray(low, dtype=np.int64), k)
@@ -267,12 +265,10 @@ def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: i
         raise InputError(f"space {space.name!r} has {n} items; a recall@{k} overlay needs more than {k}")
     state = [space.uid, info.generation, info.next_row, info.dead_rows, "hnsw", k, sample, seed, FORMAT]
     path = space.store.index_dir / space.uid / "layouts" / f"recall{k}.npz"
-    kept = _load(path, state)
-    if kept is not None and len(kept) == n:
+    kept = _load(path, state, n)
+    if kept is not None:
         return kept
-    snap = space.snapshot()
-    if snap.generation != info.generation:
-        raise ConflictError(f"space {space.name!r} changed while it was measured; ask again")
+    snap = _snapshot_at(space, info.generation, "it was measured")
     chosen = np.sort(np.random.default_rng(seed).permutation(n)[: min(sample, n)])
     queries = np.asarray(snap.vectors[chosen], dtype=np.float32)
     exact = knn(space, queries, k + 1, method="exact").rows
@@ -295,12 +291,23 @@ def index_recall(space: Space, k: int = 10, sample: int = RECALL_SAMPLE, seed: i
 _MEMORY: dict[str, tuple[list[Any], np.ndarray]] = {}
 
 
-def _load(path: Any, state: list[Any]) -> np.ndarray | None:
+def _load(path: Any, state: list[Any], n: int) -> np.ndarray | None:
+    """The overlay kept for ``state`` (this process's, or the file's) when it has ``n`` values; else None."""
     held = _MEMORY.get(str(path))
     if held is not None and held[0] == state:
-        return held[1]
-    got = read_npz(path, {"state": state})
-    return None if got is None else np.asarray(got["values"], dtype=np.float64)
+        values = held[1]
+    else:
+        got = read_npz(path, {"state": state})
+        values = None if got is None else np.asarray(got["values"], dtype=np.float64)
+    return values if values is not None and len(values) == n else None
+
+
+def _snapshot_at(space: Space, generation: int, doing: str) -> Any:
+    """The space's snapshot, refused (:class:`ConflictError`) when a write has moved it past ``generation``."""
+    snap = space.snapshot()
+    if snap.generation != generation:
+        raise ConflictError(f"space {space.name!r} changed while {doing}; ask again")
+    return snap
 
 
 def _save(space: Space, path: Any, state: list[Any], values: np.ndarray) -> None:

@@ -109,12 +109,10 @@ class PairJaccard:
 
     Examples
     --------
-    >>> from repspace.store import example_pair
-    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
-    >>> from repspace.workflows.explore import pair_jaccard
-    >>> pj = pair_jaccard(a, b, k=5)  # a rotation keeps every neighbourhood of the shared items
-    >>> pj.k, round(pj.mean, 3), len(pj.values), pj.values[0], pj.values[59]
-    (5, 1.0, 60, 1.0, None)
+    Returned by :func:`~repspace.workflows.explore.pair_jaccard`; item 2 of this map is not in the other space:
+
+    >>> PairJaccard(k=5, mean=0.75, values=(1.0, 0.5, None)).to_dict()
+    {'k': 5, 'mean': 0.75, 'values': [1.0, 0.5, None]}
     """
 
     k: int
@@ -131,14 +129,13 @@ class PairItem:
 
     Examples
     --------
-    >>> from repspace.store import example_pair
-    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
-    >>> from repspace.workflows.explore import pair_item
-    >>> p = pair_item(a, b, "i0", k=3)
-    >>> p.jaccard, len(p.kept), p.lost, p.gained
-    (1.0, 3, (), ())
-    >>> sorted(p.to_dict())
-    ['a', 'b', 'gained', 'id', 'jaccard', 'k', 'kept', 'lost']
+    Returned by :func:`~repspace.workflows.explore.pair_item`: of ``i0``'s two neighbours, ``b`` keeps ``i3``:
+
+    >>> p = PairItem("i0", 2, 1 / 3, kept=("i3",), lost=("i7",), gained=("i9",),
+    ...              a=({"id": "i3", "score": 0.9}, {"id": "i7", "score": 0.8}),
+    ...              b=({"id": "i3", "score": 0.9}, {"id": "i9", "score": 0.7}))
+    >>> p.to_dict()["kept"], p.to_dict()["lost"], round(p.jaccard, 3)
+    (['i3'], ['i7'], 0.333)
     """
 
     id: str
@@ -161,15 +158,12 @@ class PairSearch:
 
     Examples
     --------
-    >>> from repspace.store import example_pair
-    >>> a, b = example_pair()  # b: the first 40 items of a, rotated
-    >>> store = a.store
-    >>> from repspace.workflows.explore import pair_search
-    >>> ps = pair_search(store, a, b, id="i0", k=3)
-    >>> len(ps.a), len(ps.b), ps.mapped, ps.map  # no stored alignment of a into b: nothing mapped
-    (3, 3, None, None)
-    >>> sorted(ps.to_dict()), sorted(ps.a[0])
-    (['a', 'b', 'map', 'mapped'], ['id', 'metadata', 'score', 'text'])
+    Returned by :func:`~repspace.workflows.explore.pair_search`; with no stored alignment nothing is mapped:
+
+    >>> hit = {"id": "i0", "score": 1.0, "text": None, "metadata": {}}
+    >>> d = PairSearch(a=(hit,), b=(hit,), mapped=None, map=None).to_dict()
+    >>> d["a"][0]["id"], d["mapped"], d["map"]
+    ('i0', None, None)
     """
 
     a: tuple[dict[str, Any], ...]

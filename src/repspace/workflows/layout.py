@@ -8,13 +8,12 @@ store nothing is written: the layout is kept in this process's memory instead.
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
->>> _ = sp.add(["a", "b", "c"], np.eye(3))
+>>> import numpy as np
+>>> from repspace.store import example_space
+>>> sp = example_space(vectors=np.eye(3))
 >>> lay = space_layout(sp)
 >>> lay.ids, lay.coords.shape, lay.cached
-(['a', 'b', 'c'], (3, 2), False)
+(['i0', 'i1', 'i2'], (3, 2), False)
 >>> space_layout(sp).cached
 True
 """
@@ -49,13 +48,10 @@ class Layout:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
-    >>> _ = space.add(["a", "b", "c"], np.eye(3))
-    >>> lay = space_layout(space)
-    >>> lay.ids, lay.coords.shape, lay.coords.dtype, lay.method, lay.generation
-    (['a', 'b', 'c'], (3, 2), dtype('float32'), 'pca', 1)
+    Made by :func:`space_layout`; ``to_dict`` is the JSON the map is drawn from:
+
+    >>> Layout(["a", "b"], np.array([[0, 1], [2, 3]], np.float32), "pca", generation=1, cached=False).to_dict()
+    {'ids': ['a', 'b'], 'coords': [[0.0, 1.0], [2.0, 3.0]], 'method': 'pca', 'generation': 1, 'cached': False}
     """
 
     ids: list[str]
@@ -75,16 +71,14 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
-    >>> _ = space.add(["a", "b", "c"], np.eye(3))
+    >>> from repspace.store import example_space
+    >>> space = example_space(vectors=np.eye(3))
     >>> space_layout(space).cached, space_layout(space).cached  # computed, then read back
     (False, True)
     >>> _ = space.add(["d"], np.ones((1, 3)))
     >>> lay = space_layout(space)  # a write makes the kept layout stale
     >>> lay.ids, lay.generation, lay.cached
-    (['a', 'b', 'c', 'd'], 2, False)
+    (['i0', 'i1', 'i2', 'd'], 2, False)
     """
     from repspace.engines.geometry.layout import pca_layout, umap_layout
 

@@ -72,11 +72,11 @@ class LearnedEncoder(Encoder):
 
     Examples
     --------
-    >>> from repspace.store import example_space
-    >>> from repspace.learn import learn_space
-    >>> store = example_space(40, 2, texts=["the cat sat on the mat", "the dog sat on the log"] * 20).store
-    >>> r = learn_space(store, "pets", "word2vec", from_space="t", vector_size=8, min_count=1)
-    >>> enc = learned_encoder(store.space("pets"))
+    A model trained here (a learned space's comes from :func:`learned_encoder`):
+
+    >>> from repspace.engines.learn import train_word2vec
+    >>> trained = train_word2vec([["the", "cat", "sat"], ["the", "dog", "sat"]] * 20, vector_size=8, min_count=1)
+    >>> enc = LearnedEncoder({"encoder": "learn:word2vec"}, trained.load_model())
     >>> enc.method, enc.dim, enc.tokenizer.tokenize("The Cat!"), enc.encode(["The Cat!"]).shape
     ('word2vec', 8, ['the', 'cat'], (1, 8))
     """

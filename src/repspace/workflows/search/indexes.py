@@ -161,10 +161,8 @@ def build_index(space: Space, spec: IndexSpec | str, *,
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
-    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> from repspace.store import example_space
+    >>> sp = example_space(300, 16)
     >>> r = build_index(sp, "int8>rescore4")
     >>> r.spec, r.action, r.ntotal
     ('int8>rescore4', 'built', 300)
@@ -271,10 +269,9 @@ def list_indexes(space: Space) -> list[IndexReport]:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
-    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(300, 16)
     >>> list_indexes(sp)
     []
     >>> _ = build_index(sp, "hnsw16")
@@ -337,10 +334,9 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
-    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(300, 16)
     >>> _ = build_index(sp, "hnsw16")
     >>> r = drop_index(sp, "hnsw16")
     >>> r.spec, r.action, r.rows, list_indexes(sp)

@@ -55,14 +55,12 @@ class KnnResult:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=16)
-    >>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 16)))
-    >>> res = knn(sp, np.random.default_rng(1).standard_normal((2, 16)), 3, method="exact")
+    >>> from repspace.store import example_space, example_vectors
+    >>> sp = example_space(300, 16)
+    >>> res = knn(sp, example_vectors(2, 16, seed=1), 3, method="exact")
     >>> res.rows.shape, res.scores.shape, res.scores.dtype, res.plan.method
     ((2, 3), (2, 3), dtype('float32'), 'exact')
-    >>> res = knn(sp, sp.vectors_of(["0"]), 3, method="exact")  # an item's own vector finds its row first
+    >>> res = knn(sp, sp.vectors_of(["i0"]), 3, method="exact")  # an item's own vector finds its row first
     >>> int(res.rows[0, 0]), round(float(res.scores[0, 0]), 3)
     (0, 1.0)
     """
