@@ -203,7 +203,7 @@ def test_a_bad_fusion_is_refused_before_any_encoding(capsys, known, monkeypatch)
 
     monkeypatch.setattr(st, "encoder_for_space", never)
     code, out, err = run(capsys, "--store", known, "search", "known", "some text", "--hybrid", "--fusion", "bogus")
-    one_error_line(code, out, err, "fusion must be rrf or sum")
+    one_error_line(code, out, err, "fusion must be one of rrf, sum")
     code, out, err = run(capsys, "--store", known, "search", "known", "some text", "--hubness", "bogus")
     one_error_line(code, out, err, "unknown hubness reduction")
 

@@ -27,12 +27,14 @@ MMR diversifies a dense ranking; it does not combine with hybrid or bm25
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, InstanceOf, ValidationError, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.filters import Filter
 from repspace.core.limits import MAX_LEXICAL_WEIGHT
@@ -76,20 +78,39 @@ def integral(value: Any) -> Any:
     return int(value) if isinstance(value, np.integer) else value
 
 
+def field_check(check: Callable[[Any], Any]) -> BeforeValidator:
+    """A field validated by one of the library's checks, with its message: the check's :class:`InputError`
+    becomes a field error (a ``ValueError``: a 422 over HTTP, one line for the library), not a rule's."""
+    def run(value: Any) -> Any:
+        try:
+            return check(value)
+        except InputError as e:
+            raise ValueError(str(e)) from None
+
+    return BeforeValidator(run)
+
+
+def scalar(name: str, kind: type[int] | type[float] = int, **bounds: Any) -> BeforeValidator:
+    """A field checked by :func:`~repspace.core.checks.check_scalar` (``kind`` and ``bounds`` as there); an
+    integer field also takes a JSON number with no fraction (:func:`integral`)."""
+    return field_check(lambda v: check_scalar(integral(v) if kind is int else v, name, kind, **bounds))
+
+
+def choice(name: str, choices: tuple[str, ...]) -> BeforeValidator:
+    """A field checked by :func:`~repspace.core.checks.check_choice`."""
+    return field_check(lambda v: check_choice(v, name, choices))
+
+
 def _hubness(value: Any) -> Any:
-    """A hubness reduction's canonical name (``mp``, ``ls`` and any case accepted, as the CLI does); an unknown
-    name is a field error (a 422 over HTTP), not a rule's."""
-    if not isinstance(value, str):
-        return value
-    try:
-        return parse_method(value)
-    except InputError as e:
-        raise ValueError(str(e)) from None
+    """A hubness reduction's canonical name (``mp``, ``ls`` and any case accepted, as the CLI does)."""
+    return parse_method(value) if isinstance(value, str) else value
 
 
 #: An integer field, as JSON Schema's ``integer``: ``10`` or ``10.0``, never ``"10"``, ``true`` or ``10.5``
 #: (the models are strict: a value of another JSON type than the schema's is refused, not converted).
 JsonInt = Annotated[int, BeforeValidator(integral)]
+METHODS = ("auto", "exact", "hnsw")
+FUSIONS = ("rrf", "sum")
 Method = Literal["auto", "exact", "hnsw"]
 
 
@@ -183,24 +204,28 @@ class SearchRequest(BaseModel):
     id: str | None = Field(None, min_length=1,
                            description="Search with this stored item's vector (the item is left out).",
                            json_schema_extra=nullable({k: v for k, v in ID_SCHEMA.items() if k != "maxLength"}))
-    k: JsonInt = Field(10, ge=1)
+    k: Annotated[int, scalar("k", low=1)] = Field(10, ge=1)
     where: str | SkipJsonSchema[InstanceOf[Filter]] | None = Field(None, json_schema_extra=nullable(FILTER_SCHEMA))
     index: str | SkipJsonSchema[InstanceOf[IndexSpec]] | None = Field(None,
                                                                       json_schema_extra=nullable(INDEX_SCHEMA))
-    ef: Annotated[int, Field(ge=1), BeforeValidator(integral)] | None = Field(None, description="HNSW search beam.")
-    hubness: Annotated[Literal[HUBNESS], BeforeValidator(_hubness)] | None = None  # type: ignore[valid-type]
+    ef: Annotated[int, Field(ge=1), scalar("ef", low=1)] | None = Field(None, description="HNSW search beam.")
+    hubness: Annotated[Literal[HUBNESS], field_check(_hubness)] | None = None  # type: ignore[valid-type]
     hybrid: bool = Field(False, description="Fuse the dense ranking with BM25 over the texts (needs a text).")
-    method: Method = Field("auto", description="auto (exact up to 50,000 items or for selective filters, HNSW "
-                                               "beyond), exact or hnsw; not with index.")
+    method: Annotated[Method, choice("method", METHODS)] = Field(
+        "auto", description="auto (exact up to 50,000 items or for selective filters, HNSW beyond), exact or hnsw; "
+                            "not with index.")
     hnsw: InstanceOf[HNSWParams] | None = None
     bm25: bool = Field(False, description="BM25 over the stored texts alone (needs a text).")
-    fusion: Literal["rrf", "sum"] | None = Field(None, description="Hybrid only: reciprocal-rank fusion (the "
-                                                                   "default) or a weighted sum of scores.")
-    lexical_weight: float | None = Field(None, ge=0, le=MAX_LEXICAL_WEIGHT, allow_inf_nan=False,
-                                         description="Hybrid only: weight of the BM25 list (default 1).")
-    mmr: float | None = Field(None, ge=0, le=1, allow_inf_nan=False,
-                              description="Diversify with maximal marginal relevance, lambda in [0, 1].")
-    kappa: JsonInt = Field(10, ge=1, description="Hubness reduction: neighbourhood size of the statistics.")
+    fusion: Annotated[Literal["rrf", "sum"], choice("fusion", FUSIONS)] | None = Field(
+        None, description="Hybrid only: reciprocal-rank fusion (the default) or a weighted sum of scores.")
+    lexical_weight: Annotated[float, Field(ge=0, le=MAX_LEXICAL_WEIGHT, allow_inf_nan=False),
+                              scalar("the lexical weight", float, low=0, high=MAX_LEXICAL_WEIGHT)] | None = Field(
+        None, description="Hybrid only: weight of the BM25 list (default 1).")
+    mmr: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False),
+                   scalar("the MMR lambda", float, low=0, high=1)] | None = Field(
+        None, description="Diversify with maximal marginal relevance, lambda in [0, 1].")
+    kappa: Annotated[int, scalar("kappa", low=1)] = Field(
+        10, ge=1, description="Hubness reduction: neighbourhood size of the statistics.")
 
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:
@@ -247,7 +272,7 @@ class SearchRequest(BaseModel):
         try:
             return cls.model_validate(fields)
         except ValidationError as e:
-            raise input_error(e, fields) from None
+            raise input_error(e) from None
 
 
 def check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | None = None) -> None:
@@ -264,8 +289,7 @@ def check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | 
     ...     print(e)
     choose exact search or index 'hnsw32', not both
     """
-    if method not in ("auto", "exact", "hnsw"):
-        raise InputError(f"method must be auto, exact or hnsw, not {method!r}")
+    check_choice(method, "method", METHODS)
     if index is not None and method != "auto":
         raise InputError(f"choose {method} search or index {str(index)!r}, not both")
     if hnsw is not None and index is not None:
@@ -274,18 +298,9 @@ def check_method(method: str, index: str | IndexSpec | None, hnsw: HNSWParams | 
         raise InputError("hnsw= parameters do not apply to exact search")
 
 
-#: The library's message for a field outside its type or bounds (the value follows, as ``repr``).
-_MESSAGES = {
-    "k": "k must be a positive integer", "ef": "ef must be a positive integer",
-    "kappa": "kappa must be a positive integer", "method": "method must be auto, exact or hnsw",
-    "fusion": "fusion must be rrf or sum", "lexical_weight": f"the lexical weight must be a non-negative number up to {MAX_LEXICAL_WEIGHT:g}",
-    "mmr": "the MMR lambda must be a number in [0, 1]",
-}
-
-
-def input_error(error: ValidationError, given: dict[str, Any]) -> Exception:
+def input_error(error: ValidationError) -> Exception:
     """The first problem of a :class:`SearchRequest` as the library reports it: one :class:`InputError` line
-    (a rule's own error as raised; a field's in the library's words), or a :class:`TypeError` for an unknown
+    (a rule's own error as raised; a field's as its check wrote it), or a :class:`TypeError` for an unknown
     keyword (as a Python function's unknown keyword is).
 
     Examples
@@ -293,8 +308,8 @@ def input_error(error: ValidationError, given: dict[str, Any]) -> Exception:
     >>> try:
     ...     SearchRequest.model_validate({"text": "x", "fusion": "max", "hybrid": True})
     ... except ValidationError as e:
-    ...     print(input_error(e, {"fusion": "max"}))
-    fusion must be rrf or sum, not 'max'
+    ...     print(input_error(e))
+    fusion must be one of rrf, sum, not 'max'
     """
     first = error.errors(include_url=False)[0]
     cause = (first.get("ctx") or {}).get("error")
@@ -303,8 +318,6 @@ def input_error(error: ValidationError, given: dict[str, Any]) -> Exception:
     field = str(first["loc"][0]) if first.get("loc") else ""
     if first["type"] == "extra_forbidden":
         return TypeError(f"search got an unexpected keyword argument {field!r}")
-    if field in _MESSAGES:
-        return InputError(f"{_MESSAGES[field]}, not {given.get(field)!r}")
     if isinstance(cause, ValueError):
         return InputError(str(cause))
     return InputError(f"{field}: {first['msg']}" if field else first["msg"])
