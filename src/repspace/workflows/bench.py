@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.engines.search.specs import parse_spec
@@ -135,8 +136,8 @@ def bench_search(space: Space, specs: Sequence[str] = DEFAULT_SPECS, *, queries:
     parsed = [parse_spec(s) for s in specs]
     if not parsed:
         raise InputError("give at least one index spec")
-    if queries < 1 or k < 1:
-        raise InputError("queries and k must be at least 1")
+    check_scalar(queries, "queries", int, low=1)
+    check_scalar(k, "k", int, low=1)
     rows, vectors = space.rows_and_vectors()
     if len(rows) < 2:
         raise InputError(f"space {space.name} has {len(rows)} items: nothing to benchmark")

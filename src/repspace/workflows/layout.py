@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
@@ -82,8 +83,7 @@ def space_layout(space: Space, method: str = "pca") -> Layout:
     """
     from repspace.engines.geometry.layout import pca_layout, umap_layout
 
-    if method not in METHODS:
-        raise InputError(f"unknown layout method {method!r}; use one of: {', '.join(METHODS)}")
+    check_choice(method, "the layout method", METHODS)
     info = space.info()
     state = [space.uid, info.generation, info.next_row, info.dead_rows]
     path = space.store.index_dir / space.uid / "layouts" / f"{method}.npz"

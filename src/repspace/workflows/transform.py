@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
@@ -109,8 +110,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
         raise InputError(f"space {source!r} has {n} item(s); fitting transforms needs at least 2")
     fit_rows = np.arange(n)
     if fit_sample is not None:
-        if fit_sample < 2:
-            raise InputError(f"the fit sample must be at least 2 rows, not {fit_sample}")
+        check_scalar(fit_sample, "the fit sample", int, low=2)
         if fit_sample < n:
             fit_rows = np.sort(np.random.default_rng(seed).choice(n, fit_sample, replace=False))
     fit_X = X if len(fit_rows) == n else X[fit_rows]

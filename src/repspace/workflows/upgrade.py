@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval_from_vectors
@@ -247,8 +247,7 @@ def upgrade_retrieval(
     if not methods:
         raise InputError(f"name at least one method of: {', '.join(UPGRADE_METHODS)}")
     for m in methods:
-        if m not in UPGRADE_METHODS:
-            raise InputError(f"unknown upgrade method {m!r}; use some of: {', '.join(UPGRADE_METHODS)}")
+        check_choice(m, "an upgrade method", UPGRADE_METHODS)
     check_scalar(repeats, "repeats", int, low=1)
     n = data.n_documents
     counts: list[int] = []

@@ -170,7 +170,7 @@ def test_unreachable_address_is_one_line_and_stores_nothing(store, cranfield, ca
     assert err.count("\n") == 1 and "cannot reach a Ray cluster at 127.0.0.1:1" in err
     assert store.spaces() == [] and time.perf_counter() - t0 < 30
     code, _, err = run(capsys, "--store", str(store.path), "ingest", "docs", str(cranfield), "--backend", "spark")
-    assert code == 2 and "unknown backend 'spark'" in err
+    assert code == 2 and "the backend must be one of local, ray, not 'spark'" in err
 
 
 def test_two_nodes_both_embed_and_a_lost_node_is_survived(ray_two_nodes, store, cranfield):

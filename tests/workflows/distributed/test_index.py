@@ -236,7 +236,7 @@ def test_cli_unreachable_ray_is_one_line_and_writes_nothing(capsys, db):
 
 def test_backend_choices_are_checked_before_any_work(capsys, db):
     code, _, err = run(capsys, "--store", db, "index", "build", "glove", "ivf32,pq10", "--backend", "spark")
-    assert code == InputError.exit_code and "unknown backend 'spark'" in err
+    assert code == InputError.exit_code and "the backend must be one of local, ray, not 'spark'" in err
     code, _, err = run(capsys, "--store", db, "index", "build", "glove", "int8", "--backend", "ray")
     assert code == InputError.exit_code and "backend 'ray' builds ivfN,pqM and hnswM,shardsN" in err
     code, _, err = run(capsys, "--store", db, "index", "build", "glove", "hnsw32", "--backend", "ray")

@@ -228,9 +228,9 @@ def test_cli_compare_on_ray_gives_the_local_figures(capsys, ray_local, db):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["diagnose", "a", "--backend", "spark"], "unknown backend 'spark'"),
+    (["diagnose", "a", "--backend", "spark"], "the backend must be one of local, ray, not 'spark'"),
     (["diagnose", "a", "--backend", "ray", "--hnsw"], "does not combine with --hnsw"),
-    (["compare", "a", "b", "--backend", "spark"], "unknown backend 'spark'"),
+    (["compare", "a", "b", "--backend", "spark"], "the backend must be one of local, ray, not 'spark'"),
     (["diagnose", "--encoder", "hf-layers:minilm", "--texts", "t.txt", "--backend", "ray"], "--encoder"),
 ])
 def test_cli_bad_backend_is_one_line(capsys, db, args, message):

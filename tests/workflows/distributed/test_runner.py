@@ -39,7 +39,7 @@ def test_names_and_objects():
     given = Counting()
     with open_backend(given) as b:
         assert b is given
-    with pytest.raises(InputError, match="unknown backend 'spark'"), open_backend("spark"):
+    with pytest.raises(InputError, match="the backend must be one of local, ray, not 'spark'"), open_backend("spark"):
         pass
     with pytest.raises(InputError, match="--ray-address goes with --backend ray"), open_backend("local", "h:1"):
         pass

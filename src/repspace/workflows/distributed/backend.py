@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import BackendError, InputError
 
 #: The backends a heavy command accepts.
@@ -43,14 +44,13 @@ def check_backend(name: str, address: str | None = None) -> str:
     >>> check_backend("spark")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: unknown backend 'spark'; use local or ray
+    repspace.core.errors.InputError: the backend must be one of local, ray, not 'spark'
     >>> check_backend("local", "head:6379")
     Traceback (most recent call last):
     ...
     repspace.core.errors.InputError: --ray-address goes with --backend ray
     """
-    if name not in BACKENDS:
-        raise InputError(f"unknown backend {name!r}; use {' or '.join(BACKENDS)}")
+    check_choice(name, "the backend", BACKENDS)
     if address is not None:
         if name != "ray":
             raise InputError("--ray-address goes with --backend ray")

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import BackendError, ConflictError, InputError, NotFoundError, RepspaceError
 from repspace.core.limits import DEFAULT_ENCODER
 from repspace.core.progress import Progress
@@ -178,8 +179,7 @@ def ingest_ray(
         raise InputError("--backend ray embeds texts: name the text column (vectors you bring need no Ray)")
     if on_conflict != "upsert":
         raise InputError("--backend ray ingests shards with upsert only (a re-run must be able to land a shard)")
-    if workers is not None and workers < 1:
-        raise InputError("--workers must be a positive integer")
+    check_scalar(workers, "workers", int, low=1, none=True)
     files = input_files(path)
     slices = [s for f in files for s in plan_slices(f, shard_rows)]
     if not slices:

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import BackendError, InputError, RepspaceError
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
@@ -171,8 +172,7 @@ def add_ivf_shards(
         raise InputError("add_ivf_shards fills an ivfN,pqM FunnelIndex")
     if not index.is_trained or index.ntotal:
         raise InputError(f"{index.spec} must be trained and empty before its shards are added")
-    if merge not in ("auto", "memory", "disk"):
-        raise InputError(f"merge must be auto, memory or disk, not {merge!r}")
+    check_choice(merge, "merge", ("auto", "memory", "disk"))
     _check_shards(shards)
     import faiss
 
@@ -251,8 +251,7 @@ def build_hnsw_shards(
 
 
 def _check_shards(shards: Any) -> None:
-    if not isinstance(shards, (int, np.integer)) or isinstance(shards, bool) or not 1 <= shards <= 4096:
-        raise InputError(f"shards must be an integer between 1 and 4096, not {shards!r}")
+    check_scalar(shards, "shards", int, low=1, high=4096)
 
 
 def _submit(ray: Any, task: Any, pieces: Iterable[Piece], shards: int,

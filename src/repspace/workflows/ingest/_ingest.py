@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
 from repspace.core.printable import excerpt
 from repspace.core.progress import Progress
@@ -160,8 +161,7 @@ def ingest_records(
     v.check_metas(records.metadata, ids)
     if records.vectors is None and texts is None:
         raise InputError(f"{records.source}: nothing to store: no text column and no vectors")
-    if commit_every is not None and commit_every < 1:
-        raise InputError("commit_every must be a positive integer")
+    check_scalar(commit_every, "commit_every", int, low=1, none=True)
     if on_conflict not in ("upsert", "error"):
         raise InputError(f"on_conflict must be 'upsert' or 'error', not {excerpt(on_conflict)}")
 

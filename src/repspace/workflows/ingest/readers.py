@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.files import parse_jsonl_lines, read_jsonl, text_lines
 from repspace.core.printable import excerpt, one_line
@@ -446,8 +447,7 @@ def plan_slices(path: str | Path, rows_per_slice: int) -> list[Slice]:
     >>> [(s.lo, s.hi, s.first_line) for s in plan_slices(p, 2)]
     [(0, 2, 1), (2, 4, 3), (4, 5, 5)]
     """
-    if rows_per_slice < 1:
-        raise InputError("rows per shard must be a positive integer")
+    check_scalar(rows_per_slice, "rows per shard", int, low=1)
     path = Path(path)
     fmt = detect_format(path)
     if fmt == "npy":

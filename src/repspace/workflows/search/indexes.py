@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.progress import Progress
 from repspace.engines.search.funnel import FunnelIndex
@@ -213,8 +214,7 @@ def _build_on_ray(space: Space, spec: IndexSpec, address: str | None, shards: in
         hint = f"; write hnsw{spec.m},shards4 to build its graph in shards" if spec.kind == "hnsw" else ""
         raise InputError(f"backend 'ray' builds ivfN,pqM and hnswM,shardsN indexes, not {spec}{hint}; "
                          "build it with backend 'local'")
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int) or shards < 1):
-        raise InputError(f"shards must be a positive integer, not {shards!r}")
+    check_scalar(shards, "shards", int, low=1, none=True)
     if usable_stamp(path, stamp_path, ident, info) is not None:
         # Current, or behind by rows added since: extended here, as the next search would.
         report = build_index(space, spec, progress=progress)

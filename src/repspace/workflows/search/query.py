@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.cache import LRUCache
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.hits import Hit, SearchPlan, SearchResult
@@ -117,8 +118,7 @@ def knn(
     >>> r.rows.tolist(), r.plan.method
     ([[1, 0]], 'exact')
     """
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
+    k = check_scalar(k, "k", int, low=1)
     _check_ef(ef)
     check_method(method, index, hnsw)
     spec = None
@@ -199,8 +199,7 @@ def knn(
 
 
 def _check_ef(ef: Any) -> None:
-    if ef is not None and (not isinstance(ef, (int, np.integer)) or isinstance(ef, bool) or ef < 1):
-        raise InputError(f"ef must be a positive integer, not {ef!r}")
+    check_scalar(ef, "ef", int, low=1, none=True)
 
 
 def _widened(ef: int, matches: int, total: int) -> int:
@@ -588,8 +587,7 @@ def search_hubness(space: Space, query: np.ndarray, k: int, method: str, *, kapp
     from repspace.core.hits import SearchPlan
 
     method = parse_method(method)
-    if isinstance(kappa, bool) or not isinstance(kappa, int) or kappa < 1:
-        raise InputError(f"kappa must be a positive integer, not {kappa!r}")
+    kappa = check_scalar(kappa, "kappa", int, low=1)
     if method == "local-scaling" and space.metric is Metric.IP:
         raise InputError("local scaling needs a non-negative distance; this space's metric is ip")
     opts = dict(knn_options or {})
