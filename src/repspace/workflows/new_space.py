@@ -36,10 +36,8 @@ def refuse_existing(store: Store, name: str) -> None:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> _ = store.create_space("taken", dim=2)
+    >>> from repspace.store import example_space
+    >>> store = example_space(name="taken").store
     >>> refuse_existing(store, "free")
     >>> refuse_existing(store, "taken")
     Traceback (most recent call last):

@@ -74,26 +74,13 @@ class EmbedJobReport:
 
     Examples
     --------
-    A job folder's shards ingested here (:func:`ingest_job`; a Ray run fills in the embedding counts too):
+    Made by :func:`ingest_ray` and :func:`ingest_job` (which ingests shards embedded elsewhere: ``backend`` local):
 
-    >>> import os, tempfile
-    >>> import numpy as np
-    >>> from repspace.store import Store
-    >>> from repspace.workflows.distributed.shards import recipe_hash, write_manifest, write_shard
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> space = store.create_space("t", dim=2)
-    >>> shards = {f"shard-0000{i}": write_shard(os.path.join(folder, f"shard-0000{i}.parquet"), job="j1",
-    ...                                         name=f"shard-0000{i}", recipe=recipe_hash(space.provenance),
-    ...                                         ids=[f"a{i}", f"b{i}"], texts=[None, None], metadata=[{}, {}],
-    ...                                         hashes=[None, None], vectors=np.eye(2, dtype="float32"),
-    ...                                         embedded=np.array([True, True])) for i in range(2)}
-    >>> write_manifest(folder, {"format": 1, "job": "j1", "shards": shards})  # as a cluster's job leaves it
-    >>> r = ingest_job(store, "t", folder)
-    >>> r.job, r.shards, r.ingested_shards, r.skipped_shards, r.added, r.backend
-    ('j1', 2, 2, 0, 4, 'local')
-    >>> r.to_dict()["space"]
-    't'
+    >>> r = EmbedJobReport("t", "j1", "/shared/t/j1", shards=2, embedded_shards=2, ingested_shards=2,
+    ...                    skipped_shards=0, read=4, encoded=3, reused=1, added=4, replaced=0, updated=0,
+    ...                    unchanged=0, seconds=1.5, workers=2, nodes={"10.0.0.5": 2})
+    >>> r.to_dict()["added"], r.backend
+    (4, 'ray')
     """
 
     space: str
@@ -165,12 +152,10 @@ def ingest_ray(
     Examples
     --------
     >>> import tempfile, os
-    >>> from repspace import Store
-    >>> d = tempfile.mkdtemp()
-    >>> p = os.path.join(d, "docs.jsonl")
+    >>> from repspace.store import example_store
+    >>> p = os.path.join(tempfile.mkdtemp(), "docs.jsonl")
     >>> _ = open(p, "w").write('{"id": "a", "text": "hello"}\\n{"id": "b", "text": "world"}\\n')
-    >>> r = ingest_ray(Store(os.path.join(d, "s.db")), "docs", p, encoder="static", shard_rows=1,
-    ...                workers=1)  # doctest: +SKIP
+    >>> r = ingest_ray(example_store(), "docs", p, encoder="static", shard_rows=1, workers=1)  # doctest: +SKIP
     >>> r.added, r.shards  # doctest: +SKIP
     (2, 2)
     """

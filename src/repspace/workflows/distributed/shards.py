@@ -219,9 +219,8 @@ def ingest_shard(space: Space, job_dir: str | Path, entry: Mapping[str, Any], *,
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> space = Store(os.path.join(folder, "s.db")).create_space("t", dim=2)
+    >>> from repspace.store import example_store
+    >>> folder, space = tempfile.mkdtemp(), example_store().create_space("t", dim=2)
     >>> entry = write_shard(os.path.join(folder, "shard-00000.parquet"), job="j1", name="shard-00000",
     ...                     recipe=recipe_hash(space.provenance), ids=["a", "b"], texts=["x", "y"],
     ...                     metadata=[{}, {}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),
@@ -246,9 +245,9 @@ def ingest_shards(space: Space, job_dir: str | Path, entries: Iterable[Mapping[s
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> space = Store(os.path.join(folder, "s.db")).create_space("t", dim=2)
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2)
+    >>> folder = tempfile.mkdtemp()  # the job's folder
     >>> entries = [write_shard(os.path.join(folder, f"shard-0000{i}.parquet"), job="j1", name=f"shard-0000{i}",
     ...                        recipe=recipe_hash(space.provenance), ids=[f"a{i}", f"b{i}"], texts=[None, None],
     ...                        metadata=[{}, {}], hashes=[None, None], vectors=np.eye(2, dtype="float32"),

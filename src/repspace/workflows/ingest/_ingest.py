@@ -384,9 +384,8 @@ def add_items(store: Store, space: str, items: Sequence[Mapping[str, Any]]) -> I
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> from repspace import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
     >>> _ = store.create_space("t", dim=2)
     >>> add_items(store, "t", [{"id": "a", "vector": [1, 0], "metadata": {"n": 1}}]).added
     1

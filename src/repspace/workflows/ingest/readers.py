@@ -98,12 +98,15 @@ def read_records(
 
     Examples
     --------
+    A space exported to Parquet reads back whole (JSON lines, CSV and ``.npy`` read the same way):
+
     >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "a.jsonl")
-    >>> _ = open(p, "w").write('{"id": "a", "text": "hello", "year": 2021}\\n')
-    >>> r = read_records(p)
-    >>> r.ids, r.texts, r.metadata
-    (['a'], ['hello'], [{'year': 2021}])
+    >>> from repspace.store import example_space, export_parquet
+    >>> p = os.path.join(tempfile.mkdtemp(), "t.parquet")
+    >>> _ = export_parquet(example_space(2, 3, texts=["a cat", None], metadata=[{"year": 2021}, {"year": 2022}]), p)
+    >>> r = read_records(p, vector_col="vector", meta_cols=["year"])
+    >>> r.ids, r.texts, r.metadata, r.vectors.shape
+    (['i0', 'i1'], ['a cat', None], [{'year': 2021}, {'year': 2022}], (2, 3))
     """
     path = Path(path)
     if not path.exists():

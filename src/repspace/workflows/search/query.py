@@ -110,10 +110,9 @@ def knn(
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
-    >>> _ = sp.add(["a", "b", "c"], [[0, 0], [1, 0], [5, 5]])
+    >>> import numpy as np
+    >>> from repspace.store import example_space
+    >>> sp = example_space(vectors=[[0, 0], [1, 0], [5, 5]], metric="l2")
     >>> r = knn(sp, np.array([[0.9, 0.0]]), k=2)
     >>> r.rows.tolist(), r.plan.method
     ([[1, 0]], 'exact')

@@ -27,10 +27,9 @@ here).
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
->>> _ = sp.add(["a", "b", "c"], np.arange(9).reshape(3, 3))
+>>> import numpy as np
+>>> from repspace.store import example_space
+>>> sp = example_space(vectors=np.arange(9).reshape(3, 3), metric="l2")
 >>> vf = ensure_vector_file(sp).index  # l2 here; cosine float32 spaces store normalised rows
 >>> vf.read(np.array([0, 2])).tolist()
 [[0.0, 1.0, 2.0], [6.0, 7.0, 8.0]]
