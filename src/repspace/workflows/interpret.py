@@ -140,6 +140,9 @@ def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
 class AxisReport:
     """An axis through a stored space: its poles, every item's score, and (with ``against``) its significance.
 
+    ``scores[i]`` is the cosine of item ``ids[i]`` with the axis (from the negative poles' mean to the
+    positive poles'); ``saved`` counts the items whose metadata got their score.
+
     Examples
     --------
     >>> from repspace.store import example_store
