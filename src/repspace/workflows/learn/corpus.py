@@ -28,13 +28,12 @@ renamed when complete; on an error it (and its model file) is deleted.
 
 Examples
 --------
->>> import os, tempfile
->>> from repspace import Store
->>> folder = tempfile.mkdtemp()
->>> corpus = os.path.join(folder, "c.txt")
->>> _ = open(corpus, "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
->>> store = Store(os.path.join(folder, "s.db"))
->>> report = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=2, seed=1)
+Word vectors learned from the texts of a stored space:
+
+>>> from repspace.store import example_space
+>>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 20
+>>> store = example_space(40, 2, texts=texts, name="docs").store
+>>> report = learn_space(store, "pets", "word2vec", from_space="docs", vector_size=8, min_count=2, seed=1)
 >>> report.n, report.dim, store.space("pets").provenance["encoder"]
 (7, 8, 'learn:word2vec')
 >>> [h.id for h in store.space("pets").search("cat", k=1)]
@@ -95,12 +94,10 @@ class LearnReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> corpus = os.path.join(folder, "c.txt")
-    >>> _ = open(corpus, "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> corpus = store.path.with_name("c.txt")
+    >>> _ = corpus.write_text("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
     >>> r = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=2, seed=1)
     >>> r.method, r.n, r.dim, r.documents, r.tokens, r.vocabulary
     ('word2vec', 7, 8, 40, 240, 7)
@@ -290,12 +287,10 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> path = os.path.join(folder, "c.txt")
-    >>> _ = open(path, "w").write("red apples\\ngreen pears\\nred cherries\\n" * 5)
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> path = store.path.with_name("fruit.txt")  # one document a line
+    >>> _ = path.write_text("\\n".join(["red apples", "green pears", "red cherries"] * 5))
     >>> r = learn_space(store, "fruit", "doc2vec", path, vector_size=4, min_count=1, epochs=3)
     >>> r.n, store.space("fruit").get(["1"])[0].text
     (15, 'red apples')
