@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, positive_int
 from repspace.core.errors import InputError
 from repspace.engines.align import (
     MapScores,
@@ -120,8 +120,7 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
     >>> bool(np.allclose(a.store.space("a-in-b").vectors_of(["i3"]), b.vectors_of(["i3"]), atol=1e-5))
     True
     """
-    if method not in METHODS:
-        raise InputError(f"unknown alignment method {method!r}; use one of: {', '.join(METHODS)}")
+    check_choice(method, "method", METHODS)
     if out is not None and method == "relative":
         raise InputError("relative representations put both spaces in a third space; --out needs procrustes, "
                          "ridge or unsupervised")

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.backend import Backend
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.compare import Comparison, compare
@@ -283,8 +283,7 @@ def compare_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence
     """
     from repspace.engines.compare import MEASURES
 
-    if measure not in MEASURES:
-        raise InputError(f"unknown measure {measure!r}; choose from {', '.join(MEASURES)}")
+    check_choice(measure, "measure", MEASURES)
     texts = list(texts)
     if len(texts) <= k:
         raise InputError(f"{len(texts)} texts; comparing with k={k} needs more than {k}")

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
+from repspace.core.checks import check_scalar
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.exact import normalize_rows
 from repspace.core.progress import Progress
@@ -110,10 +111,7 @@ def holdout_split(n: int, holdout: float, seed: int = 0) -> tuple[np.ndarray, np
 
 
 def _holdout(value: Any) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not 0 <= float(value) < 1:
-        raise InputError(f"holdout must be a share in [0, 1), got {value!r}")
-    return float(value)
+    return check_scalar(value, "holdout", float, low=0, high=1, include="left")
 
 
 def _check_name(name: str) -> str:
@@ -312,8 +310,7 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
     if save_top is not None and not str(save_top).strip():
         raise InputError("save_top (--save-top) needs a metadata key")
     for value, what in ((seed, "seed"), (n_report, "n_report"), (n_items, "n_items")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InputError(f"{what} must be a non-negative integer, got {value!r}")
+        check_scalar(value, what, int, low=0)
     model = SparseAutoencoder(n_latents, k, seed=seed, progress=progress)
     if epochs is not None:
         model.set_params(epochs=epochs)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
@@ -85,8 +86,7 @@ def load_data(task: str, source: str | Path, *, split: str = "test", text_col: s
 
 
 def _check_task(task: str) -> None:
-    if task not in TASKS:
-        raise InputError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
+    check_choice(task, "task", TASKS)
 
 
 def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
@@ -150,9 +151,7 @@ def _trainer(method: str) -> Any:
     from repspace.engines.learn import train_doc2vec, train_fasttext, train_word2vec
 
     trainers = {"word2vec": train_word2vec, "fasttext": train_fasttext, "doc2vec": train_doc2vec}
-    if method not in trainers:
-        raise InputError(f"unknown learn method {method!r}; choose {', '.join(METHODS)}")
-    return trainers[method]
+    return trainers[check_choice(method, "method", METHODS)]
 
 
 def _check_params(method: str, trainer: Any, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,8 +174,7 @@ def _as_tokenizer(tokenizer: Tokenizer | Mapping[str, Any] | None) -> Tokenizer:
 
 
 def _is_jsonl(path: Path, corpus_format: str, text_field: str | None, id_field: str | None) -> bool:
-    if corpus_format not in ("auto", "text", "jsonl"):
-        raise InputError(f"the corpus format must be auto, text or jsonl, not {corpus_format!r}")
+    check_choice(corpus_format, "corpus_format", ("auto", "text", "jsonl"))
     if corpus_format == "text":
         if text_field is not None or id_field is not None:
             raise InputError("--text-field and --id-field apply to a JSON-lines corpus, not --format text")

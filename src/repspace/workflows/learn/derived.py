@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.core.space import check_space_name
@@ -233,8 +234,7 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
 
     t0 = time.perf_counter()
     trainers = {"matryoshka": train_matryoshka_head, "adapter": train_pair_adapter}
-    if method not in trainers:
-        raise InputError(f"unknown head {method!r}; choose {', '.join(HEAD_METHODS)}")
+    check_choice(method, "method", HEAD_METHODS)
     params = check_params(f"{method} head", trainers[method], params, fixed=("dev", "progress"))
     check_space_name(name)
     src = _source(store, source, f"a {method} head")
