@@ -89,8 +89,8 @@ def test_out_of_range_layers_and_special_only_texts_are_refused():
     (lambda: token_states(ENCODER, "a cat"), "not a single string"),
     (lambda: token_states(ENCODER, []), "no texts"),
     (lambda: token_states(ENCODER, ["a", 3]), "text 1 is int, not str"),
-    (lambda: token_states(ENCODER, ["a"], batch_size=0), "batch_size must be an int >= 1"),
-    (lambda: token_states(ENCODER, ["a"], max_length=0), "max_length must be an int >= 1"),
+    (lambda: token_states(ENCODER, ["a"], batch_size=0), "batch_size must be a positive integer, not 0"),
+    (lambda: token_states(ENCODER, ["a"], max_length=0), "max_length must be a positive integer, not 0"),
     (lambda: token_states(3, ["a"]), "encoder must be a spec string"),
 ])
 def test_bad_arguments_are_refused_before_any_model_is_loaded(call, message):

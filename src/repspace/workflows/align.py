@@ -14,14 +14,9 @@ of its chain, so text queries embedded by the source's encoder are mapped too).
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
->>> x = np.random.default_rng(0).standard_normal((400, 8))
->>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((8, 8)))
->>> _ = store.create_space("old", dim=8, metric="l2").add([str(i) for i in range(400)], x)
->>> _ = store.create_space("new", dim=8, metric="l2").add([str(i) for i in range(400)], x @ q)
->>> r = align_spaces(store, "old", "new", method="procrustes", pairs=200, test=100)
+>>> from repspace.store import example_pair
+>>> a, b = example_pair(400, 400)  # b: a rotated
+>>> r = align_spaces(a.store, "a", "b", method="procrustes", pairs=200, test=100)
 >>> r.scores.top1, r.n_train, r.n_test
 (1.0, 200, 100)
 """
@@ -33,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, positive_int
 from repspace.core.errors import InputError
 from repspace.engines.align import (
     MapScores,
@@ -60,13 +55,10 @@ class Alignment:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 4))
-    >>> _ = store.create_space("a", dim=4).add([f"i{i}" for i in range(60)], x)
-    >>> _ = store.create_space("b", dim=4).add([f"i{i}" for i in range(60)], 3 * x + 1)
-    >>> r = align_spaces(store, "a", "b", method="ridge", test=20)
+    >>> from repspace.store import example_space, example_vectors
+    >>> a = example_space(60, 4, name="a")
+    >>> b = example_space(store=a.store, name="b", vectors=3 * example_vectors(60, 4) + 1)
+    >>> r = align_spaces(a.store, "a", "b", method="ridge", test=20)
     >>> r.method, r.n_shared, r.n_train, r.n_test, r.scores.top1, r.params
     ('ridge', 60, 40, 20, 1.0, {'alpha': 0.001})
     >>> sorted(r.to_dict())[:4]
@@ -120,21 +112,15 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
     ``b`` is ``a`` rotated: a rotation fitted on 40 shared items finds the other 20, and the
     mapped copy of ``a`` is stored in ``b``'s coordinates:
 
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 4))
-    >>> q, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((4, 4)))
-    >>> _ = store.create_space("a", dim=4).add([f"i{i}" for i in range(60)], x)
-    >>> _ = store.create_space("b", dim=4).add([f"i{i}" for i in range(60)], x @ q)
-    >>> r = align_spaces(store, "a", "b", pairs=40, test=20, out="a-in-b")
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair(60, 60, 4)
+    >>> r = align_spaces(a.store, "a", "b", pairs=40, test=20, out="a-in-b")
     >>> r.scores.top1, r.scores_csls.top1, r.out
     (1.0, 1.0, 'a-in-b')
-    >>> bool(np.allclose(store.space("a-in-b").vectors_of(["i3"])[0], (x @ q)[3], atol=1e-5))
+    >>> bool(np.allclose(a.store.space("a-in-b").vectors_of(["i3"]), b.vectors_of(["i3"]), atol=1e-5))
     True
     """
-    if method not in METHODS:
-        raise InputError(f"unknown alignment method {method!r}; use one of: {', '.join(METHODS)}")
+    check_choice(method, "method", METHODS)
     if out is not None and method == "relative":
         raise InputError("relative representations put both spaces in a third space; --out needs procrustes, "
                          "ridge or unsupervised")

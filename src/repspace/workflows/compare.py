@@ -9,13 +9,12 @@ metadata of both spaces (``jaccard``, and ``jaccard_vs``: the other space).
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
->>> x = np.random.default_rng(0).standard_normal((300, 8))
->>> _ = store.create_space("a", dim=8).add([f"i{j}" for j in range(300)], x)
->>> _ = store.create_space("b", dim=8).add([f"i{j}" for j in range(299, 49, -1)], x[299:49:-1] * 2)
->>> r = compare_spaces(store.space("a"), store.space("b"), measures=["cka_linear", "mutual_knn"], k=5)
+>>> from repspace.store import example_space, example_vectors
+>>> x = example_vectors(300, 8)
+>>> a = example_space(name="a", vectors=x)
+>>> b = a.store.create_space("b", dim=8)  # items i299 ... i50 of a, scaled
+>>> _ = b.add([f"i{j}" for j in range(299, 49, -1)], x[299:49:-1] * 2)
+>>> r = compare_spaces(a, b, measures=["cka_linear", "mutual_knn"], k=5)
 >>> r.n_shared, round(r.comparison["cka_linear"], 6), r.comparison.scores()["mutual_knn"]
 (250, 1.0, 1.0)
 """
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.backend import Backend
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.compare import Comparison, compare
@@ -51,14 +50,12 @@ class Joined:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> _ = store.create_space("a", dim=2).add(["x", "y", "z"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
-    >>> _ = store.create_space("b", dim=2).add(["z", "w", "x"], [[2.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
-    >>> j = joined(store.space("a"), store.space("b"))
-    >>> j.ids, j.rows_x.tolist(), j.rows_y.tolist(), (j.n_x, j.n_y)
-    (['x', 'z'], [0, 2], [2, 0], (3, 3))
+    ``b`` holds the first 40 of the 60 items of ``a``:
+
+    >>> from repspace.store import example_pair
+    >>> j = joined(*example_pair())
+    >>> j.ids[:2], j.rows_x[:2].tolist(), j.rows_y[:2].tolist(), (j.n_x, j.n_y), j.x.shape
+    (['i0', 'i1'], [0, 1], [0, 1], (60, 40), (40, 8))
     """
 
     ids: list[str]
@@ -79,9 +76,8 @@ def joined(a: Space, b: Space) -> Joined:
     --------
     ``y`` is only in ``a``, ``w`` only in ``b``; ``x`` and ``z`` are paired by id:
 
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
     >>> _ = store.create_space("a", dim=2).add(["x", "y", "z"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     >>> _ = store.create_space("b", dim=2).add(["z", "w", "x"], [[2.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
     >>> j = joined(store.space("a"), store.space("b"))
@@ -173,18 +169,15 @@ def compare_spaces(a: Space, b: Space, *, measures: str | Iterable[str] | None =
     --------
     The new space scales every vector and swaps those of the first five items with the next five:
 
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> x = np.random.default_rng(0).standard_normal((60, 4))
+    >>> from repspace.store import example_space, example_vectors
+    >>> x = example_vectors(60, 4)
     >>> y = x.copy(); y[:5] = x[5:10]
-    >>> _ = store.create_space("old", dim=4).add([f"i{i}" for i in range(60)], x)
-    >>> _ = store.create_space("new", dim=4).add([f"i{i}" for i in range(60)], 2 * y)
-    >>> r = compare_spaces(store.space("old"), store.space("new"), measures=["cka_linear", "mutual_knn"], k=3,
-    ...                    changed=2, save=True)
+    >>> old = example_space(name="old", vectors=x)
+    >>> new = example_space(store=old.store, name="new", vectors=2 * y)
+    >>> r = compare_spaces(old, new, measures=["cka_linear", "mutual_knn"], k=3, changed=2, save=True)
     >>> r.n_shared, round(r.comparison["cka_linear"], 2), [c["id"] for c in r.changed], r.saved, r.backend
     (60, 0.9, ['i0', 'i1'], 60, 'local')
-    >>> store.space("old").get(["i0"])[0].metadata
+    >>> old.get(["i0"])[0].metadata
     {'jaccard': 0.0, 'jaccard_vs': 'new'}
     """
     if isinstance(backend, str):
@@ -290,8 +283,7 @@ def compare_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequence
     """
     from repspace.engines.compare import MEASURES
 
-    if measure not in MEASURES:
-        raise InputError(f"unknown measure {measure!r}; choose from {', '.join(MEASURES)}")
+    check_choice(measure, "measure", MEASURES)
     texts = list(texts)
     if len(texts) <= k:
         raise InputError(f"{len(texts)} texts; comparing with k={k} needs more than {k}")

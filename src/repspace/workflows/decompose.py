@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import EncoderError, InputError, RepspaceError
 from repspace.core.progress import Progress, Tally
 from repspace.engines.interpret.decompose import MeanDecomposition, mean_decomposition_layers
@@ -228,12 +229,9 @@ def token_states(encoder: str, texts: Sequence[str], *, layers: str | Sequence[i
     for i, text in enumerate(items):
         if not isinstance(text, str):
             raise InputError(f"text {i} is {type(text).__name__}, not str")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-        raise InputError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    check_scalar(batch_size, "batch_size", int, low=1)
     opts = dict(options or {})
-    if max_length is not None:
-        if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)) or max_length < 1:
-            raise InputError(f"max_length must be an int >= 1, got {max_length!r}")
+    if check_scalar(max_length, "max_length", int, low=1, none=True) is not None:
         opts["max_length"] = int(max_length)
     enc = _hf_layers(encoder, opts)
     chosen = enc.resolve_layers(layers)
@@ -316,8 +314,7 @@ def decompose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequen
     >>> r.layers, [round(sum(row.shares.values()), 9) for row in r.rows]
     ((0, 6), [1.0, 1.0])
     """
-    if method not in ("means", "ols"):
-        raise InputError(f"method must be one of means, ols; got {method!r}")
+    check_choice(method, "method", ("means", "ols"))
     tokens = token_states(encoder, texts, layers=layers, skip_special=skip_special, max_length=max_length,
                           batch_size=batch_size, options=options, progress=progress)
     result = mean_decomposition_layers(tokens.states, tokens.positions, tokens.contexts, layers=tokens.layers,

@@ -5,10 +5,8 @@ The store feeds the engine arrays; the engine never touches the store
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
->>> _ = sp.add([str(i) for i in range(300)], np.random.default_rng(0).standard_normal((300, 8)))
+>>> from repspace.store import example_space
+>>> sp = example_space(300, 8)
 >>> report = diagnose_space(sp, k=5)
 >>> report.n, report.metric, report.hubness.k
 (300, 'cosine', 5)
@@ -69,10 +67,8 @@ def diagnose_space(space: Space, *, k: int = 10, exact: bool | None = None, seed
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=4)
-    >>> _ = space.add([f"i{i}" for i in range(60)], np.random.default_rng(0).standard_normal((60, 4)))
+    >>> from repspace.store import example_space
+    >>> space = example_space(60, 4)
     >>> r = diagnose_space(space, k=5, save=True)
     >>> r.n, r.d, r.metric, r.hubness.k
     (60, 4, 'cosine', 5)

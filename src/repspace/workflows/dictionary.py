@@ -12,18 +12,16 @@ deleted); a metadata or text change leaves the vectors, and so the dictionary, a
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> rng = np.random.default_rng(0)
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
->>> _ = sp.add([f"i{j}" for j in range(400)], rng.standard_normal((400, 8)))
+>>> import numpy as np
+>>> from repspace.store import example_space
+>>> sp = example_space(400, 8)
 >>> r = fit_dictionary(sp, 16, 4, epochs=2, save_top="sae")
 >>> r.name, r.n_train, r.n_heldout, r.saved, r.to_dict()["l0"] <= 4
 ('sae-16-k4-s0', 360, 40, 400, True)
 >>> d = load_dictionary(sp, "sae-16-k4-s0")
 >>> d.transform(sp.vectors()[:2]).shape, d.normalized
 ((2, 16), True)
->>> _ = sp.add(["new"], rng.standard_normal((1, 8)))
+>>> _ = sp.add(["new"], np.ones((1, 8)))
 >>> try:
 ...     load_dictionary(sp, "sae-16-k4-s0")
 ... except ConflictError as e:
@@ -46,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
+from repspace.core.checks import check_scalar
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.exact import normalize_rows
 from repspace.core.progress import Progress
@@ -112,10 +111,7 @@ def holdout_split(n: int, holdout: float, seed: int = 0) -> tuple[np.ndarray, np
 
 
 def _holdout(value: Any) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not 0 <= float(value) < 1:
-        raise InputError(f"holdout must be a share in [0, 1), got {value!r}")
-    return float(value)
+    return check_scalar(value, "holdout", float, low=0, high=1, include="left")
 
 
 def _check_name(name: str) -> str:
@@ -143,11 +139,8 @@ class LatentSummary:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8, texts=[f"text {j}" for j in range(200)])
     >>> report = fit_dictionary(space, 16, 4, epochs=1)
     >>> latent = report.latents[0]  # the most frequent latent
     >>> 0 < latent.density <= 1, len(latent.items), latent.items[0][1].startswith("text")
@@ -189,11 +182,8 @@ class DictionaryReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8, texts=[f"text {j}" for j in range(200)])
     >>> report = fit_dictionary(space, 16, 4, epochs=1)
     >>> report.name, report.path.name, report.n_train, report.n_heldout, report.n_latents, report.k
     ('sae-16-k4-s0', 'sae-16-k4-s0.npz', 180, 20, 16, 4)
@@ -305,10 +295,8 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)))
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8)
     >>> r = fit_dictionary(space, 16, 4, epochs=1, holdout=0.25, save_top="sae")
     >>> r.name, r.n_train, r.n_heldout, r.epochs, r.saved, r.path.exists()
     ('sae-16-k4-s0', 150, 50, 1, 200, True)
@@ -322,8 +310,7 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
     if save_top is not None and not str(save_top).strip():
         raise InputError("save_top (--save-top) needs a metadata key")
     for value, what in ((seed, "seed"), (n_report, "n_report"), (n_items, "n_items")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-            raise InputError(f"{what} must be a non-negative integer, got {value!r}")
+        check_scalar(value, what, int, low=0)
     model = SparseAutoencoder(n_latents, k, seed=seed, progress=progress)
     if epochs is not None:
         model.set_params(epochs=epochs)
@@ -416,11 +403,8 @@ class Dictionary:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8, texts=[f"text {j}" for j in range(200)])
     >>> report = fit_dictionary(space, 16, 4, epochs=1)
     >>> d = load_dictionary(space, "sae-16-k4-s0")
     >>> d.name, d.normalized, d.heldout_rows.shape, d.stamp["n_heldout"]
@@ -486,11 +470,8 @@ def list_dictionaries(space: Space) -> list[str]:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8, texts=[f"text {j}" for j in range(200)])
     >>> list_dictionaries(space)
     []
     >>> _ = fit_dictionary(space, 16, 4, epochs=1)
@@ -519,10 +500,8 @@ def load_dictionary(space: Space, name: str) -> Dictionary:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)))
+    >>> from repspace.store import example_space
+    >>> space = example_space(200, 8)
     >>> _ = fit_dictionary(space, 16, 4, epochs=1)
     >>> load_dictionary(space, "sae-16-k4-s0").model.k
     4

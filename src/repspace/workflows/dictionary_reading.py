@@ -13,12 +13,9 @@ the latents behind one pair's similarity, and the matching of two dictionaries' 
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
+>>> from repspace.store import example_space
 >>> from repspace.workflows.dictionary import fit_dictionary
->>> rng = np.random.default_rng(0)
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
->>> _ = sp.add([f"i{j}" for j in range(300)], rng.standard_normal((300, 8)))
+>>> sp = example_space(300, 8)
 >>> _ = fit_dictionary(sp, 16, 4, epochs=2)
 >>> p = pursue_dictionary(sp, "sae-16-k4-s0", k=4)
 >>> p.n, len(p.residual_shares), p.residual_shares[0]
@@ -55,18 +52,12 @@ class PursuitReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
-    >>> p = pursue_dictionary(space, report.name, k=2)
-    >>> p.dictionary, p.n, p.k, p.positive, len(p.residual_shares)
-    ('sae-16-k4-s0', 200, 2, False, 3)
-    >>> "amortisation_gap" in p.to_dict()
-    True
+    The autoencoder's reconstruction error beside the pursuit's: their difference is the amortisation gap.
+
+    >>> p = PursuitReport("t", "sae-16-k4-s0", n=200, k=2, positive=False, residual_shares=(1.0, 0.7, 0.5),
+    ...                   fvu_pursuit=0.5, fvu_sae=0.75, l0_pursuit=2.0)
+    >>> p.to_dict()["amortisation_gap"], p.to_dict()["residual_shares"]
+    (0.25, [1.0, 0.7, 0.5])
     """
 
     space: str
@@ -97,13 +88,9 @@ def pursue_dictionary(space: Space, name: str, *, k: int | None = None, positive
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> from repspace import interpret, store
+    >>> space = store.example_space(200, 8)
+    >>> report = interpret.fit_dictionary(space, 16, 4, epochs=1)
     >>> p = pursue_dictionary(space, "sae-16-k4-s0", k=2)
     >>> p.residual_shares[0], p.residual_shares[2] < p.residual_shares[0]  # each step removes residual
     (1.0, True)
@@ -131,13 +118,9 @@ class ItemPairAttribution:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> from repspace import interpret, store
+    >>> space = store.example_space(200, 8)
+    >>> report = interpret.fit_dictionary(space, 16, 4, epochs=1)
     >>> a = attribute_items(space, "sae-16-k4-s0", "i0", "i1")
     >>> a.a, a.b, a.dictionary, len(a.to_dict(top=2)["latents"])
     ('i0', 'i1', 'sae-16-k4-s0', 2)
@@ -165,13 +148,9 @@ def attribute_items(space: Space, name: str, a: str, b: str) -> ItemPairAttribut
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> from repspace import interpret, store
+    >>> space = store.example_space(200, 8)
+    >>> report = interpret.fit_dictionary(space, 16, 4, epochs=1)
     >>> r = attribute_items(space, "sae-16-k4-s0", "i0", "i1").attribution
     >>> bool(abs(r.contributions.sum() + r.bias - r.cosine) < 1e-9)
     True
@@ -195,16 +174,14 @@ class DictionaryMatch:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
-    >>> m = match_dictionaries(space, "sae-16-k4-s0", space, "sae-16-k4-s0")
+    Two seeds of one space's dictionary:
+
+    >>> from repspace import interpret, store
+    >>> space = store.example_space(200, 8)
+    >>> a, b = (interpret.fit_dictionary(space, 16, 4, epochs=1, seed=seed).name for seed in (0, 1))
+    >>> m = match_dictionaries(space, a, space, b)
     >>> m.to_dict()["a"], m.to_dict()["b"]["dictionary"], sorted(m.to_dict())
-    ({'space': 't', 'dictionary': 'sae-16-k4-s0'}, 'sae-16-k4-s0', ['a', 'b', 'match', 'one_to_one'])
+    ({'space': 't', 'dictionary': 'sae-16-k4-s0'}, 'sae-16-k4-s1', ['a', 'b', 'match', 'one_to_one'])
     """
 
     space_a: str
@@ -231,13 +208,9 @@ def match_dictionaries(space_a: Space, name_a: str, space_b: Space, name_b: str,
     --------
     A dictionary matched with itself: every latent is its own match.
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=8)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 8)),
-    ...               texts=[f"text {j}" for j in range(200)])
-    >>> report = fit_dictionary(space, 16, 4, epochs=1)
+    >>> from repspace import interpret, store
+    >>> space = store.example_space(200, 8)
+    >>> report = interpret.fit_dictionary(space, 16, 4, epochs=1)
     >>> m = match_dictionaries(space, "sae-16-k4-s0", space, "sae-16-k4-s0", threshold=0.9)
     >>> bool(m.match.mutual.all()), round(m.stability.mean_cosine, 6), m.stability.share_matched
     (True, 1.0, 1.0)

@@ -8,18 +8,13 @@ erased too).
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
->>> rng = np.random.default_rng(0)
->>> y = rng.integers(0, 2, 200)
->>> sp = store.create_space("t", dim=6, metric="l2")
->>> _ = sp.add([f"i{j}" for j in range(200)], rng.standard_normal((200, 6)) + 2.0 * y[:, None],
-...            metadata=[{"group": "ab"[v]} for v in y])
+>>> from repspace.store import example_space, example_vectors
+>>> y = (example_vectors(200, 6)[:, 0] > 0).astype(int)  # the group: the sign of the first coordinate
+>>> sp = example_space(200, 6, metric="l2", metadata=[{"group": "ab"[v]} for v in y])
 >>> r = probe_space(sp, "group")
 >>> r.score > 0.9, r.selectivity > 0.3
 (True, True)
->>> erased = erase_space(store, sp, "group", "t-erased")
+>>> erased = erase_space(sp.store, sp, "group", "t-erased")
 >>> round(probe_space(erased, "group").score, 1) <= 0.7
 True
 """
@@ -51,12 +46,11 @@ def labelled(space: Space, field: str, *, numeric: bool = False) -> tuple[list[s
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
-    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2, 0], [1, 0.5], [-1, 0.5], [-2, 0], [0, 1]],
+    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"},
+    ...                         {"temp": 0, "g": "b"}, {}])
     >>> ids, X, labels = labelled(space, "g")  # "x" has no "g": left out
     >>> ids, X.shape, labels.tolist()
     (['hot', 'warm', 'cool', 'cold'], (4, 2), ['a', 'a', 'b', 'b'])
@@ -94,14 +88,9 @@ def probe_space(space: Space, field: str, *, kind: str = "logistic", k: int | No
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 60)
-    >>> space = store.create_space("p", dim=4, metric="l2")
-    >>> _ = space.add([f"i{j}" for j in range(60)], rng.standard_normal((60, 4)) + 3.0 * y[:, None],
-    ...               metadata=[{"group": "ab"[v]} for v in y])
+    >>> from repspace.store import example_space, example_vectors
+    >>> y = (example_vectors(60, 4)[:, 0] > 0).astype(int)  # the group: the sign of the first coordinate
+    >>> space = example_space(60, 4, metric="l2", name="p", metadata=[{"group": "ab"[v]} for v in y])
     >>> r = probe_space(space, "group", cv=3)
     >>> r.kind, r.n, r.score > 0.9, r.selectivity > 0.3
     ('logistic', 60, True, True)
@@ -119,12 +108,9 @@ def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
-    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "cold"], [[2.0, 0.0], [-2.0, 0.0]])
     >>> pole_vectors(space, ["hot", "cold"]).tolist()
     [[2.0, 0.0], [-2.0, 0.0]]
     """
@@ -154,14 +140,14 @@ def pole_vectors(space: Space, poles: Sequence[str]) -> np.ndarray:
 class AxisReport:
     """An axis through a stored space: its poles, every item's score, and (with ``against``) its significance.
 
+    ``scores[i]`` is the cosine of item ``ids[i]`` with the axis (from the negative poles' mean to the
+    positive poles'); ``saved`` counts the items whose metadata got their score.
+
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
-    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2, 0], [1, 0.5], [-1, 0.5], [-2, 0], [0, 1]])
     >>> r = axis_space(space, ["hot"], ["cold"])
     >>> r.positive, r.negative, r.ids, r.scores.round(3).tolist(), r.significance, r.saved
     (('hot',), ('cold',), ['hot', 'warm', 'cool', 'cold', 'x'], [1.0, 0.894, -0.894, -1.0, 0.0], None, 0)
@@ -203,12 +189,9 @@ def axis_space(space: Space, positive: Sequence[str], negative: Sequence[str], *
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2.0, 0.0], [1.0, 0.5], [-1.0, 0.5], [-2.0, 0.0], [0.0, 1.0]],
-    ...               metadata=[{"temp": 30, "g": "a"}, {"temp": 20, "g": "a"}, {"temp": 10, "g": "b"}, {"temp": 0, "g": "b"}, {}])
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["hot", "warm", "cool", "cold", "x"], [[2, 0], [1, 0.5], [-1, 0.5], [-2, 0], [0, 1]])
     >>> r = axis_space(space, ["hot"], ["cold"], save="heat")
     >>> [(i, round(float(s), 3)) for i, s in zip(r.ids, r.scores)][:2], r.saved
     ([('hot', 1.0), ('warm', 0.894)], 5)
@@ -239,10 +222,9 @@ def score_axis(space: Space, ax: Axis, snap: Snapshot, generation: int, *, again
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from repspace.engines.interpret import axis
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
     >>> _ = space.add(["hot", "cold", "x"], [[2.0, 0.0], [-2.0, 0.0], [0.0, 1.0]])
     >>> ax = axis(pole_vectors(space, ["hot"]), pole_vectors(space, ["cold"]))
     >>> scores, significance, saved = score_axis(space, ax, space.snapshot(), space.info().generation, save="heat")
@@ -271,15 +253,10 @@ def erase_space(store: Store, space: Space, field: str, out: str) -> Space:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> rng = np.random.default_rng(0)
-    >>> y = rng.integers(0, 2, 60)
-    >>> space = store.create_space("p", dim=4, metric="l2")
-    >>> _ = space.add([f"i{j}" for j in range(60)], rng.standard_normal((60, 4)) + 3.0 * y[:, None],
-    ...               metadata=[{"group": "ab"[v]} for v in y])
-    >>> erased = erase_space(store, space, "group", "p-erased")
+    >>> from repspace.store import example_space, example_vectors
+    >>> y = (example_vectors(60, 4)[:, 0] > 0).astype(int)  # the group: the sign of the first coordinate
+    >>> space = example_space(60, 4, metric="l2", name="p", metadata=[{"group": "ab"[v]} for v in y])
+    >>> erased = erase_space(space.store, space, "group", "p-erased")
     >>> erased.name, erased.provenance["derived_from"]["spec"], erased.provenance["derived_from"]["classes"]
     ('p-erased', 'leace:group', 2)
     >>> Z = erased.vectors()  # the two groups' means coincide: no linear probe can tell them apart

@@ -10,9 +10,9 @@ optionally, the significance against a numeric metadata field.
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+>>> import numpy as np
+>>> from repspace.store import example_store
+>>> sp = example_store().create_space("t", dim=3, metric="l2")
 >>> _ = sp.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
 >>> r = polar_space(sp, ["ex=x:o", "why=y:o"])
 >>> r.result.names, (r.result.coordinates.round(6) + 0.0).tolist()[:2]
@@ -75,11 +75,12 @@ def _ends(ids: list[str], values: np.ndarray, top: int) -> tuple[list[dict[str, 
 class PolarReport:
     """Every item of a stored space in a POLAR basis: the engine's result with the items' ids.
 
+    ``result.coordinates[i, j]`` is item ``ids[i]`` on the axis ``result.names[j]``.
+
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=3, metric="l2")
     >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
     >>> r = polar_space(space, {"ex": (["x"], ["o"]), "zed": (["z"], ["o"])})
     >>> r.space, r.ids, r.result.names, (r.result.coordinates.round(6) + 0.0).tolist()[2]
@@ -113,9 +114,8 @@ def polar_space(space: Space, axes: Mapping[str, tuple[Sequence[str], Sequence[s
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=3, metric="l2")
     >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
     >>> r = polar_space(space, ["ex=x:o", "why=y:o"])  # each axis from a pole to the origin
     >>> r.result.names, (r.result.coordinates.round(6) + 0.0).tolist()
@@ -147,15 +147,17 @@ def polar_space(space: Space, axes: Mapping[str, tuple[Sequence[str], Sequence[s
 class RankAxisReport:
     """An axis from ranked items of a stored space, every item's score, and how well it orders the given items.
 
+    ``scores[i]`` is the cosine of item ``ids[i]`` with the axis; ``rho_ranked`` is 1 when the axis orders
+    the ranked items as they were given.
+
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
-    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
-    >>> a = rank_axis_space(space, ["o", "x"])
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["tiny", "small", "big", "huge", "odd"], [[-2, 0], [-1, 0.5], [1, 0.5], [2, 0], [0, 3]])
+    >>> a = rank_axis_space(space, ["tiny", "small", "big"])
     >>> a.ranked, a.ids, round(a.rho_ranked, 6), a.significance, a.saved
-    (('o', 'x'), ['x', 'y', 'z', 'o'], 1.0, None, 0)
+    (('tiny', 'small', 'big'), ['tiny', 'small', 'big', 'huge', 'odd'], 1.0, None, 0)
     """
 
     space: str
@@ -188,13 +190,12 @@ def rank_axis_space(space: Space, ranked: Sequence[str], *, against: str | None 
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
-    >>> _ = space.add(["x", "y", "z", "o"], np.array([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0], [0, 0, 0]]))
-    >>> a = rank_axis_space(space, ["o", "x"], save="ex_rank")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=2, metric="l2")
+    >>> _ = space.add(["tiny", "small", "big", "huge", "odd"], [[-2, 0], [-1, 0.5], [1, 0.5], [2, 0], [0, 3]])
+    >>> a = rank_axis_space(space, ["small", "big"], save="size")
     >>> round(a.rho_ranked, 6), a.to_dict(top=1)["top"], a.saved
-    (1.0, [{'id': 'x', 'score': 1.0}], 4)
+    (1.0, [{'id': 'huge', 'score': 1.0}], 5)
     """
     from repspace.engines.interpret import rank_axis, rank_correlation
 

@@ -11,10 +11,9 @@ space of token states whose metadata holds each token's position and context
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
->>> _ = sp.add(["cat", "dog", "red", "a"], np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]]))
+>>> from repspace.store import example_store
+>>> sp = example_store().create_space("t", dim=3, metric="l2")
+>>> _ = sp.add(["cat", "dog", "red", "a"], [[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]])
 >>> r = concept_space(sp, ["cat", "dog", "red"], items=["a"])
 >>> r.basis.names, r.basis.top(2)
 (('cat', 'dog', 'red'), [('cat', 'dog')])
@@ -47,9 +46,8 @@ class ConceptReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=3, metric="l2")
     >>> _ = space.add(["cat", "dog", "red", "a"], np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]]))
     >>> r = concept_space(space, ["cat", "dog", "red"], items=["a"])
     >>> r.space, r.ids, r.basis.scores.shape, r.to_dict(top=1)["items"][0]["top"]
@@ -82,9 +80,8 @@ def concept_space(space: Space, concepts: Sequence[str], *, granularity: int | N
     --------
     Three concepts merged into two basis vectors (``cat`` and ``dog`` point the same way):
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3, metric="l2")
+    >>> from repspace.store import example_store
+    >>> space = example_store().create_space("t", dim=3, metric="l2")
     >>> _ = space.add(["cat", "dog", "red", "a"], np.array([[1.0, 0, 0], [0.9, 0.1, 0], [0, 0, 1.0], [2.0, 0, 0.1]]))
     >>> r = concept_space(space, ["cat", "dog", "red"], granularity=2)
     >>> r.ids, r.basis.names, r.basis.members
@@ -120,14 +117,11 @@ class SpaceDecomposition:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> rng = np.random.default_rng(0)
-    >>> pos, ctx = np.tile(np.arange(4), 6), np.repeat(np.arange(6), 4)  # 6 texts of 4 tokens
-    >>> X = 3 * rng.standard_normal((4, 5))[pos] + rng.standard_normal((6, 5))[ctx] + 0.1 * rng.standard_normal((24, 5))
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("tok", dim=5, metric="l2")
-    >>> _ = space.add([f"t{i}" for i in range(24)], X, metadata=[{"pos": int(p), "text": int(c)} for p, c in zip(pos, ctx)])
-    >>> d = decompose_space(space, "pos", "text")
+    Random token states of 6 texts of 4 tokens:
+
+    >>> from repspace.store import example_space
+    >>> tokens = [{"pos": j % 4, "text": j // 4} for j in range(24)]
+    >>> d = decompose_space(example_space(24, 5, name="tok", metric="l2", metadata=tokens), "pos", "text")
     >>> out = d.to_dict()
     >>> out["space"], out["position_field"], out["context_field"], out["n_positions"], out["n_contexts"]
     ('tok', 'pos', 'text', 4, 6)
@@ -161,13 +155,12 @@ def decompose_space(space: Space, position_field: str, context_field: str, *,
     --------
     Token states made mostly of a per-position vector, less of a per-text one:
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.store import example_space
     >>> rng = np.random.default_rng(0)
     >>> pos, ctx = np.tile(np.arange(4), 6), np.repeat(np.arange(6), 4)  # 6 texts of 4 tokens
     >>> X = 3 * rng.standard_normal((4, 5))[pos] + rng.standard_normal((6, 5))[ctx] + 0.1 * rng.standard_normal((24, 5))
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("tok", dim=5, metric="l2")
-    >>> _ = space.add([f"t{i}" for i in range(24)], X, metadata=[{"pos": int(p), "text": int(c)} for p, c in zip(pos, ctx)])
+    >>> space = example_space(vectors=X, name="tok", metric="l2",
+    ...                       metadata=[{"pos": int(p), "text": int(c)} for p, c in zip(pos, ctx)])
     >>> r = decompose_space(space, "pos", "text").result
     >>> round(r.positional_share, 2), round(r.context_share, 2), round(r.residual_share, 3), r.n_tokens
     (0.91, 0.09, 0.001, 24)

@@ -15,15 +15,12 @@ moves the points. Text queries of the new space are embedded as the source's
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace import Store
->>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
->>> rng = np.random.default_rng(0)
+>>> import numpy as np
+>>> from repspace.store import example_space, example_vectors
 >>> g = np.repeat(["a", "b"], 100)
->>> sp = store.create_space("t", dim=3, metric="l2")
->>> _ = sp.add([f"i{j}" for j in range(200)], rng.standard_normal((200, 3)) + (g == "b")[:, None] * 2.0,
-...            metadata=[{"g": v} for v in g])
->>> r = transport_space(store, sp, "g", "a", "b", "t-moved", dims=3)
+>>> X = example_vectors(200, 3) + (g == "b")[:, None] * 2.0
+>>> sp = example_space(vectors=X, metric="l2", metadata=[{"g": v} for v in g])
+>>> r = transport_space(sp.store, sp, "g", "a", "b", "t-moved", dims=3)
 >>> r.n_a, r.n_b, r.comparison.score("gaussian_ot").accuracy < r.comparison.score("none").accuracy
 (100, 100, True)
 """
@@ -53,16 +50,13 @@ class TransportReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> g = np.repeat(["a", "b"], 50)
-    >>> X = np.random.default_rng(0).standard_normal((100, 2)) + (g == "b")[:, None] * 4.0
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add([f"i{j}" for j in range(100)], X, metadata=[{"g": v} for v in g])
-    >>> r = transport_space(store, space, "g", "a", "b", "t-moved", dims=2)
-    >>> r.out, (r.source, r.target), (r.n_a, r.n_b), r.count, r.dims, round(r.displacement) > 20
-    ('t-moved', ('a', 'b'), (50, 50), 100, 2, True)
+    Two groups of one random cloud:
+
+    >>> from repspace.store import example_space
+    >>> space = example_space(100, 2, metric="l2", metadata=[{"g": "ab"[j % 2]} for j in range(100)])
+    >>> r = transport_space(space.store, space, "g", "a", "b", "t-moved", dims=2)
+    >>> r.out, (r.source, r.target), (r.n_a, r.n_b), r.count, r.dims, round(r.displacement, 2)
+    ('t-moved', ('a', 'b'), (50, 50), 100, 2, 0.09)
     >>> r.to_dict()["from"], sorted(r.to_dict())[:3]
     ('a', ['comparison', 'count', 'dims'])
     """
@@ -98,19 +92,16 @@ def transport_space(store: Store, space: Space, field: str, source: str, target:
     --------
     Group ``a`` is moved onto group ``b`` (4 units away); ``b``'s items stay where they were:
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> from repspace.store import example_space, example_vectors
     >>> g = np.repeat(["a", "b"], 50)
-    >>> X = np.random.default_rng(0).standard_normal((100, 2)) + (g == "b")[:, None] * 4.0
-    >>> space = store.create_space("t", dim=2, metric="l2")
-    >>> _ = space.add([f"i{j}" for j in range(100)], X, metadata=[{"g": v} for v in g])
-    >>> _ = transport_space(store, space, "g", "a", "b", "t-moved", dims=2)
-    >>> Z = store.space("t-moved").vectors()
+    >>> X = example_vectors(100, 2) + (g == "b")[:, None] * 4.0
+    >>> space = example_space(vectors=X, metric="l2", metadata=[{"g": v} for v in g])
+    >>> moved = transport_space(space.store, space, "g", "a", "b", "t-moved", dims=2)
+    >>> Z = space.store.space("t-moved").vectors()
     >>> bool(np.allclose(Z[:50].mean(axis=0), X[50:].mean(axis=0), atol=1e-4)), bool(np.allclose(Z[50:], X[50:]))
     (True, True)
-    >>> store.space("t-moved").provenance["derived_from"]["spec"]
-    'gaussian-ot:g:a->b'
+    >>> round(moved.displacement) > 20, space.store.space("t-moved").provenance["derived_from"]["spec"]
+    (True, 'gaussian-ot:g:a->b')
     """
     from repspace.engines.interpret import GaussianTransport, compare_group_maps
     from repspace.workflows.transform import write_derived

@@ -135,7 +135,7 @@ def test_head_bad_input_stores_nothing(static_store, tmp_path):
     before = sorted(s.name for s in store.spaces())
     with pytest.raises(InputError, match=r"bad\.csv:1"):
         train_head(store, "docs", "h", "matryoshka", bad)
-    with pytest.raises(InputError, match="unknown head"):
+    with pytest.raises(InputError, match="method must be one of matryoshka, adapter"):
         train_head(store, "docs", "h", "lora", train)
     with pytest.raises(InputError, match="matryoshka head"):
         train_head(store, "docs", "h", "matryoshka", train, learning_rate=0.1)

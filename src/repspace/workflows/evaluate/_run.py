@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
@@ -85,8 +86,7 @@ def load_data(task: str, source: str | Path, *, split: str = "test", text_col: s
 
 
 def _check_task(task: str) -> None:
-    if task not in TASKS:
-        raise InputError(f"unknown task {task!r}; tasks: {', '.join(TASKS)}")
+    check_choice(task, "task", TASKS)
 
 
 def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
@@ -94,15 +94,10 @@ def space_labels(subject: Subject, field: str) -> tuple[np.ndarray, list[Any]]:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
     >>> from repspace.evaluate import space_subject
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
-    >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
-    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
+    >>> from repspace.store import example_space
+    >>> kinds = [{"kind": "animal"}] * 4 + [{"kind": "thing"}]
+    >>> store = example_space(5, 3, name="toy", metadata=kinds).store
     >>> X, labels = space_labels(space_subject(store, "toy"), "kind")
     >>> X.shape, labels
     ((5, 3), ['animal', 'animal', 'animal', 'animal', 'thing'])
@@ -361,19 +356,14 @@ def save_results(store: Store, subjects: Sequence[Subject], results: Sequence[Ta
     A space that holds every text of the task is scored with its own vectors, and the result is
     recorded with the generation it read:
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> from repspace.evaluate import space_subject
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.evaluate import StsPairs, space_subject
+    >>> from repspace.store import example_space
     >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
-    >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
-    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
-    >>> pairs = os.path.join(folder, "pairs.csv")
-    >>> _ = open(pairs, "w").write("a cat,a kitten,5\\na dog,a puppy,4\\na cat,a car,0\\n")
+    >>> store = example_space(5, 3, name="toy", texts=texts).store
     >>> subjects = [space_subject(store, "toy")]
-    >>> results = evaluate("sts", subjects, load_data("sts", pairs))
+    >>> pairs = StsPairs(["a cat", "a dog", "a cat"], ["a kitten", "a puppy", "a car"], np.array([5.0, 4.0, 0.0]),
+    ...                  name="pairs")
+    >>> results = evaluate("sts", subjects, pairs)
     >>> save_results(store, subjects, results)
     [1]
     >>> [(s.subject, s.task_name, s.generation, s.stale) for s in store.results()]
@@ -411,16 +401,12 @@ class EvalReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.store import example_space
     >>> texts = ["a cat", "a kitten", "a dog", "a puppy", "a car"]
     >>> vectors = [[1.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.0, 1.0, 0.0], [0.2, 1.0, 0.0], [0.0, 0.0, 1.0]]
-    >>> _ = store.create_space("toy", dim=3).add(texts, vectors, texts=texts,
-    ...                                          metadata=[{"kind": "animal"}] * 4 + [{"kind": "thing"}])
-    >>> pairs = os.path.join(folder, "pairs.csv")
-    >>> _ = open(pairs, "w").write("a cat,a kitten,5\\na dog,a puppy,4\\na cat,a car,0\\n")
+    >>> store = example_space(name="toy", vectors=vectors, texts=texts).store
+    >>> pairs = store.path.with_name("pairs.csv")
+    >>> _ = pairs.write_text("a cat,a kitten,5\\na dog,a puppy,4\\na cat,a car,0\\n")
     >>> r = run("sts", pairs, store=store, space="toy", save=True)
     >>> [(x.task_name, x.info["subject"], round(x.main_score, 3)) for x in r.results]
     [('sts:pairs', 'space toy', 1.0)]

@@ -21,10 +21,10 @@ class LearnedSpace:
 
     Examples
     --------
-    >>> import numpy as np, os, tempfile
-    >>> from repspace.store import Store
+    >>> import numpy as np
     >>> from repspace.learn import retrofit_space
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
     >>> _ = store.create_space("w", dim=4).add(["cat", "kitten", "dog"], np.random.default_rng(0).normal(size=(3, 4)))
     >>> r = retrofit_space(store, "w", "w-rf", {"cat": ["kitten"]})
     >>> r.space, r.method, r.n, r.dim, r.metric, r.details["counts"]["updated"]

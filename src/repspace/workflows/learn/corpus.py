@@ -28,13 +28,12 @@ renamed when complete; on an error it (and its model file) is deleted.
 
 Examples
 --------
->>> import os, tempfile
->>> from repspace import Store
->>> folder = tempfile.mkdtemp()
->>> corpus = os.path.join(folder, "c.txt")
->>> _ = open(corpus, "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
->>> store = Store(os.path.join(folder, "s.db"))
->>> report = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=2, seed=1)
+Word vectors learned from the texts of a stored space:
+
+>>> from repspace.store import example_space
+>>> texts = ["the cat sat on the mat", "the dog sat on the log"] * 20
+>>> store = example_space(40, 2, texts=texts, name="docs").store
+>>> report = learn_space(store, "pets", "word2vec", from_space="docs", vector_size=8, min_count=2, seed=1)
 >>> report.n, report.dim, store.space("pets").provenance["encoder"]
 (7, 8, 'learn:word2vec')
 >>> [h.id for h in store.space("pets").search("cat", k=1)]
@@ -50,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.core.space import check_space_name
@@ -95,12 +95,10 @@ class LearnReport:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> corpus = os.path.join(folder, "c.txt")
-    >>> _ = open(corpus, "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> corpus = store.path.with_name("c.txt")
+    >>> _ = corpus.write_text("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
     >>> r = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=2, seed=1)
     >>> r.method, r.n, r.dim, r.documents, r.tokens, r.vocabulary
     ('word2vec', 7, 8, 40, 240, 7)
@@ -153,9 +151,7 @@ def _trainer(method: str) -> Any:
     from repspace.engines.learn import train_doc2vec, train_fasttext, train_word2vec
 
     trainers = {"word2vec": train_word2vec, "fasttext": train_fasttext, "doc2vec": train_doc2vec}
-    if method not in trainers:
-        raise InputError(f"unknown learn method {method!r}; choose {', '.join(METHODS)}")
-    return trainers[method]
+    return trainers[check_choice(method, "method", METHODS)]
 
 
 def _check_params(method: str, trainer: Any, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,8 +174,7 @@ def _as_tokenizer(tokenizer: Tokenizer | Mapping[str, Any] | None) -> Tokenizer:
 
 
 def _is_jsonl(path: Path, corpus_format: str, text_field: str | None, id_field: str | None) -> bool:
-    if corpus_format not in ("auto", "text", "jsonl"):
-        raise InputError(f"the corpus format must be auto, text or jsonl, not {corpus_format!r}")
+    check_choice(corpus_format, "corpus_format", ("auto", "text", "jsonl"))
     if corpus_format == "text":
         if text_field is not None or id_field is not None:
             raise InputError("--text-field and --id-field apply to a JSON-lines corpus, not --format text")
@@ -290,12 +285,10 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> path = os.path.join(folder, "c.txt")
-    >>> _ = open(path, "w").write("red apples\\ngreen pears\\nred cherries\\n" * 5)
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> path = store.path.with_name("fruit.txt")  # one document a line
+    >>> _ = path.write_text("\\n".join(["red apples", "green pears", "red cherries"] * 5))
     >>> r = learn_space(store, "fruit", "doc2vec", path, vector_size=4, min_count=1, epochs=3)
     >>> r.n, store.space("fruit").get(["1"])[0].text
     (15, 'red apples')

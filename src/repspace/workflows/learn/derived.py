@@ -21,16 +21,14 @@ the source puts it (a word's original vector), among the retrofitted items.
 
 Examples
 --------
->>> import os, tempfile
 >>> import numpy as np
->>> from repspace import Store
->>> folder = tempfile.mkdtemp()
->>> store = Store(os.path.join(folder, "s.db"))
+>>> from repspace.store import example_store
+>>> store = example_store()
 >>> words = ["cat", "kitten", "dog", "car", "automobile", "tree"]
 >>> X = np.random.default_rng(0).normal(size=(6, 8))
 >>> _ = store.create_space("w", dim=8).add(words, X)
->>> lex = os.path.join(folder, "lex.txt")
->>> _ = open(lex, "w").write("cat kitten\\nkitten cat\\ncar automobile\\nautomobile car\\n")
+>>> lex = store.path.with_name("lex.txt")
+>>> _ = lex.write_text("cat kitten\\nkitten cat\\ncar automobile\\nautomobile car\\n")
 >>> r = retrofit_space(store, "w", "w-rf", lex)
 >>> r.details["counts"]["updated"], r.n
 (4, 6)
@@ -48,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.core.space import check_space_name
@@ -117,10 +116,8 @@ def retrofit_space(store: Store, source: str, name: str, lexicon: str | Path | M
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
     >>> X = np.random.default_rng(0).normal(size=(4, 8))
     >>> _ = store.create_space("w", dim=8).add(["car", "auto", "automobile", "tree"], X)
     >>> r = retrofit_space(store, "w", "w-rf", {"car": ["auto", "automobile"], "auto": ["car"]})
@@ -217,16 +214,14 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
     --------
     A Matryoshka head on a word2vec space learned here (any space with an encoder will do):
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
     >>> from repspace.learn import learn_space
-    >>> _ = open(os.path.join(folder, "c.txt"), "w").write("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
-    >>> _ = learn_space(store, "pets", "word2vec", os.path.join(folder, "c.txt"), vector_size=8, min_count=1)
-    >>> pairs = os.path.join(folder, "pairs.csv")
-    >>> _ = open(pairs, "w").write("the cat,a cat,4.5\\nthe cat,the log,0.2\\n"
-    ...                            "the dog,a dog,4.2\\nthe mat,the log,2.5\\n")
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> corpus = store.path.with_name("c.txt")
+    >>> _ = corpus.write_text("the cat sat on the mat\\nthe dog sat on the log\\n" * 20)
+    >>> _ = learn_space(store, "pets", "word2vec", corpus, vector_size=8, min_count=1)
+    >>> pairs = store.path.with_name("pairs.csv")
+    >>> _ = pairs.write_text("the cat,a cat,4.5\\nthe cat,the log,0.2\\nthe dog,a dog,4.2\\nthe mat,the log,2.5\\n")
     >>> r = train_head(store, "pets", "pets-m", "matryoshka", pairs, dims=[4, 8], epochs=2)
     >>> r.method, r.n, r.dim, r.details["pairs"]["pairs"], r.details["best_epoch"]
     ('matryoshka', 7, 8, 4, 2)
@@ -239,8 +234,7 @@ def train_head(store: Store, source: str, name: str, method: str, pairs: str | P
 
     t0 = time.perf_counter()
     trainers = {"matryoshka": train_matryoshka_head, "adapter": train_pair_adapter}
-    if method not in trainers:
-        raise InputError(f"unknown head {method!r}; choose {', '.join(HEAD_METHODS)}")
+    check_choice(method, "method", HEAD_METHODS)
     params = check_params(f"{method} head", trainers[method], params, fixed=("dev", "progress"))
     check_space_name(name)
     src = _source(store, source, f"a {method} head")
@@ -304,10 +298,8 @@ def cca_spaces(store: Store, a: str, b: str, out_a: str, out_b: str, *, n_compon
     --------
     ``b`` is a linear map of ``a``, so each canonical pair correlates perfectly:
 
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
+    >>> from repspace.store import example_store
+    >>> store = example_store()
     >>> X = np.random.default_rng(0).normal(size=(20, 4))
     >>> ids = [f"w{i}" for i in range(20)]
     >>> _ = store.create_space("a", dim=4).add(ids, X)

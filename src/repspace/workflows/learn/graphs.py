@@ -18,13 +18,11 @@ The space appears whole or not at all.
 
 Examples
 --------
->>> import os, tempfile
->>> from repspace import Store
->>> folder = tempfile.mkdtemp()
->>> edges = os.path.join(folder, "e.tsv")
->>> _ = open(edges, "w").write("".join(f"{a}\\t{b}\\n" for a, b in
+>>> from repspace.store import example_store
+>>> store = example_store()
+>>> edges = store.path.with_name("e.tsv")
+>>> _ = edges.write_text("".join(f"{a}\\t{b}\\n" for a, b in
 ...     [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "f"), ("f", "d")]))
->>> store = Store(os.path.join(folder, "s.db"))
 >>> r = learn_node2vec(store, "toy", edges, dimensions=8, walk_length=10, num_walks=20, window=3, seed=1)
 >>> r.n, r.dim, r.metric, store.space("toy").provenance["encoder"]
 (6, 8, 'cosine', 'learn:node2vec')
@@ -165,13 +163,11 @@ def learn_poincare(store: Store, name: str, edges: str | Path, *, nodes: str | P
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> closure = os.path.join(folder, "zoo.tsv")
-    >>> _ = open(closure, "w").write("cat\\tmammal\\ndog\\tmammal\\ncat\\tanimal\\ndog\\tanimal\\nmammal\\tanimal\\n"
-    ...                               "trout\\tfish\\ntrout\\tanimal\\nfish\\tanimal\\n")
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> closure = store.path.with_name("zoo.tsv")
+    >>> _ = closure.write_text("cat\\tmammal\\ndog\\tmammal\\ncat\\tanimal\\ndog\\tanimal\\nmammal\\tanimal\\n"
+    ...                        "trout\\tfish\\ntrout\\tanimal\\nfish\\tanimal\\n")
     >>> r = learn_poincare(store, "zoo", closure, size=2, negative=2, epochs=20, seed=1)
     >>> r.n, r.dim, r.metric, r.details["relations"]
     (6, 2, 'poincare', 8)
@@ -237,12 +233,10 @@ def learn_node2vec(store: Store, name: str, edges: str | Path, *, directed: bool
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> from repspace.store import Store
-    >>> folder = tempfile.mkdtemp()
-    >>> store = Store(os.path.join(folder, "s.db"))
-    >>> edges = os.path.join(folder, "club.tsv")
-    >>> _ = open(edges, "w").write("ann\\tbob\\nbob\\tcy\\ncy\\tann\\ncy\\tdan\\t2\\n")  # the last edge weighs 2
+    >>> from repspace.store import example_store
+    >>> store = example_store()
+    >>> edges = store.path.with_name("club.tsv")
+    >>> _ = edges.write_text("ann\\tbob\\nbob\\tcy\\ncy\\tann\\ncy\\tdan\\t2\\n")  # the last edge weighs 2
     >>> r = learn_node2vec(store, "club", edges, dimensions=4, walk_length=5, num_walks=5, window=2, seed=1)
     >>> r.n, r.dim, r.metric, r.details["walks"], r.details["edges"]["edges"]
     (4, 4, 'cosine', 20, 4)
