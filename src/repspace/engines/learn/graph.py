@@ -338,9 +338,8 @@ def read_edges(path: str | Path, *, directed: bool = False, nodes: Iterable[str]
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "g.tsv")
-    >>> _ = open(p, "w").write("# friends\\nann\\tbob\\nbob\\tcy\\t2.5\\n\\ncy\\tann\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("g.tsv", "# friends\\nann\\tbob\\nbob\\tcy\\t2.5\\n\\ncy\\tann\\n")
     >>> g = read_edges(p)
     >>> g.nodes, g.n_edges, g.neighbors("bob")
     (('ann', 'bob', 'cy'), 3, ('ann', 'cy'))

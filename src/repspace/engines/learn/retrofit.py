@@ -245,9 +245,8 @@ def read_lexicon(path: str | Path, *, lowercase: bool = True, encoding: str = "u
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "lex.txt")
-    >>> _ = open(p, "w").write("# synonyms\\nCar auto automobile\\n\\nauto car\\ncar motorcar\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("lex.txt", "# synonyms\\nCar auto automobile\\n\\nauto car\\ncar motorcar\\n")
     >>> lex = read_lexicon(p)
     >>> dict(lex.mapping)
     {'auto': ('car',), 'car': ('auto', 'automobile', 'motorcar')}

@@ -366,7 +366,7 @@ def synonym_lexicon(root: str | Path | None = None,
     Raises
     ------
     InputError
-        A missing file ("install Debian's wordnet-base"), or an unknown ``pos``.
+        As :func:`read_synsets` does, or when ``pos`` names no part of speech.
 
     Examples
     --------
