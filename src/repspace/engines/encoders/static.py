@@ -159,12 +159,7 @@ class StaticEncoder(FolderEncoder):
 
         ``pooling`` is ``"mean"`` (model2vec averages token vectors, weighted
         when the model has token weights) and ``max_length`` the token limit
-        model2vec applies.
-
-        Returns
-        -------
-        dict
-            See :meth:`repspace.engines.encoders.base.Encoder.provenance`.
+        model2vec applies: the keys of :meth:`repspace.engines.encoders.base.Encoder.provenance`.
 
         Examples
         --------
