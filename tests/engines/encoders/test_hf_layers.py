@@ -13,9 +13,8 @@ from repspace.core.errors import InputError
 from repspace.engines.encoders import PROVENANCE_KEYS, LayeredEncoder, get_encoder
 from repspace.engines.encoders.hf_layers import pool_hidden_states
 
-pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
-
-pytestmark = pytest.mark.slow
+# numerics: rerun by `make test-portable` (see pyproject.toml's markers)
+pytestmark = [pytest.mark.numerics, pytest.mark.slow]
 
 
 def _raw_hidden(raw, text: str) -> tuple[torch.Tensor, ...]:

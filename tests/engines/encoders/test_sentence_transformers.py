@@ -13,9 +13,8 @@ from repspace.core.errors import InputError
 from repspace.engines.encoders import PROVENANCE_KEYS, get_encoder, model_fingerprint
 from repspace.engines.encoders.sentence_transformers import SentenceTransformerEncoder
 
-pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
-
-pytestmark = pytest.mark.slow
+# numerics: rerun by `make test-portable` (see pyproject.toml's markers)
+pytestmark = [pytest.mark.numerics, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

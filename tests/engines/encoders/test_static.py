@@ -67,3 +67,24 @@ def test_static_provenance(static_dir: Path) -> None:
     assert prov["model_fingerprint"] == model_fingerprint(static_dir)
     assert prov["layer"] is None and prov["pooling"] == "mean" and prov["prompt"] is None
     assert prov["normalize"] is True and prov["max_length"] == 512
+
+
+def test_static_and_its_provenance_rebuild_load_once(static_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``get_encoder("static")`` (normalize None) and ``from_provenance`` (normalize True) share one load."""
+    from repspace.engines.encoders import clear_cache, from_provenance
+
+    loads: list[bool | None] = []
+    load = StaticEncoder._load
+
+    def counted(self: StaticEncoder):
+        loads.append(self.normalize)
+        return load(self)
+
+    monkeypatch.setattr(StaticEncoder, "_load", counted)
+    clear_cache()
+    enc = get_encoder("static")
+    rebuilt = from_provenance(enc.provenance())
+    assert rebuilt is not enc and rebuilt.normalize is True and enc.normalize is None
+    assert rebuilt.model is enc.model and loads == [None]
+    np.testing.assert_array_equal(rebuilt.encode(["a cat"]), enc.encode(["a cat"]))
+    assert get_encoder("static", normalize=False).model is not enc.model and loads == [None, False]

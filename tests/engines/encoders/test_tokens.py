@@ -10,9 +10,8 @@ from repspace.core.errors import InputError
 from repspace.engines.encoders import get_encoder
 from repspace.engines.encoders.tokens import encode_tokens
 
-pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
-
-pytestmark = pytest.mark.slow
+# numerics: rerun by `make test-portable` (see pyproject.toml's markers)
+pytestmark = [pytest.mark.numerics, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

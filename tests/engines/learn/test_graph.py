@@ -63,7 +63,7 @@ def test_duplicates_are_summed_by_default_and_refused_on_request(tmp_path):
     assert list(d.edges()) == [("a", "b", 1.75), ("b", "a", 1.0), ("b", "c", 1.0)]
     with pytest.raises(InputError, match=r"edges\.tsv:5: duplicate edge 'a' -> 'b' \(first at .*edges\.tsv:1;"):
         read_edges(path, directed=True, duplicates="error")
-    with pytest.raises(InputError, match="duplicates must be 'sum' or 'error', not 'max'"):
+    with pytest.raises(InputError, match="duplicates must be one of sum, error, not 'max'"):
         graph_from_edges([("a", "b")], duplicates="max")
 
 

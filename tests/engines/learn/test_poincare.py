@@ -216,7 +216,7 @@ def test_bad_input_is_one_line():
         train_poincare([("a", "b")])
     with pytest.raises(InputError, match="size must be a positive integer"):
         train_poincare(TOY, size=0)
-    with pytest.raises(InputError, match="burn_in must be an integer >= 0"):
+    with pytest.raises(InputError, match="burn_in must be a non-negative integer"):
         train_euclidean(TOY, burn_in=-1)
     with pytest.raises(InputError, match="alpha must be a positive number"):
         train_poincare(TOY, alpha=float("nan"))

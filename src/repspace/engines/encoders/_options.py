@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = ["opt_bool", "opt_int", "opt_str"]
@@ -20,9 +19,7 @@ def opt_int(name: str, value: Any, *, minimum: int = 1) -> int | None:
             value = int(value.strip())
         except ValueError:
             raise InputError(f"option {name} must be an integer, got {value!r}") from None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"option {name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
+    return check_scalar(value, f"option {name}", int, low=minimum)
 
 
 def opt_bool(name: str, value: Any) -> bool | None:

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, Tally
 from repspace.engines.encoders._batches import (
@@ -188,29 +189,9 @@ class Encoder(ABC):
         for the texts that are *searched*. For a symmetric model both give
         the same vectors; an asymmetric model (``e5``) embeds queries
         differently, and its queries only land where they should when
-        embedded here. The checks are those of :meth:`encode`.
-
-        Parameters
-        ----------
-        texts : Sequence[str]
-            The queries. A single ``str`` is refused.
-        batch_size : int, optional
-            Texts per forward pass.
-        progress : Progress or None, optional
-            ``progress(phase, done, total)`` with ``done`` texts of ``total``
-            finished (phase ``"encode"``; ``"encode queries"`` for queries).
-
-        Returns
-        -------
-        numpy.ndarray
-            C-contiguous ``float32`` array of shape ``(len(texts), dim)``.
-
-        Raises
-        ------
-        InputError
-            If ``texts`` is not a sequence of strings or ``batch_size < 1``.
-        EncoderError
-            If the model cannot be loaded or fails while encoding.
+        embedded here. The parameters (``texts`` are the queries), the
+        returned array and the errors are those of :meth:`encode`; the
+        progress phase is ``"encode queries"``.
 
         Examples
         --------
@@ -311,9 +292,8 @@ class LayeredEncoder(Encoder):
         6
         """
         n = self.n_layers
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
-            raise InputError(f"layer must be an int, got {layer!r}")
-        if not -n <= int(layer) < n:
+        layer = check_scalar(layer, "layer", int)
+        if not -n <= layer < n:
             raise InputError(f"layer {layer} is out of range for {self.spec}: it has layers 0..{n - 1} (or -{n}..-1)")
         return int(layer) % n
 
@@ -343,17 +323,9 @@ class LayeredEncoder(Encoder):
     ) -> np.ndarray:
         """Encode texts at several layers with one forward pass per batch.
 
-        Parameters
-        ----------
-        texts : Sequence[str]
-            The texts.
-        layers : Sequence[int] or None, optional
-            Layer indexes (negative from the end); ``None`` means every layer
-            ``0 .. n_layers - 1``.
-        batch_size : int, optional
-            Texts per forward pass.
-        progress : Progress or None, optional
-            ``progress("encode", done, total)`` as texts finish.
+        ``layers`` are layer indexes (negative from the end); ``None`` means
+        every layer ``0 .. n_layers - 1``. ``texts``, ``batch_size`` and
+        ``progress`` are those of :meth:`Encoder.encode`.
 
         Returns
         -------

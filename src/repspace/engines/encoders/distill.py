@@ -36,6 +36,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import (
     ConflictError,
     EncoderError,
@@ -164,9 +165,8 @@ def distill_static(
     transformer = _transformer_folder(folder, label)
     hidden = _hidden_size(transformer, label)
     pca = _check_pca_dims(pca_dims, hidden)
-    sif = _check_sif(sif_coefficient)
-    if pooling not in POOLING_MODES:
-        raise InputError(f"pooling must be one of {', '.join(POOLING_MODES)}, not {pooling!r}")
+    sif = check_scalar(sif_coefficient, "sif_coefficient", float, low=0, high=1, include="neither", none=True)
+    check_choice(pooling, "pooling", POOLING_MODES)
     target = Path(out).expanduser().absolute()
     if target.resolve() == folder or target.resolve() in folder.parents:
         raise InputError(f"output {str(target)!r} would replace the source model; choose another folder")
@@ -314,15 +314,6 @@ def _check_pca_dims(pca_dims: int | None, hidden: int) -> int | None:
     if pca_dims > hidden:
         raise InputError(f"pca_dims {pca_dims} is larger than the model's {hidden} dimensions")
     return pca_dims
-
-
-def _check_sif(sif_coefficient: float | None) -> float | None:
-    if sif_coefficient is None:
-        return None
-    if isinstance(sif_coefficient, bool) or not isinstance(sif_coefficient, (int, float)) \
-            or not 0 < sif_coefficient < 1:
-        raise InputError(f"sif_coefficient must be in (0, 1) or None, not {sif_coefficient!r}")
-    return float(sif_coefficient)
 
 
 def _check_out(target: Path, overwrite: bool) -> bool:

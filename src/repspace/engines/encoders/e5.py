@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import EncoderError, InputError, NotFoundError
+from repspace.core.checks import check_choice
+from repspace.core.errors import EncoderError, NotFoundError
 from repspace.engines.encoders._batches import chunks, encoding_errors
 from repspace.engines.encoders._fingerprint import model_fingerprint, package_version
 from repspace.engines.encoders._models import shared_model
@@ -67,20 +68,18 @@ _DIM = 384
 
 
 def check_variant(variant: Any) -> str:
-    """``variant`` if it names a bundled model, else :class:`InputError`.
+    """``variant``, stripped, if it names a bundled model, else :class:`InputError`.
 
     Examples
     --------
-    >>> check_variant("enpt")
-    'enpt'
+    >>> check_variant("enpt"), check_variant(" original ")
+    ('enpt', 'original')
     >>> check_variant("large")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: unknown e5 variant 'large'; variants: original, enpt
+    repspace.core.errors.InputError: e5 variant must be one of original, enpt, not 'large'
     """
-    if not isinstance(variant, str) or variant.strip() not in VARIANTS:
-        raise InputError(f"unknown e5 variant {variant!r}; variants: {', '.join(VARIANTS)}")
-    return variant.strip()
+    return check_choice(variant.strip() if isinstance(variant, str) else variant, "e5 variant", VARIANTS)
 
 
 def e5_model_file(variant: str = DEFAULT_VARIANT) -> Path:
@@ -238,12 +237,8 @@ class E5Encoder(Encoder):
         ``model_fingerprint`` is that of the bundled 4-bit file
         (:func:`~repspace.engines.encoders._fingerprint.model_fingerprint`); ``max_length`` is
         ``None`` because long texts are windowed and averaged, not truncated.
-        Nothing is loaded.
-
-        Returns
-        -------
-        dict
-            See :meth:`repspace.engines.encoders.base.Encoder.provenance`.
+        Nothing is loaded. The keys are those of
+        :meth:`repspace.engines.encoders.base.Encoder.provenance`.
 
         Examples
         --------

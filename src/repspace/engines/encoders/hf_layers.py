@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import EncoderError, InputError
 from repspace.engines.encoders._batches import encoding_errors
 from repspace.engines.encoders._fingerprint import (
@@ -100,8 +102,7 @@ def pool_hidden_states(hidden: torch.Tensor, mask: torch.Tensor, pooling: str) -
     """
     import torch
 
-    if pooling not in POOLINGS:
-        raise InputError(f"pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
+    check_choice(pooling, "pooling", POOLINGS)
     real = mask > 0  # (B, T)
     has_tokens = real.any(dim=1, keepdim=True)  # (B, 1)
     if pooling == "mean":
@@ -210,8 +211,7 @@ class HFLayersEncoder(LayeredEncoder):
         self.layer: int | Literal["all"] = _parse_layer(layer)
         pooling = opt_str("pooling", pooling)
         self.pooling = "mean" if pooling is None else pooling.strip().lower()
-        if self.pooling not in POOLINGS:
-            raise InputError(f"option pooling must be one of {', '.join(POOLINGS)}; got {pooling!r}")
+        check_choice(self.pooling, "option pooling", POOLINGS)
         self._max_length = opt_int("max_length", max_length)
         self.normalize = bool(opt_bool("normalize", normalize))
         self.prompt = opt_str("prompt", prompt)
@@ -316,27 +316,10 @@ class HFLayersEncoder(LayeredEncoder):
     ) -> np.ndarray:
         import torch
 
-        loaded = self.loaded
-        max_length = self.max_length
-        prompt = self.prompt or ""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out = np.empty((len(layers), len(texts), loaded.dim), dtype=np.float32)
+        out = np.empty((len(layers), len(texts), self.loaded.dim), dtype=np.float32)
         with torch.inference_mode():
-            for start in range(0, len(order), batch_size):
-                index = order[start : start + batch_size]
+            for index, hidden, mask, _ in self._hidden_batches(texts, batch_size):
                 with encoding_errors(self.spec):
-                    batch = loaded.tokenizer(
-                        [prompt + texts[i] for i in index],
-                        padding=True,
-                        truncation=True,
-                        max_length=max_length,
-                        return_tensors="pt",
-                    )
-                    inputs = {k: v for k, v in batch.items() if loaded.input_names is None or k in loaded.input_names}
-                    hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
-                    mask = batch.get("attention_mask")
-                    if mask is None:
-                        mask = torch.ones(batch["input_ids"].shape, dtype=torch.long)
                     for row, layer in enumerate(layers):
                         pooled = pool_hidden_states(hidden[layer], mask, self.pooling)
                         if self.normalize:
@@ -346,22 +329,51 @@ class HFLayersEncoder(LayeredEncoder):
                     progress(len(index))
         return out
 
+    def _hidden_batches(self, texts: list[str], batch_size: int, *,
+                       special_tokens: bool = False) -> Iterator[tuple[list[int], Any, Any, Any]]:
+        """Run the model on ``texts``, longest first, ``batch_size`` at a time (the prompt prepended).
+
+        Each batch gives the positions of its texts in ``texts``, the model's
+        hidden states (embeddings, then one ``(B, T, dim)`` tensor per block),
+        the attention mask (ones when the tokenizer gives none) and, with
+        ``special_tokens``, the tokenizer's special-tokens mask (else None).
+        A tokenizer or model failure is an :class:`~repspace.core.errors.EncoderError`.
+        Call it under ``torch.inference_mode()``: nothing here needs gradients.
+
+        Examples
+        --------
+        >>> from repspace.engines.encoders import get_encoder
+        >>> enc = get_encoder("hf-layers:minilm")
+        >>> [(index, len(hidden), mask.shape) for index, hidden, mask, _ in enc._hidden_batches(["a", "a b c"], 8)]
+        [([1, 0], 7, torch.Size([2, 5]))]
+        """
+        import torch
+
+        loaded = self.loaded
+        prompt = self.prompt or ""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        for start in range(0, len(order), batch_size):
+            index = order[start : start + batch_size]
+            with encoding_errors(self.spec):
+                batch = loaded.tokenizer([prompt + texts[i] for i in index], padding=True, truncation=True,
+                                         max_length=self.max_length, return_tensors="pt",
+                                         return_special_tokens_mask=special_tokens)
+                special = batch.pop("special_tokens_mask", None)
+                inputs = {k: v for k, v in batch.items() if loaded.input_names is None or k in loaded.input_names}
+                hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
+            mask = batch.get("attention_mask")
+            if mask is None:
+                mask = torch.ones(batch["input_ids"].shape, dtype=torch.long)
+            yield index, hidden, mask, special
+
     # -- provenance ------------------------------------------------------------
 
     def provenance(self, layer: int | None = None) -> dict[str, Any]:
         """Say exactly what made the vectors of :meth:`encode` or of one layer.
 
-        Parameters
-        ----------
-        layer : int or None, optional
-            Describe the vectors of this layer of :meth:`encode_layers`;
-            ``None`` describes those of :meth:`encode`.
-
-        Returns
-        -------
-        dict
-            See :meth:`repspace.engines.encoders.base.Encoder.provenance`; ``layer``
-            is the non-negative layer index.
+        ``layer`` is that of :meth:`repspace.engines.encoders.base.LayeredEncoder.provenance`;
+        the dict has the keys of :meth:`repspace.engines.encoders.base.Encoder.provenance`,
+        its ``layer`` being the non-negative layer index.
 
         Examples
         --------

@@ -216,12 +216,8 @@ class SentenceTransformerEncoder(FolderEncoder):
         ``pooling`` is the mode of its ``Pooling`` module (``"none"`` if it
         has none), ``prompt`` the prompt actually prepended (the model's
         default prompt when none was given) and ``max_length`` the model's
-        ``max_seq_length``.
-
-        Returns
-        -------
-        dict
-            See :meth:`repspace.engines.encoders.base.Encoder.provenance`.
+        ``max_seq_length``; the keys are those of
+        :meth:`repspace.engines.encoders.base.Encoder.provenance`.
 
         Examples
         --------

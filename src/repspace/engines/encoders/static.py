@@ -18,6 +18,7 @@ Examples
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from typing import Any
 
@@ -104,15 +105,40 @@ class StaticEncoder(FolderEncoder):
 
     @property
     def model(self) -> Any:
-        """The loaded ``model2vec.StaticModel`` (shared by encoders with the same folder and normalize)."""
-        return shared_model(("model2vec", str(self.folder), self.normalize), self._load)
+        """The loaded ``model2vec.StaticModel`` (shared by encoders with the same folder and normalize).
+
+        ``normalize=None`` and the value the model's config gives share one
+        load: ``get_encoder("static")`` and its rebuild from provenance
+        (which records ``normalize=True``) hold the same weights.
+        """
+        return shared_model(("model2vec", str(self.folder), self._resolved_normalize()), self._load)
+
+    def _resolved_normalize(self) -> bool | None:
+        """``normalize``, or when None what model2vec will use: the config's ``normalize`` (False if absent).
+
+        Only ``config.json`` is read, not the weights; None when it cannot be
+        read or holds no bool (the load then says what is wrong).
+
+        Examples
+        --------
+        >>> StaticEncoder(static_model_folder())._resolved_normalize()  # the bundled config says true
+        True
+        """
+        if self.normalize is not None:
+            return self.normalize
+        try:
+            config = json.loads((self.folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        value = config.get("normalize", False) if isinstance(config, dict) else None
+        return value if isinstance(value, bool) else None
 
     def _load(self) -> Any:
         folder = check_folder(self.folder, self.spec)  # model2vec goes to the hub for a missing path
         with encoding_errors(self.spec, "loading the model"):
             from model2vec import StaticModel
 
-            return StaticModel.from_pretrained(folder, normalize=self.normalize)
+            return StaticModel.from_pretrained(folder, normalize=self._resolved_normalize())
 
     @property
     def dim(self) -> int:
@@ -133,12 +159,7 @@ class StaticEncoder(FolderEncoder):
 
         ``pooling`` is ``"mean"`` (model2vec averages token vectors, weighted
         when the model has token weights) and ``max_length`` the token limit
-        model2vec applies.
-
-        Returns
-        -------
-        dict
-            See :meth:`repspace.engines.encoders.base.Encoder.provenance`.
+        model2vec applies: the keys of :meth:`repspace.engines.encoders.base.Encoder.provenance`.
 
         Examples
         --------

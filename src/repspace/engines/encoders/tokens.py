@@ -43,7 +43,6 @@ from repspace.core.progress import Progress, Tally
 from repspace.engines.encoders._batches import (
     check_batch_size,
     check_texts,
-    encoding_errors,
 )
 from repspace.engines.encoders.base import Encoder
 
@@ -134,34 +133,15 @@ def encode_tokens(
     items = check_texts(texts)
     check_batch_size(batch_size)
     index_of_layer = enc.resolve_layer(layer)
-    # The loaded tokenizer/model of the encoder (HFLayersEncoder.loaded):
-    # the same objects its pooled encode() runs, loaded once per process.
-    loaded = enc.loaded
-    max_length = enc.max_length
-    prompt = enc.prompt or ""
     out: list[np.ndarray | None] = [None] * len(items)
     tick = Tally(progress, "encode", len(items))
-    order = sorted(range(len(items)), key=lambda i: -len(items[i]))
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            index = order[start : start + batch_size]
-            with encoding_errors(enc.spec):
-                batch = loaded.tokenizer(
-                    [prompt + items[i] for i in index],
-                    padding=True,
-                    truncation=True,
-                    max_length=max_length,
-                    return_tensors="pt",
-                    return_special_tokens_mask=True,
-                )
-                special = batch.pop("special_tokens_mask")
-                inputs = {k: v for k, v in batch.items() if loaded.input_names is None or k in loaded.input_names}
-                hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states
-                states = hidden[index_of_layer].float().numpy()  # (B, T, dim)
-                mask = batch.get("attention_mask")
-                keep = np.ones(states.shape[:2], dtype=bool) if mask is None else mask.numpy() > 0
-                if skip_special:
-                    keep &= special.numpy() == 0
+        # The model runs of the encoder's pooled encode() (HFLayersEncoder._hidden_batches), loaded once per process.
+        for index, hidden, mask, special in enc._hidden_batches(items, batch_size, special_tokens=True):
+            states = hidden[index_of_layer].float().numpy()  # (B, T, dim)
+            keep = mask.numpy() > 0
+            if skip_special:
+                keep &= special.numpy() == 0
             for row, i in enumerate(index):
                 tokens = np.ascontiguousarray(states[row][keep[row]], dtype=np.float32)
                 if normalize:

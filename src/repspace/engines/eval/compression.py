@@ -42,6 +42,7 @@ from repspace.core.codecs import (
     parse_precision,
     signs,
 )
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.eval._results import TaskResult
 
@@ -448,8 +449,7 @@ def sweep_codecs(dims: Iterable[int | None], precisions: Iterable[str], methods:
     kept: list[int | None] = []
     dropped: list[int] = []
     for d in dims:
-        if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1):
-            raise InputError(f"dims must be positive integers or None (full), got {d!r}")
+        check_scalar(d, "each of dims", int, low=1, none=True)
         if full_dim is not None and d is not None and d > full_dim:
             dropped.append(int(d))
             continue

@@ -89,15 +89,12 @@ def load_labelled(path: str | Path, text_col: str = "text", label_col: str = "la
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> d = tempfile.mkdtemp()
-    >>> p = os.path.join(d, "toy.jsonl")
-    >>> _ = open(p, "w").write('{"text": "a cat", "label": 1}\\n{"text": "stocks fell", "label": "2"}\\n')
-    >>> data = load_labelled(p)
+    >>> from repspace.engines.examples import example_file
+    >>> data = load_labelled(example_file("toy.jsonl",
+    ...                                   '{"text": "a cat", "label": 1}\\n{"text": "stocks fell", "label": "2"}\\n'))
     >>> data.texts, data.labels, data.name
     (['a cat', 'stocks fell'], ['1', '2'], 'toy')
-    >>> p = os.path.join(d, "toy.csv")
-    >>> _ = open(p, "w").write('body,topic\\n"a cat, asleep",pets\\n')
+    >>> p = example_file("toy.csv", 'body,topic\\n"a cat, asleep",pets\\n')
     >>> load_labelled(p, text_col="body", label_col="topic").labels
     ['pets']
     >>> load_labelled(p)  # doctest: +ELLIPSIS
@@ -193,13 +190,8 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
 
     Parameters
     ----------
-    vectors_or_encode : (n, d) array or encoder
-        The vectors, or anything :func:`~repspace.engines.eval._encode.as_encode`
-        accepts (the distinct texts then go to it in one call).
-    labels : sequence or LabelledTexts
-        One label per item; a :class:`LabelledTexts` brings the texts too.
-    texts : list of str, optional
-        The texts, needed with an encoder and plain labels.
+    vectors_or_encode, labels, texts
+        The vectors or an encoder, the labels and the texts, as in :func:`classification`.
     codec : Codec, optional
         A compression fitted on all the task's vectors, applied before clustering.
     seeds : int, optional

@@ -21,6 +21,7 @@ import numpy as np
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
+from repspace.engines.eval._pairs import read_pair_rows
 from repspace.engines.eval._results import TaskResult
 
 _HEADER = ("sentence1", "sentence2", "label")
@@ -58,6 +59,16 @@ class PairLabels:
         return len(self.labels)
 
 
+def _label(text: str, where: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value not in (0.0, 1.0):
+        raise InputError(f"{where}: the label {text!r} is not 0 or 1")
+    return int(value)
+
+
 def load_pairs(path: str | Path) -> PairLabels:
     """Read a CSV with the header ``sentence1,sentence2,label`` (labels 0 or 1).
 
@@ -79,9 +90,8 @@ def load_pairs(path: str | Path) -> PairLabels:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "toy-dev.csv")
-    >>> _ = open(p, "w").write('sentence1,sentence2,label\\nA cat.,A kitten.,1\\n"Stocks, bonds.",A cat.,0\\n')
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("toy-dev.csv", 'sentence1,sentence2,label\\nA cat.,A kitten.,1\\n"Stocks, bonds.",A cat.,0\\n')
     >>> pairs = load_pairs(p)
     >>> pairs.labels.tolist(), pairs.sentences1[1], pairs.split
     ([1, 0], 'Stocks, bonds.', 'dev')
@@ -91,25 +101,8 @@ def load_pairs(path: str | Path) -> PairLabels:
     if not rows or tuple(c.strip().lower() for c in rows[0]) != _HEADER:
         found = ",".join(rows[0]) if rows else "nothing"
         raise InputError(f"{path}: the first line must be the header sentence1,sentence2,label (found {found[:80]!r})")
-    s1: list[str] = []
-    s2: list[str] = []
-    labels: list[int] = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        if len(row) != 3:
-            raise InputError(f"{path}:{line}: expected 3 fields (sentence1,sentence2,label), got {len(row)}")
-        try:
-            value = float(row[2])
-        except ValueError:
-            value = float("nan")
-        if value not in (0.0, 1.0):
-            raise InputError(f"{path}:{line}: the label {row[2]!r} is not 0 or 1")
-        s1.append(row[0])
-        s2.append(row[1])
-        labels.append(int(value))
-    if not labels:
-        raise InputError(f"pair file {path} holds no pairs")
+    s1, s2, labels = read_pair_rows(enumerate(rows[1:], start=2), path, "pair file", "sentence1,sentence2,label",
+                                    _label)
     stem = path.stem
     split = next((s for s in ("test", "dev", "train") if stem.endswith(s)), "test")
     return PairLabels(s1, s2, np.asarray(labels, dtype=np.int64), stem, split)

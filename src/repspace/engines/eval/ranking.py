@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from repspace.core.checks import positive_int
 from repspace.core.errors import InputError
@@ -45,6 +46,13 @@ def _check_unique(ranking: Sequence[str], query: str | None = None) -> None:
         doc = next(d for d in ranking if d in seen or seen.add(d))  # type: ignore[func-returns-value]
         where = f"query {query!r}: " if query is not None else ""
         raise InputError(f"{where}document {doc!r} appears more than once in the ranking")
+
+
+def _cut(ranking: Sequence[str], k: Any) -> tuple[Sequence[str], int]:
+    """The top ``k`` of ``ranking``, and ``k``, once ``k`` is a positive integer and no document repeats."""
+    k = positive_int(k, "a rank cutoff")
+    _check_unique(ranking)
+    return ranking[:k], k
 
 
 def _n_relevant(judgements: Mapping[str, float]) -> int:
@@ -83,42 +91,29 @@ def ndcg_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 
     >>> ndcg_at_k(["a", "b"], {"a": 2, "b": 1}, k=10)
     1.0
     """
-    k = positive_int(k, "a rank cutoff")
-    _check_unique(ranking)
+    top, k = _cut(ranking, k)
     ideal = _dcg(sorted((s for s in judgements.values() if s > 0), reverse=True)[:k])
     if ideal <= 0:
         return 0.0
-    return _dcg(judgements.get(doc, 0) for doc in ranking[:k]) / ideal
+    return _dcg(judgements.get(doc, 0) for doc in top) / ideal
 
 
 def recall_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
     """Share of the query's relevant documents found in the top ``k`` (trec_eval ``recall_k``).
 
-    Parameters
-    ----------
-    ranking : sequence of str
-        Document ids, best first (distinct).
-    judgements : mapping of str to int
-        Judged documents; those scored ≥ 1 are relevant.
-    k : int
-        Cutoff.
-
-    Returns
-    -------
-    float
-        Relevant in the top k / all relevant; 0 when nothing is relevant.
+    The parameters are those of :func:`ndcg_at_k`; the documents judged ≥ 1
+    are the relevant ones. 0 when none is relevant.
 
     Examples
     --------
     >>> recall_at_k(["a", "x", "c"], {"a": 1, "b": 2, "c": 1, "d": 0}, k=2)
     0.3333333333333333
     """
-    k = positive_int(k, "a rank cutoff")
-    _check_unique(ranking)
+    top, _ = _cut(ranking, k)
     n_rel = _n_relevant(judgements)
     if n_rel == 0:
         return 0.0
-    return sum(1 for doc in ranking[:k] if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / n_rel
+    return sum(1 for doc in top if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / n_rel
 
 
 def precision_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
@@ -131,9 +126,8 @@ def precision_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: i
     >>> precision_at_k(["a", "x"], {"a": 3}, k=10)
     0.1
     """
-    k = positive_int(k, "a rank cutoff")
-    _check_unique(ranking)
-    return sum(1 for doc in ranking[:k] if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / k
+    top, k = _cut(ranking, k)
+    return sum(1 for doc in top if judgements.get(doc, 0) >= RELEVANCE_LEVEL) / k
 
 
 def reciprocal_rank_at_k(ranking: Sequence[str], judgements: Mapping[str, float], k: int = 10) -> float:
@@ -148,9 +142,8 @@ def reciprocal_rank_at_k(ranking: Sequence[str], judgements: Mapping[str, float]
     >>> reciprocal_rank_at_k(["x", "y", "a"], {"a": 1}, k=2)
     0.0
     """
-    k = positive_int(k, "a rank cutoff")
-    _check_unique(ranking)
-    for rank, doc in enumerate(ranking[:k], start=1):
+    top, _ = _cut(ranking, k)
+    for rank, doc in enumerate(top, start=1):
         if judgements.get(doc, 0) >= RELEVANCE_LEVEL:
             return 1.0 / rank
     return 0.0
@@ -170,13 +163,12 @@ def average_precision_at_k(ranking: Sequence[str], judgements: Mapping[str, floa
     >>> round(average_precision_at_k(["a", "x", "b"], {"a": 1, "b": 2, "c": 1}, k=100), 4)
     0.5556
     """
-    k = positive_int(k, "a rank cutoff")
-    _check_unique(ranking)
+    top, _ = _cut(ranking, k)
     n_rel = _n_relevant(judgements)
     if n_rel == 0:
         return 0.0
     found, total = 0, 0.0
-    for rank, doc in enumerate(ranking[:k], start=1):
+    for rank, doc in enumerate(top, start=1):
         if judgements.get(doc, 0) >= RELEVANCE_LEVEL:
             found += 1
             total += found / rank

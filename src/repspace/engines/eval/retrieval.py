@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.files import read_jsonl
@@ -497,8 +497,8 @@ def retrieval(
     else:
         data = load_beir(data, split or "test")
     spec, _, _ = parse_index(index, k)
-    if lexical not in (None, "bm25", "hybrid"):
-        raise InputError(f"lexical must be None, 'bm25' or 'hybrid', not {lexical!r}")
+    if lexical is not None:
+        check_choice(lexical, "lexical", ("bm25", "hybrid"))
     if lexical == "bm25":
         rows = _bm25_rows(data, k)
         scores = _scores_of(rows, data, k)

@@ -20,6 +20,7 @@ from scipy import stats
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
+from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
 
 _HEADER = ("sentence1", "sentence2", "score")
@@ -84,9 +85,8 @@ def load_sts(path: str | Path) -> StsPairs:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "toy-test.csv")
-    >>> _ = open(p, "w").write('A cat.,A kitten.,4.5\\nA cat.,"A car, red.",0.5\\n')
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("toy-test.csv", 'A cat.,A kitten.,4.5\\nA cat.,"A car, red.",0.5\\n')
     >>> pairs = load_sts(p)
     >>> len(pairs), pairs.sentences2[1], pairs.split
     (2, 'A car, red.', 'test')
@@ -94,23 +94,8 @@ def load_sts(path: str | Path) -> StsPairs:
     path = Path(path)
     rows = read_csv_rows(path, "STS file")
     start = 1 if rows and tuple(c.strip().lower() for c in rows[0]) == _HEADER else 0
-    s1, s2, gold = [], [], []
-    for line, row in enumerate(rows[start:], start=start + 1):
-        if not row:
-            continue
-        if len(row) != 3:
-            raise InputError(f"{path}:{line}: expected 3 fields (sentence1,sentence2,score), got {len(row)}")
-        try:
-            score = float(row[2])
-        except ValueError:
-            raise InputError(f"{path}:{line}: the score {row[2]!r} is not a number") from None
-        if not np.isfinite(score):
-            raise InputError(f"{path}:{line}: the score {row[2]!r} is not finite")
-        s1.append(row[0])
-        s2.append(row[1])
-        gold.append(score)
-    if not gold:
-        raise InputError(f"STS file {path} holds no pairs")
+    s1, s2, gold = read_pair_rows(enumerate(rows[start:], start=start + 1), path, "STS file",
+                                  "sentence1,sentence2,score", finite_score)
     stem = path.stem
     split = next((s for s in ("test", "dev", "train") if stem.endswith(s)), "test")
     return StsPairs(s1, s2, np.asarray(gold, dtype=np.float64), stem, split)

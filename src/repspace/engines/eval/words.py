@@ -23,8 +23,10 @@ import numpy as np
 from scipy import stats
 
 from repspace.core.arrays import unit_rows
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.eval._encode import as_encode
+from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
 
 #: 3CosMul's ε (Levy & Goldberg 2014); gensim's ``most_similar_cosmul`` uses 1e-6.
@@ -166,12 +168,6 @@ class WordVectors:
         return self.lookup(words, lowercase=lowercase)
 
 
-def _check_restrict(restrict_vocab: int | None) -> None:
-    if restrict_vocab is not None and (isinstance(restrict_vocab, bool) or not isinstance(restrict_vocab, int)
-                                       or restrict_vocab < 1):
-        raise InputError(f"restrict_vocab must be a positive integer or None, got {restrict_vocab!r}")
-
-
 def _apply_codec(codec: Any, vectors: np.ndarray, info: dict[str, Any]) -> np.ndarray:
     if codec is None:
         return vectors
@@ -251,39 +247,21 @@ def load_word_pairs(path: str | Path) -> WordPairs:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "toy.txt")
-    >>> _ = open(p, "w", newline="").write("tiger\\tcat\\t7.35\\r\\n# note\\r\\nking  queen 8.5\\r\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("toy.txt", "tiger\\tcat\\t7.35\\r\\n# note\\r\\nking  queen 8.5\\r\\n")
     >>> pairs = load_word_pairs(p)
     >>> pairs.name, len(pairs), pairs.word2, pairs.scores.tolist()
     ('toy', 2, ['cat', 'queen'], [7.35, 8.5])
     """
     path = Path(path)
-    w1: list[str] = []
-    w2: list[str] = []
-    gold: list[float] = []
-    header_skipped = False
-    for line_no, line in enumerate(_read_lines(path, "word-pair"), start=1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        fields = text.split()
-        if len(fields) != 3:
-            raise InputError(f"{path}:{line_no}: expected 3 fields (word1 word2 score), got {len(fields)}")
+    rows = [(line_no, line.split()) for line_no, line in enumerate(_read_lines(path, "word-pair"), start=1)
+            if line.strip() and not line.strip().startswith("#")]
+    if rows and len(rows[0][1]) == 3:
         try:
-            score = float(fields[2])
+            float(rows[0][1][2])
         except ValueError:
-            if not gold and not header_skipped:  # a header line such as "word1 word2 score"
-                header_skipped = True
-                continue
-            raise InputError(f"{path}:{line_no}: the score {fields[2]!r} is not a number") from None
-        if not np.isfinite(score):
-            raise InputError(f"{path}:{line_no}: the score {fields[2]!r} is not finite")
-        w1.append(fields[0])
-        w2.append(fields[1])
-        gold.append(score)
-    if not gold:
-        raise InputError(f"word-pair file {path} holds no pairs")
+            rows = rows[1:]  # a header line such as "word1 word2 score"
+    w1, w2, gold = read_pair_rows(rows, path, "word-pair file", "word1 word2 score", finite_score)
     return WordPairs(w1, w2, np.asarray(gold, dtype=np.float64), path.stem)
 
 
@@ -354,7 +332,7 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
     t0 = time.perf_counter()
     if not isinstance(pairs, WordPairs):
         pairs = load_word_pairs(pairs)
-    _check_restrict(restrict_vocab)
+    check_scalar(restrict_vocab, "restrict_vocab", int, low=1, none=True)
     info: dict[str, Any] = {"dataset": pairs.name}
     if isinstance(vectors, WordVectors):
         r1 = vectors.lookup(pairs.word1, lowercase=lowercase, restrict_vocab=restrict_vocab)
@@ -446,9 +424,9 @@ def load_analogies(path: str | Path) -> Analogies:
 
     Examples
     --------
-    >>> import tempfile, os
-    >>> p = os.path.join(tempfile.mkdtemp(), "toy-analogies.txt")
-    >>> _ = open(p, "w").write(": capitals\\nAthens Greece Paris France\\n: family\\nboy girl king queen\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("toy-analogies.txt",
+    ...                  ": capitals\\nAthens Greece Paris France\\n: family\\nboy girl king queen\\n")
     >>> q = load_analogies(p)
     >>> q.questions[0], q.section_names(), q.name
     (('athens', 'greece', 'paris', 'france'), ['capitals', 'family'], 'toy-analogies')
@@ -613,7 +591,7 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
     t0 = time.perf_counter()
     if not isinstance(questions, Analogies):
         questions = load_analogies(questions)
-    _check_restrict(restrict_vocab)
+    check_scalar(restrict_vocab, "restrict_vocab", int, low=1, none=True)
     info: dict[str, Any] = {"dataset": questions.name}
     if not isinstance(vectors, WordVectors):
         if restrict_vocab is not None:

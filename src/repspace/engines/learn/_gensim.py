@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import tempfile
 import zlib
 from collections.abc import Iterable, Sequence
@@ -13,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.atomic import write_atomic
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.engines.learn.corpus import Corpus, corpus_from_tokens
 
@@ -44,22 +43,14 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
-def check_fraction(value: Any, name: str, *, lo: float = 0.0, hi: float = 1.0, open_lo: bool = False) -> float:
-    """``value`` as a float in ``[lo, hi)`` (``(lo, hi)`` when ``open_lo``); else one :class:`InputError` line."""
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float, np.floating, np.integer))
-          and math.isfinite(value) and (value > lo if open_lo else value >= lo) and value < hi)
-    if not ok:
-        bracket = "(" if open_lo else "["
-        raise InputError(f"{name} must be a number in {bracket}{lo:g}, {hi:g}), not {value!r}")
-    return float(value)
+def check_fraction(value: Any, name: str, *, hi: float = 1.0) -> float:
+    """``value`` as a float in ``[0, hi)``: :func:`~repspace.core.checks.check_scalar` with those bounds."""
+    return check_scalar(value, name, float, low=0, high=hi, include="left")
 
 
 def check_positive_float(value: Any, name: str) -> float:
-    """``value`` as a finite float ``> 0``; else one :class:`InputError` line."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name} must be a positive number, not {value!r}")
-    return float(value)
+    """``value`` as a finite float ``> 0``: :func:`~repspace.core.checks.check_scalar` with that bound."""
+    return check_scalar(value, name, float, low=0, include="neither")
 
 
 def as_corpus(docs: Corpus | Iterable[Sequence[str]]) -> Corpus:

@@ -322,9 +322,8 @@ def read_text_corpus(path: str | Path, *, tokenizer: Tokenizer | None = None, en
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "c.txt")
-    >>> _ = open(p, "w").write("one fish two fish\\n\\nred fish\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("c.txt", "one fish two fish\\n\\nred fish\\n")
     >>> c = read_text_corpus(p)
     >>> c.ids, c.documents[1]
     (('1', '3'), ('red', 'fish'))
@@ -349,9 +348,8 @@ def read_jsonl_corpus(path: str | Path, *, text_field: str = "text", id_field: s
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "c.jsonl")
-    >>> _ = open(p, "w").write('{"id": "a", "text": "Red fish"}\\n{"id": "b", "text": "blue fish"}\\n')
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("c.jsonl", '{"id": "a", "text": "Red fish"}\\n{"id": "b", "text": "blue fish"}\\n')
     >>> read_jsonl_corpus(p, id_field="id").ids
     ('a', 'b')
     >>> read_jsonl_corpus(p, text_field="body")

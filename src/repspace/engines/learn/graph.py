@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 from repspace.core.files import text_lines
 
@@ -196,8 +197,7 @@ class _Builder:
     """Collects edges one at a time (names to indices, checks), then builds the :class:`Graph`."""
 
     def __init__(self, directed: bool, nodes: Iterable[Any] | None, duplicates: str, where: Any) -> None:
-        if duplicates not in _DUPLICATES:
-            raise InputError(f"duplicates must be 'sum' or 'error', not {duplicates!r}")
+        check_choice(duplicates, "duplicates", _DUPLICATES)
         self.directed = bool(directed)
         self.duplicates = duplicates
         self.where = where  # where(i) -> "file:line" or "edge i", for messages
@@ -338,9 +338,8 @@ def read_edges(path: str | Path, *, directed: bool = False, nodes: Iterable[str]
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "g.tsv")
-    >>> _ = open(p, "w").write("# friends\\nann\\tbob\\nbob\\tcy\\t2.5\\n\\ncy\\tann\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("g.tsv", "# friends\\nann\\tbob\\nbob\\tcy\\t2.5\\n\\ncy\\tann\\n")
     >>> g = read_edges(p)
     >>> g.nodes, g.n_edges, g.neighbors("bob")
     (('ann', 'bob', 'cy'), 3, ('ann', 'cy'))

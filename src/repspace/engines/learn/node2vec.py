@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.engines.learn._gensim import (
     TrainedVectors,
@@ -367,8 +367,7 @@ def train_node2vec(graph: Graph, *, dimensions: int = 128, walk_length: int = 80
     walk_length, num_walks, p, q, seed = _check_walk_params(graph, walk_length, num_walks, p, q, seed, progress)
     if walk_length > 10_000:
         raise InputError(f"walk_length {walk_length} is over 10,000, the longest sentence gensim trains on")
-    if isinstance(min_count, bool) or not isinstance(min_count, (int, np.integer)) or min_count < 0:
-        raise InputError(f"min_count must be a non-negative integer, not {min_count!r}")
+    check_scalar(min_count, "min_count", int, low=0)
     params: dict[str, Any] = {
         "walk_length": walk_length,
         "num_walks": num_walks,

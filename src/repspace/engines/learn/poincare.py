@@ -52,7 +52,6 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -60,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.core.hyperbolic import pairwise_poincare
 from repspace.core.progress import Progress, Tally
@@ -121,19 +120,14 @@ def relations_fingerprint(relations: Iterable[tuple[str, str]]) -> str:
 
 def _params(size: Any, negative: Any, epochs: Any, burn_in: Any, alpha: Any, burn_in_alpha: Any,
             regularization_coeff: Any, batch_size: Any, seed: Any) -> dict[str, Any]:
-    if isinstance(burn_in, bool) or not isinstance(burn_in, (int, np.integer)) or burn_in < 0:
-        raise InputError(f"burn_in must be an integer >= 0, not {burn_in!r}")
-    if isinstance(regularization_coeff, bool) or not isinstance(regularization_coeff, (int, float, np.number)) \
-            or not math.isfinite(regularization_coeff) or regularization_coeff < 0:
-        raise InputError(f"regularization_coeff must be a number >= 0, not {regularization_coeff!r}")
     return {
         "size": positive_int(size, "size"),
         "negative": positive_int(negative, "negative"),
         "epochs": positive_int(epochs, "epochs"),
-        "burn_in": int(burn_in),
+        "burn_in": check_scalar(burn_in, "burn_in", int, low=0),
         "alpha": check_positive_float(alpha, "alpha"),
         "burn_in_alpha": check_positive_float(burn_in_alpha, "burn_in_alpha"),
-        "regularization_coeff": float(regularization_coeff),
+        "regularization_coeff": check_scalar(regularization_coeff, "regularization_coeff", float, low=0),
         "batch_size": positive_int(batch_size, "batch_size"),
         "seed": check_seed(seed),
     }
@@ -572,8 +566,7 @@ def reconstruction(keys: Sequence[str], vectors: Any, relations: Iterable[tuple[
     >>> reconstruction(keys, vectors, relations, count_self=True)["mean_rank"]  # gensim's count
     2.25
     """
-    if metric not in ("poincare", "l2"):
-        raise InputError(f"metric must be 'poincare' or 'l2', not {metric!r}")
+    check_choice(metric, "metric", ("poincare", "l2"))
     keys = list(keys)
     index = {k: i for i, k in enumerate(keys)}
     if len(index) != len(keys):

@@ -65,7 +65,6 @@ Examples
 from __future__ import annotations
 
 import hashlib
-import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -76,7 +75,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, unit_rows
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.core.files import text_lines
 
@@ -246,9 +245,8 @@ def read_lexicon(path: str | Path, *, lowercase: bool = True, encoding: str = "u
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> p = os.path.join(tempfile.mkdtemp(), "lex.txt")
-    >>> _ = open(p, "w").write("# synonyms\\nCar auto automobile\\n\\nauto car\\ncar motorcar\\n")
+    >>> from repspace.engines.examples import example_file
+    >>> p = example_file("lex.txt", "# synonyms\\nCar auto automobile\\n\\nauto car\\ncar motorcar\\n")
     >>> lex = read_lexicon(p)
     >>> dict(lex.mapping)
     {'auto': ('car',), 'car': ('auto', 'automobile', 'motorcar')}
@@ -322,13 +320,6 @@ class RetrofitResult:
         return (f"RetrofitResult({len(self.keys)} words x {self.vectors.shape[1]}, {c['in_vocabulary']} in the "
                 f"lexicon, {c['edges']} edges, {c['changed']} changed, {self.recipe['update']}, "
                 f"{self.recipe['iterations']} iterations, seconds={self.seconds:.2f})")
-
-
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{name} must be a positive number, not {value!r}")
-    return float(value)
 
 
 def _matching_lexicon(lexicon: Lexicon | Mapping[str, Iterable[str]], lowercase: bool) -> Lexicon:
@@ -407,10 +398,9 @@ def retrofit(keys: Sequence[str], vectors: Any, lexicon: Lexicon | Mapping[str, 
     """
     t0 = time.perf_counter()
     iterations = positive_int(iterations, "iterations")
-    alpha = _positive(alpha, "alpha")
-    beta = None if beta is None else _positive(beta, "beta")
-    if update not in UPDATES:
-        raise InputError(f"update must be one of {', '.join(UPDATES)}, not {update!r}")
+    alpha = check_scalar(alpha, "alpha", float, low=0, include="neither")
+    beta = check_scalar(beta, "beta", float, low=0, include="neither", none=True)
+    check_choice(update, "update", UPDATES)
     if not isinstance(lowercase, bool) or not isinstance(normalize, bool):
         raise InputError("lowercase and normalize must be true or false")
     if isinstance(keys, str):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 
 __all__ = [
@@ -124,9 +125,7 @@ def _file(folder: Path, kind: str, pos: str) -> Path:
 
 
 def _check_pos(pos: object) -> str:
-    if pos not in _FILES:
-        raise InputError(f"pos must be one of 'n', 'v', 'a', 'r', not {pos!r}")
-    return str(pos)
+    return check_choice(pos, "pos", _FILES)
 
 
 def _lines(path: Path) -> Iterable[str]:
@@ -201,7 +200,7 @@ def read_synsets(pos: str = "n", root: str | Path | None = None) -> dict[str, Sy
     >>> read_synsets("x")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: pos must be one of 'n', 'v', 'a', 'r', not 'x'
+    repspace.core.errors.InputError: pos must be one of n, v, a, r, not 'x'
     """
     return dict(_read(_check_pos(pos), _root(root).resolve()))
 
@@ -367,7 +366,7 @@ def synonym_lexicon(root: str | Path | None = None,
     Raises
     ------
     InputError
-        A missing file ("install Debian's wordnet-base"), or an unknown ``pos``.
+        As :func:`read_synsets` does, or when ``pos`` names no part of speech.
 
     Examples
     --------

@@ -14,16 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.learn._gensim import check_positive_float, check_seed
 from repspace.engines.learn.heads.data import HeadResult, PairData, pair_spearman
 from repspace.engines.learn.heads.fit import (
-    _check_choice,
     _check_dev,
-    _check_nonneg,
-    _check_number,
     _check_threads,
     _cosines,
     _fit,
@@ -170,17 +167,18 @@ def train_pair_adapter(
     """
     t0 = time.perf_counter()
     train = _train_data(A, B, scores)
-    loss = _check_choice(loss, "loss", ("contrastive", "margin"))
-    thr = _check_number(positive_threshold, "positive_threshold")
-    neg_thr = None if negative_threshold is None else _check_number(negative_threshold, "negative_threshold")
+    loss = check_choice(loss, "loss", ("contrastive", "margin"))
+    thr = check_scalar(positive_threshold, "positive_threshold", float)
+    neg_thr = check_scalar(negative_threshold, "negative_threshold", float, none=True)
     params = {
         "loss": loss, "positive_threshold": thr, "negative_threshold": neg_thr if loss == "margin" else None,
         "margin": check_positive_float(margin, "margin") if loss == "contrastive" else None,
-        "alpha": _check_nonneg(alpha, "alpha") if loss == "margin" else None,
+        "alpha": check_scalar(alpha, "alpha", float, low=0) if loss == "margin" else None,
         "beta": check_positive_float(beta, "beta") if loss == "margin" else None,
         "epochs": positive_int(epochs, "epochs"), "lr": check_positive_float(lr, "lr"),
         "batch_size": positive_int(batch_size, "batch_size"),
-        "weight_decay": _check_nonneg(weight_decay, "weight_decay"), "warmup": _check_nonneg(warmup, "warmup"),
+        "weight_decay": check_scalar(weight_decay, "weight_decay", float, low=0),
+        "warmup": check_scalar(warmup, "warmup", float, low=0),
         "patience": positive_int(patience, "patience"),
         "seed": check_seed(seed),
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -33,26 +33,6 @@ def _check_threads(threads: Any) -> int:
     return positive_int(threads, "threads")
 
 
-
-
-def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(map(repr, choices))}, not {value!r}")
-    return str(value)
-
-
-def _check_nonneg(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value) or value < 0:
-        raise InputError(f"{name} must be a number >= 0, not {value!r}")
-    return float(value)
-
-
-def _check_number(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(value):
-        raise InputError(f"{name} must be a finite number, not {value!r}")
-    return float(value)
 
 
 def _check_dev(dev: Any, train: PairData) -> PairData | None:

@@ -14,15 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.learn._gensim import check_positive_float, check_seed
 from repspace.engines.learn.heads.data import HeadResult, PairData, pair_spearman
 from repspace.engines.learn.heads.fit import (
-    _check_choice,
     _check_dev,
-    _check_nonneg,
     _check_threads,
     _cosent,
     _cosines,
@@ -191,20 +189,20 @@ def train_matryoshka_head(
     if np.ptp(train.scores) == 0:
         raise InputError("every training score is the same: there is no order to learn")
     ks = _resolve_dims(dims, train.d)
-    loss = _check_choice(loss, "loss", ("cosent", "cosine"))
-    init = _check_choice(init, "init", ("pca", "identity"))
+    loss = check_choice(loss, "loss", ("cosent", "cosine"))
+    init = check_choice(init, "init", ("pca", "identity"))
     if dim_weights is None:
         weights = [1.0] * len(ks)
     else:
-        weights = [_check_nonneg(w, "each of dim_weights") for w in dim_weights]
+        weights = [check_scalar(w, "each of dim_weights", float, low=0) for w in dim_weights]
         if len(weights) != len(ks) or not any(weights):
             raise InputError(f"dim_weights must give {len(ks)} weights >= 0 (one per prefix {ks}), "
                              "not all zero")
     params = {
         "dims": ks, "loss": loss, "dim_weights": weights, "epochs": positive_int(epochs, "epochs"),
         "lr": check_positive_float(lr, "lr"), "batch_size": positive_int(batch_size, "batch_size"),
-        "weight_decay": _check_nonneg(weight_decay, "weight_decay"),
-        "warmup": _check_nonneg(warmup, "warmup"), "scale": check_positive_float(scale, "scale"),
+        "weight_decay": check_scalar(weight_decay, "weight_decay", float, low=0),
+        "warmup": check_scalar(warmup, "warmup", float, low=0), "scale": check_positive_float(scale, "scale"),
         "init": init, "patience": positive_int(patience, "patience"), "seed": check_seed(seed),
     }
     threads = _check_threads(threads)

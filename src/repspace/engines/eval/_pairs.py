@@ -1,0 +1,47 @@
+"""The rows of a pair file (STS, pair classification, word similarity): two texts and a value each."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from repspace.core.errors import InputError
+
+__all__ = ["finite_score", "read_pair_rows"]
+
+
+def finite_score(text: str, where: str) -> float:
+    """``text`` as a finite float, else one :class:`InputError` line starting with ``where``."""
+    try:
+        score = float(text)
+    except ValueError:
+        raise InputError(f"{where}: the score {text!r} is not a number") from None
+    if not math.isfinite(score):
+        raise InputError(f"{where}: the score {text!r} is not finite")
+    return score
+
+
+def read_pair_rows(rows: Iterable[tuple[int, list[str]]], path: Path, what: str, fields: str,
+                   value: Callable[[str, str], Any]) -> tuple[list[str], list[str], list[Any]]:
+    """The two texts and the value of each row ``(line number, fields)``; an empty row is skipped.
+
+    ``value(third field, "path:line")`` reads the value or raises; a row
+    without three fields is an error naming ``fields`` (``sentence1,sentence2,score``),
+    and a file without a pair one naming ``what`` (``STS file``).
+    """
+    first: list[str] = []
+    second: list[str] = []
+    values: list[Any] = []
+    for line, row in rows:
+        if not row:
+            continue
+        if len(row) != 3:
+            raise InputError(f"{path}:{line}: expected 3 fields ({fields}), got {len(row)}")
+        values.append(value(row[2], f"{path}:{line}"))
+        first.append(row[0])
+        second.append(row[1])
+    if not values:
+        raise InputError(f"{what} {path} holds no pairs")
+    return first, second, values
