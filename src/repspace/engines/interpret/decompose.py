@@ -66,7 +66,9 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from repspace.core.arrays import as_matrix, row_norms, row_slices, unit_rows
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
+from repspace.engines.interpret._labels import label_codes, labels_per_row
 
 __all__ = [
     "LINKAGES",
@@ -238,21 +240,8 @@ class _Design:
 
 
 def _codes(values: Any, n: int, name: str) -> tuple[np.ndarray, tuple[Any, ...]]:
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"{name} is not an array of labels: {e}") from None
-    if arr.ndim != 1:
-        raise InputError(f"{name} must be 1-d (one label per row of states), got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise InputError(f"states has {n} rows and {name} has {arr.shape[0]} labels: one label per row")
-    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
-        raise InputError(f"{name} has NaN or infinite labels (row {int(np.flatnonzero(~np.isfinite(arr))[0])})")
-    try:
-        labels, codes = np.unique(arr, return_inverse=True)
-    except TypeError as e:
-        raise InputError(f"{name}'s labels cannot be sorted (mixed types?): {e}") from None
-    return codes.ravel().astype(np.int64), tuple(labels.tolist())
+    labels, codes, _ = label_codes(labels_per_row(values, n, name, "states"), name)
+    return codes, tuple(labels.tolist())
 
 
 def _design(positions: Any, contexts: Any, n: int) -> _Design:
@@ -342,8 +331,7 @@ def _ols_effects(design: _Design, sum_pos: np.ndarray, mean_ctx: np.ndarray,
 
 
 def _check_method(method: str) -> None:
-    if method not in METHODS:
-        raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    check_choice(method, "method", METHODS)
 
 
 def mean_decomposition(states: Any, positions: Any, contexts: Any, *, method: str = "means") -> MeanDecomposition:
@@ -453,8 +441,7 @@ def mean_decomposition_layers(states: Sequence[Any], positions: Any, contexts: A
     if len(labels) != len(arrays):
         raise InputError(f"{len(labels)} layer labels for {len(arrays)} layers")
     for lay in labels:
-        if isinstance(lay, bool) or not isinstance(lay, (int, np.integer)):
-            raise InputError(f"layer labels must be integers, got {lay!r}")
+        check_scalar(lay, "a layer label", int)
     checked = [as_matrix(arr, f"states of layer {lay}") for lay, arr in zip(labels, arrays)]
     n = checked[0].shape[0]
     for lay, arr in zip(labels, checked):
@@ -529,8 +516,7 @@ class ConceptBasis:
 
     def top(self, k: int = 3) -> list[tuple[str, ...]]:
         """The names of each item's ``k`` most similar basis vectors, most similar first (ties: basis order)."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(self.names):
-            raise InputError(f"k must be an integer in [1, {len(self.names)}], got {k!r}")
+        k = check_scalar(k, "k", int, low=1, high=len(self.names))
         order = np.argsort(-self.scores, axis=1, kind="stable")[:, : int(k)]
         return [tuple(self.names[j] for j in row) for row in order]
 
@@ -644,12 +630,8 @@ def concept_basis(X: Any, concepts: Any, names: Sequence[str], *, granularity: i
         if v in seen:
             raise InputError(f"concept name {v!r} is repeated: names must be distinct")
         seen.add(v)
-    k = m if granularity is None else granularity
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= m:
-        raise InputError(f"granularity must be an integer in [1, {m}] (the number of concepts), got {granularity!r}")
-    k = int(k)
-    if linkage not in LINKAGES:
-        raise InputError(f"linkage must be one of {', '.join(LINKAGES)}; got {linkage!r}")
+    k = m if granularity is None else check_scalar(granularity, "granularity", int, low=1, high=m)
+    check_choice(linkage, "linkage", LINKAGES)
     Xu = _nonzero_unit_rows(np.asarray(Xm, dtype=np.float64), "X")
     U = _nonzero_unit_rows(np.asarray(Cm, dtype=np.float64), "concepts")
     labels = _merge(U, k, linkage)
