@@ -277,8 +277,7 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         distances to the nearest neighbours of a Riemannian manifold (locally
         Euclidean), so the hyperbolic distance of a Poincare ball serves as well.
     backend : Backend, optional
-        Where a graph computed here is built (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+        As in :func:`twonn`, for a graph computed here.
 
     Returns
     -------

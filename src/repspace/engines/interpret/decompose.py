@@ -58,7 +58,7 @@ vector the basis spans (an uncentred ``R²``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -167,22 +167,10 @@ class MeanDecomposition:
                 "residual": self.residual_share, "cross": self.cross_share}
 
     def to_dict(self) -> dict[str, Any]:
-        """The scalar fields as JSON-ready values (the mean, labels and effects stay on the object)."""
-        return {
-            "method": self.method,
-            "positional_share": float(self.positional_share),
-            "context_share": float(self.context_share),
-            "residual_share": float(self.residual_share),
-            "cross_share": float(self.cross_share),
-            "total_ss": float(self.total_ss),
-            "n_tokens": int(self.n_tokens),
-            "n_positions": int(self.n_positions),
-            "n_contexts": int(self.n_contexts),
-            "d": int(self.d),
-            "proportional": bool(self.proportional),
-            "chance_positional_share": float(self.chance_positional_share),
-            "chance_context_share": float(self.chance_context_share),
-        }
+        """The scalar fields, in order, as JSON-ready values (the mean, labels and effects, kept out of the
+        repr, stay on the object)."""
+        plain = {"str": str, "float": float, "int": int, "bool": bool}
+        return {f.name: plain[str(f.type)](getattr(self, f.name)) for f in fields(self) if f.repr}
 
     def __repr__(self) -> str:
         return (f"MeanDecomposition(method={self.method!r}, positional={self.positional_share:.4f}, "
@@ -625,11 +613,9 @@ def concept_basis(X: Any, concepts: Any, names: Sequence[str], *, granularity: i
     name_list = [str(v) for v in names]
     if len(name_list) != m:
         raise InputError(f"{m} concepts and {len(name_list)} names: one name per concept")
-    seen: set[str] = set()
-    for v in name_list:
-        if v in seen:
-            raise InputError(f"concept name {v!r} is repeated: names must be distinct")
-        seen.add(v)
+    if len(set(name_list)) < m:
+        repeated = next(v for i, v in enumerate(name_list) if v in name_list[:i])
+        raise InputError(f"concept name {repeated!r} is repeated: names must be distinct")
     k = m if granularity is None else check_scalar(granularity, "granularity", int, low=1, high=m)
     check_choice(linkage, "linkage", LINKAGES)
     Xu = _nonzero_unit_rows(np.asarray(Xm, dtype=np.float64), "X")
