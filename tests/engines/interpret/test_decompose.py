@@ -203,7 +203,7 @@ def test_one_context_gives_a_zero_context_part_and_one_position_a_zero_positiona
     (np.eye(3), [0.0, np.nan, 1.0], [0, 0, 0], {}, "positions has NaN or infinite labels (row 1)"),
     (np.eye(3), [[0, 1, 2]], [0, 0, 0], {}, "positions must be 1-d"),
     (np.eye(3), [0, "a", 1.5], [0, 0, 0], {}, None),  # numpy makes these strings: fine, no error
-    (np.eye(3), [0, 1, 2], [0, 0, 0], {"method": "anova"}, "method must be one of means, ols; got 'anova'"),
+    (np.eye(3), [0, 1, 2], [0, 0, 0], {"method": "anova"}, "method must be one of means, ols, not 'anova'"),
     (np.eye(4), [0, 1, 2, 3], [0, 0, 1, 1], {"method": "ols"}, "2 disconnected groups"),
     (np.eye(3)[:, :0], [0, 1, 2], [0, 0, 0], {}, "states has no dimensions"),
     ([1.0, 2.0], [0, 1], [0, 0], {}, "states must be a 2-d array"),
@@ -249,7 +249,7 @@ def test_layers_equal_one_call_per_layer_and_accept_a_3d_array():
     ([], {}, "states has no layers"),
     ([np.eye(4), np.eye(3)], {}, "layer 1 has 3 rows and layer 0 has 4"),
     ([np.eye(4)], {"layers": [0, 1]}, "2 layer labels for 1 layers"),
-    ([np.eye(4)], {"layers": ["a"]}, "layer labels must be integers"),
+    ([np.eye(4)], {"layers": ["a"]}, "a layer label must be an integer, not 'a'"),
     ([np.eye(4), np.ones((4, 2))], {"layers": [0, 5]}, "layer 5: states has no variance"),
     ([np.eye(4), np.full((4, 2), np.inf)], {}, "states of layer 1 has NaN or infinite values (row 0)"),
     (5, {}, "states must be a sequence"),

@@ -173,7 +173,7 @@ def test_leace_keeps_float32_and_gives_float64_otherwise():
     (np.eye(3), [0.0, np.nan, 1.0], r"NaN.*row 1"),
     (np.eye(3), [0, 1], "one label per row"),
     (np.eye(3), [0.5, 1.5, 0.25], "non-integer"),
-    (np.eye(3), np.zeros((3, 1, 1)), "class ids of shape"),
+    (np.eye(3), np.zeros((3, 1, 1)), "labels must be 1-d"),
     (np.eye(3), [[1.0], [1.0], [1.0]], "no variance"),
     (np.eye(3), [[1.0], [np.nan], [0.0]], "labels has NaN"),
     (np.eye(3), np.ones((4, 1)), "one concept row"),
@@ -327,7 +327,7 @@ def test_compare_group_maps_on_gaussians():
     assert one.quadratic_accuracy > c.majority_rate + 0.1  # one direction leaves the covariances apart
     d = c.to_dict()
     assert [s["method"] for s in d["scores"]] == ["none", "mean_direction", "leace", "gaussian_ot"]
-    with pytest.raises(InputError, match="no method"):
+    with pytest.raises(InputError, match="method must be one of"):
         c.score("inlp")
 
 

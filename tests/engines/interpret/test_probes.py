@@ -190,7 +190,7 @@ def test_random_type_control_in_a_probe_uses_the_types():
     (lambda X, y: probe(X, np.array(["a"] * 100), kind="ridge"), "numeric y"),
     (lambda X, y: probe(X, y, kind="lasso"), "kind must be one of"),
     (lambda X, y: probe(X, y, control="shuffle"), "control must be one of"),
-    (lambda X, y: probe(X, y, cv=1), "cv must be an integer ≥ 2"),
+    (lambda X, y: probe(X, y, cv=1), "cv must be an integer >= 2"),
     (lambda X, y: probe(X, y, types=["a"] * 100), "types are used by control='random-type' only"),
     (lambda X, y: probe(X, y, control="random-type", types=["a"] * 99), "one type per item"),
     (lambda X, y: probe(X, y, control="random-type", types=["a"] * 100), "same label for every type"),

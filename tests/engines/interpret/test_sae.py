@@ -447,8 +447,8 @@ def _one_line(excinfo: pytest.ExceptionInfo) -> str:
 
 @pytest.mark.parametrize(("params", "match"), [
     ({"n_latents": 4, "k": 5}, "k must be at most n_latents"),
-    ({"n_latents": 0, "k": 1}, "n_latents must be an integer"),
-    ({"n_latents": 4, "k": 0}, "k must be an integer"),
+    ({"n_latents": 0, "k": 1}, "n_latents must be a positive integer"),
+    ({"n_latents": 4, "k": 0}, "k must be a positive integer"),
     ({"n_latents": 4, "k": 2, "epochs": 0}, "epochs"),
     ({"n_latents": 4, "k": 2, "lr": -1.0}, "lr must be a positive number"),
     ({"n_latents": 4, "k": 2, "lr": float("nan")}, "lr must be a positive number"),
@@ -490,7 +490,7 @@ def test_bad_data(fitted) -> None:
         match_latents(model, np.ones((3, 4)))
     with pytest.raises(InputError, match="zero row") as e:
         stability(np.eye(3), np.zeros((2, 3)))
-    with pytest.raises(InputError, match="k must be an integer") as e:
+    with pytest.raises(InputError, match="k must be a positive integer") as e:
         matching_pursuit(X, model, k=0)
     with pytest.raises(InputError, match="must be a SparseAutoencoder") as e:
         sae_metrics("model", X)  # type: ignore[arg-type]

@@ -93,7 +93,7 @@ def test_table_output(capsys, db):
 
 @pytest.mark.parametrize("args, fragment", [
     (("glove", "--latents", "16", "-k", "17"), "k must be at most n_latents (16)"),
-    (("glove", "--latents", "0", "-k", "1"), "n_latents must be an integer >= 1"),
+    (("glove", "--latents", "0", "-k", "1"), "n_latents must be a positive integer"),
     (("nope", "--latents", "16", "-k", "2"), "no space 'nope'"),
     (("glove", "--latents", "16", "-k", "2", "--holdout", "1.5"), "holdout"),
     (("glove", "--latents", "16", "-k", "2", "--save-top", ""), "metadata key"),

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import skew
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
@@ -134,9 +135,7 @@ def k_occurrence(indices: Any, n: int) -> np.ndarray:
     >>> k_occurrence([[1, 2], [0, 2], [0, 1]], 4).tolist()
     [2, 2, 2, 0]
     """
-    n = int(n)
-    if n < 0:
-        raise InputError(f"n must be ≥ 0, got {n}")
+    n = check_scalar(n, "n", int, low=0)
     idx = np.asarray(indices)
     if idx.ndim != 2 or not (idx.size == 0 or np.issubdtype(idx.dtype, np.integer)):
         raise InputError(f"indices must be a 2-d integer array (m × k), got shape {idx.shape}, dtype {idx.dtype}")
@@ -231,15 +230,12 @@ def hubness(data: KnnGraph | Any, k: int | None = None, *, metric: Metric | str 
     >>> r.to_dict()["hubness.knn"]
     {'method': 'exact', 'metric': 'l2', 'recall': None}
     """
-    if not (np.isfinite(hub_size) and hub_size > 0):
-        raise InputError(f"hub_size must be a positive number, got {hub_size!r}")
+    hub_size = check_scalar(hub_size, "hub_size", float, low=0, include="neither")
     if isinstance(data, KnnGraph):
         graph = data
         if k is None:
             k = graph.k
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= graph.k:
-            raise InputError(f"k must be an integer in [1, {graph.k}] for a graph of {graph.k} neighbours, got {k!r}")
-        k = int(k)
+        k = check_scalar(k, "k", int, low=1, high=graph.k)
         indices = graph.indices[:, :k]
     else:
         graph = knn_graph(data, DEFAULT_K if k is None else k, metric=metric, exact=exact,

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, max_abs, row_blocks
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search
 from repspace.core.backend import Backend
@@ -137,7 +137,7 @@ def twonn(X: Any, discard: float = DEFAULT_DISCARD, *, exact: bool | None = None
         the fit. At most ``N − 1`` of the ``N`` ratios are kept even with
         ``discard=0`` (the largest has ``F = 1``, at infinity).
     exact, recall_sample, seed
-        Passed to :func:`knn_graph` (Euclidean, 2 neighbours).
+        Passed to :func:`knn_graph` (Euclidean; TwoNN asks for 2 neighbours).
     backend : Backend, optional
         Where the graph is built (:class:`repspace.core.backend.Backend`;
         ``None``: this process).
@@ -180,11 +180,8 @@ def mle(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sample:
         One point per row, finite; more than ``k`` distinct rows.
     k : int
         Neighbours per point (``k ≥ 2``; 20 as scikit-dimension).
-    exact, recall_sample, seed
-        Passed to :func:`knn_graph` (Euclidean).
-    backend : Backend, optional
-        Where the graph is built (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+    exact, recall_sample, seed, backend
+        As in :func:`twonn`.
 
     Returns
     -------
@@ -221,13 +218,8 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
     ----------
     X : array of shape (n, d)
         One point per row, finite; more than ``k`` distinct rows.
-    k : int
-        Neighbours per point (``k ≥ 2``).
-    exact, recall_sample, seed
-        Passed to :func:`knn_graph` (Euclidean).
-    backend : Backend, optional
-        Where the graph is built (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+    k, exact, recall_sample, seed, backend
+        As in :func:`mle`.
 
     Returns
     -------
@@ -285,8 +277,7 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
         distances to the nearest neighbours of a Riemannian manifold (locally
         Euclidean), so the hyperbolic distance of a Poincare ball serves as well.
     backend : Backend, optional
-        Where a graph computed here is built (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+        As in :func:`twonn`, for a graph computed here.
 
     Returns
     -------
@@ -312,8 +303,7 @@ def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DIS
     discard = _check_discard(discard)
     X = as_matrix(X)
     xu, inverse, removed = _distinct_rows(X)
-    if metric not in ("l2", "poincare"):
-        raise InputError(f"intrinsic dimension is measured with l2 or poincare distances, not {metric!r}")
+    check_choice(metric, "metric", ("l2", "poincare"))
     usable = graph is not None and graph.metric == metric and graph.n == X.shape[0] and graph.k >= k
     if usable and removed == 0:
         assert graph is not None
@@ -386,20 +376,11 @@ def _local_from(sums: np.ndarray, k: int, d: int) -> np.ndarray:
 
 
 def _check_discard(discard: Any) -> float:
-    try:
-        value = float(discard)
-    except (TypeError, ValueError):
-        raise InputError(f"discard must be a number in [0, 1), got {discard!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise InputError(f"discard must be in [0, 1), got {discard!r}")
-    return value
+    return check_scalar(discard, "discard", float, low=0, high=1, include="left")
 
 
 def _check_mle_k(k: Any) -> int:
-    k = positive_int(k, "k")
-    if k < 2:
-        raise InputError(f"the MLE needs k ≥ 2 neighbours, got {k}")
-    return k
+    return check_scalar(k, "k", int, low=2)
 
 
 def _graph(xu: np.ndarray, k: int, what: str, exact: bool | None, recall_sample: int,

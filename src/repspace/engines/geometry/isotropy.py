@@ -10,9 +10,12 @@ reported per-dimension variances.
 
 Degenerate input
 ----------------
-Metrics over pairs (:func:`mean_cosine`, :func:`rogue_dimensions`,
-:func:`isotropy`) need ``n ≥ 2`` and raise :class:`~repspace.core.errors.InputError`
-otherwise. A space without variance (every row the same, or ``n = 1``) counts
+Every function takes ``X``, an array of shape ``(n, d)`` with one vector per
+row, and raises :class:`~repspace.core.errors.InputError` when it is not a
+finite 2-d numeric array or has no rows. Metrics over pairs
+(:func:`mean_cosine`, :func:`rogue_dimensions`, :func:`isotropy`) need
+``n ≥ 2`` and raise it otherwise, or when ``exact_max`` or ``pairs`` is out
+of range. A space without variance (every row the same, or ``n = 1``) counts
 as fully collapsed: :func:`top_pc_share` is 1.0 and :func:`isoscore` 0.0. With
 ``d = 1`` and some variance the space is trivially isotropic: IsoScore 1.0,
 top-PC share 1.0.
@@ -27,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, max_abs, row_blocks, unit_rows
-from repspace.core.errors import InputError
+from repspace.core.checks import check_scalar
 from repspace.core.estimate import (
     Estimate,
     check_pair_options,
@@ -36,7 +39,7 @@ from repspace.core.estimate import (
     sample_pairs,
     sampled_estimate,
 )
-from repspace.engines.geometry.spectrum import _scaled_eigenvalues
+from repspace.engines.geometry.spectrum import _eigenvalues, _scaled_eigenvalues
 
 __all__ = [
     "IsotropyResult",
@@ -105,12 +108,6 @@ def mean_cosine(X: Any, *, exact_max: int = 5000, pairs: int = 100_000, seed: in
     Estimate
         ``value``, ``low``, ``high``, ``exact`` and ``n_pairs``.
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array, has fewer than 2 rows, or the
-        options are out of range.
-
     Examples
     --------
     >>> X = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, 3.0]])
@@ -157,30 +154,18 @@ def _isoscore_from(lam: np.ndarray, d: int) -> float:
 def top_pc_share(X: Any) -> float:
     """Share of the total variance carried by the first principal component of the centred ``X``.
 
-    Parameters
-    ----------
-    X : array of shape (n, d)
-        One vector per row, ``n ≥ 1``.
-
     Returns
     -------
     float
         ``λ₁ / Σ λ`` over the covariance eigenvalues, in ``[1/d, 1]``; 1.0
         when ``X`` has no variance at all (a collapsed space).
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
-
     Examples
     --------
     >>> round(top_pc_share([[0.0, 0.0], [2.0, 0.0], [0.0, 4.0], [2.0, 4.0]]), 4)  # variances 1 and 4
     0.8
     """
-    X = as_matrix(X)
-    lam, _ = _scaled_eigenvalues(X, centre=True)
-    return _top_pc_share_from(lam)
+    return _top_pc_share_from(_eigenvalues(X, centre=True)[0])
 
 
 def isoscore(X: Any) -> float:
@@ -207,11 +192,6 @@ def isoscore(X: Any) -> float:
         variance (where the formula is 0/0). Clipped to ``[0, 1]`` against
         rounding.
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
-
     Examples
     --------
     >>> X = np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])
@@ -220,9 +200,8 @@ def isoscore(X: Any) -> float:
     >>> isoscore(X * [1.0, 0.0])  # all variance on one axis
     0.0
     """
-    X = as_matrix(X)
-    lam, _ = _scaled_eigenvalues(X, centre=True)
-    return _isoscore_from(lam, X.shape[1])
+    lam, _, d = _eigenvalues(X, centre=True)
+    return _isoscore_from(lam, d)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -326,11 +305,9 @@ def _rogue_from(S: np.ndarray, Q: np.ndarray, variances: np.ndarray, threshold: 
     return RogueDimensions(rogue, threshold, shares)
 
 
-def _threshold(threshold: float | None, d: int) -> float:
-    t = 3.0 / d if threshold is None else float(threshold)
-    if not math.isfinite(t):
-        raise InputError(f"rogue threshold must be a finite number, got {threshold!r}")
-    return t
+def _threshold(threshold: float | None, d: int, name: str) -> float:
+    t = check_scalar(threshold, name, float, none=True)
+    return 3.0 / d if t is None else t
 
 
 def rogue_dimensions(X: Any, threshold: float | None = None) -> RogueDimensions:
@@ -371,7 +348,7 @@ def rogue_dimensions(X: Any, threshold: float | None = None) -> RogueDimensions:
     ([7], 1.0)
     """
     X = as_matrix(X, min_rows=2)
-    t = _threshold(threshold, X.shape[1])
+    t = _threshold(threshold, X.shape[1], "threshold")
     S, Q = _unit_sums(X)
     return _rogue_from(S, Q, _column_variances(X), t)
 
@@ -448,11 +425,6 @@ def isotropy(X: Any, *, exact_max: int = 5000, pairs: int = 100_000, seed: int |
     IsotropyResult
         The same values as the separate functions.
 
-    Raises
-    ------
-    InputError
-        As :func:`mean_cosine`.
-
     Examples
     --------
     >>> X = np.array([[1.0, 1.0], [-1.0, 1.0], [1.0, -1.0], [-1.0, -1.0]])
@@ -465,7 +437,7 @@ def isotropy(X: Any, *, exact_max: int = 5000, pairs: int = 100_000, seed: int |
     X = as_matrix(X, min_rows=2)
     check_pair_options(exact_max, pairs)
     n, d = X.shape
-    t = _threshold(rogue_threshold, d)
+    t = _threshold(rogue_threshold, d, "rogue_threshold")
     S, Q = _unit_sums(X)
     if n <= exact_max:
         mc = exact_estimate(_mean_cosine_exact(S, Q, n), n)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from repspace.core.checks import check_choice
 from repspace.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -80,8 +81,7 @@ def umap_layout(X: np.ndarray, *, metric: str = "cosine", n_neighbors: int = 15,
     X = np.asarray(X, dtype=np.float32)
     if X.ndim != 2 or X.shape[0] <= n_neighbors:
         raise InputError(f"UMAP with {n_neighbors} neighbours needs more than {n_neighbors} rows, not shape {X.shape}")
-    if metric not in ("cosine", "l2", "poincare"):
-        raise InputError(f"a UMAP layout needs a cosine, l2 or poincare space, not {metric}")
+    check_choice(metric, "metric", ("cosine", "l2", "poincare"))
     graph = knn_graph(X, n_neighbors - 1, metric=metric, backend=backend)
     n = X.shape[0]
     indices = np.concatenate([np.arange(n)[:, None], graph.indices], axis=1)

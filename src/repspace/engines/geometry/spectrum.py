@@ -18,6 +18,12 @@ applied to singular values (``σ ≤ σ_max · max(n, d) · ε``, NumPy's
 ``matrix_rank`` tolerance). Singular values that small change an entropy-based
 rank by less than ~1e-6.
 
+Input
+-----
+Every function takes ``X``, an array of shape ``(n, d)`` with one vector per
+row and ``n ≥ 1``, and raises :class:`~repspace.core.errors.InputError` when
+``X`` is not a finite 2-d numeric array or has no rows.
+
 Degenerate input
 ----------------
 An all-zero (centred: constant) matrix has no spectrum: its effective rank and
@@ -92,6 +98,12 @@ def _scaled_eigenvalues(X: np.ndarray, *, centre: bool) -> tuple[np.ndarray, flo
     return lam, s
 
 
+def _eigenvalues(X: Any, *, centre: bool) -> tuple[np.ndarray, float, int]:
+    """:func:`_scaled_eigenvalues` of ``X`` once :func:`as_matrix` has checked it, and ``X``'s dimension ``d``."""
+    A = as_matrix(X)
+    return *_scaled_eigenvalues(A, centre=centre), A.shape[1]
+
+
 def _entropy_rank(p: np.ndarray) -> float:
     """``exp(−Σ p log p)`` over the positive entries of ``p``."""
     p = p[p > 0]
@@ -142,11 +154,6 @@ def effective_rank(X: Any) -> float:
         the same (the centred matrix is zero, of rank 0). ``H`` is the
         natural-log entropy over the singular values ``σ`` (``0 log 0 = 0``).
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
-
     Examples
     --------
     >>> X = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, -1.0, 0.0]])
@@ -155,9 +162,7 @@ def effective_rank(X: Any) -> float:
     >>> effective_rank(np.ones((5, 3)))
     0.0
     """
-    X = as_matrix(X)
-    lam, _ = _scaled_eigenvalues(X, centre=True)
-    return _effective_rank_from(lam)
+    return _effective_rank_from(_eigenvalues(X, centre=True)[0])
 
 
 def rankme(X: Any) -> float:
@@ -175,11 +180,6 @@ def rankme(X: Any) -> float:
         makes zero singular values count a little, as in the paper). 0.0 when
         ``X`` is all zeros.
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
-
     Examples
     --------
     >>> round(rankme(np.eye(4)), 4)
@@ -187,18 +187,11 @@ def rankme(X: Any) -> float:
     >>> round(rankme(np.ones((5, 3))), 4)  # rank 1, plus the 1e-7 terms
     1.0
     """
-    X = as_matrix(X)
-    lam, _ = _scaled_eigenvalues(X, centre=False)
-    return _rankme_from(lam)
+    return _rankme_from(_eigenvalues(X, centre=False)[0])
 
 
 def spectrum_alpha(X: Any) -> float:
     """Power-law decay α of the covariance spectrum (Agrawal et al. 2022): ``log λ_r ≈ c − α log r``.
-
-    Parameters
-    ----------
-    X : array of shape (n, d)
-        One vector per row, ``n ≥ 1``.
 
     Returns
     -------
@@ -212,11 +205,6 @@ def spectrum_alpha(X: Any) -> float:
         eigenvalues there is no decay to fit and α is 0.0. Always ``≥ 0``.
         :func:`spectrum` also reports the ranks fitted and the eigenvalues.
 
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
-
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -226,9 +214,8 @@ def spectrum_alpha(X: Any) -> float:
     >>> round(spectrum_alpha(X), 6)
     1.5
     """
-    X = as_matrix(X)
-    lam, _ = _scaled_eigenvalues(X, centre=True)
-    return _alpha_from(lam, X.shape[1])[0]
+    lam, _, d = _eigenvalues(X, centre=True)
+    return _alpha_from(lam, d)[0]
 
 
 def covariance_eigenvalues(X: Any) -> np.ndarray:
@@ -242,9 +229,7 @@ def covariance_eigenvalues(X: Any) -> np.ndarray:
     >>> covariance_eigenvalues([[0.0, 0.0], [2.0, 0.0], [0.0, 4.0], [2.0, 4.0]]).round(6).tolist()
     [4.0, 1.0]
     """
-    X = as_matrix(X)
-    lam, s = _scaled_eigenvalues(X, centre=True)
-    return _in_units(lam, s, X.shape[1])
+    return _in_units(*_eigenvalues(X, centre=True))
 
 
 def _in_units(lam: np.ndarray, s: float, d: int) -> np.ndarray:
@@ -305,21 +290,11 @@ class SpectrumResult:
 def spectrum(X: Any) -> SpectrumResult:
     """Effective rank, RankMe, α and the covariance eigenvalues in one pass per Gram matrix.
 
-    Parameters
-    ----------
-    X : array of shape (n, d)
-        One vector per row, ``n ≥ 1``.
-
     Returns
     -------
     SpectrumResult
         Same values as :func:`effective_rank`, :func:`rankme`,
         :func:`spectrum_alpha` and :func:`covariance_eigenvalues`.
-
-    Raises
-    ------
-    InputError
-        ``X`` is not a finite 2-d numeric array or has no rows.
 
     Examples
     --------

@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from repspace.core.arrays import as_matrix, block_rows, row_blocks, unit_rows
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.estimate import (
     Z95,
@@ -115,8 +116,8 @@ def uniformity(X: Any, *, t: float = 2.0, exact_max: int = 5000, pairs: int = 10
     Raises
     ------
     InputError
-        ``X`` is not a finite 2-d numeric array, has fewer than 2 rows, or an
-        option is out of range.
+        ``X`` is not a finite 2-d numeric array or has fewer than 2 rows,
+        ``t`` is not a positive number, or an option is out of range.
 
     Examples
     --------
@@ -129,9 +130,7 @@ def uniformity(X: Any, *, t: float = 2.0, exact_max: int = 5000, pairs: int = 10
     """
     X = as_matrix(X, min_rows=2)
     check_pair_options(exact_max, pairs)
-    t = float(t)
-    if not (math.isfinite(t) and t > 0):
-        raise InputError(f"uniformity t must be a positive finite number, got {t!r}")
+    t = check_scalar(t, "t", float, low=0, include="neither")
     n = X.shape[0]
     if n <= exact_max:
         value = min(0.0, max(-_MAX_SQ * t, _uniformity_exact(X, t)))

@@ -371,6 +371,8 @@ def rank_axis(X_labelled: Any, ranks: Any, *, normalize: bool = True) -> Axis:
     Returns
     -------
     Axis
+        Its positive pole holds the items above the median rank and its
+        negative pole those below (``n_pos`` and ``n_neg`` items).
 
     Raises
     ------

@@ -58,7 +58,7 @@ vector the basis spans (an uncentred ``R²``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,9 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
 from repspace.core.arrays import as_matrix, row_norms, row_slices, unit_rows
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
+from repspace.engines.interpret._labels import label_codes, labels_per_row
 
 __all__ = [
     "LINKAGES",
@@ -135,8 +137,8 @@ class MeanDecomposition:
     >>> r = mean_decomposition(h, pos, ctx)
     >>> r.positional_share > 0.8, r.proportional, round(r.cross_share, 12) == 0
     (True, True, True)
-    >>> sorted(r.to_dict())[:4]
-    ['chance_context_share', 'chance_positional_share', 'context_share', 'cross_share']
+    >>> list(r.to_dict())[:3]  # the scalar fields, in their order
+    ['method', 'positional_share', 'context_share']
     """
 
     method: str
@@ -165,22 +167,10 @@ class MeanDecomposition:
                 "residual": self.residual_share, "cross": self.cross_share}
 
     def to_dict(self) -> dict[str, Any]:
-        """The scalar fields as JSON-ready values (the mean, labels and effects stay on the object)."""
-        return {
-            "method": self.method,
-            "positional_share": float(self.positional_share),
-            "context_share": float(self.context_share),
-            "residual_share": float(self.residual_share),
-            "cross_share": float(self.cross_share),
-            "total_ss": float(self.total_ss),
-            "n_tokens": int(self.n_tokens),
-            "n_positions": int(self.n_positions),
-            "n_contexts": int(self.n_contexts),
-            "d": int(self.d),
-            "proportional": bool(self.proportional),
-            "chance_positional_share": float(self.chance_positional_share),
-            "chance_context_share": float(self.chance_context_share),
-        }
+        """The scalar fields, in order, as JSON-ready values (the mean, labels and effects, kept out of the
+        repr, stay on the object)."""
+        plain = {"str": str, "float": float, "int": int, "bool": bool}
+        return {f.name: plain[str(f.type)](getattr(self, f.name)) for f in fields(self) if f.repr}
 
     def __repr__(self) -> str:
         return (f"MeanDecomposition(method={self.method!r}, positional={self.positional_share:.4f}, "
@@ -238,21 +228,8 @@ class _Design:
 
 
 def _codes(values: Any, n: int, name: str) -> tuple[np.ndarray, tuple[Any, ...]]:
-    try:
-        arr = np.asarray(values)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"{name} is not an array of labels: {e}") from None
-    if arr.ndim != 1:
-        raise InputError(f"{name} must be 1-d (one label per row of states), got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise InputError(f"states has {n} rows and {name} has {arr.shape[0]} labels: one label per row")
-    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
-        raise InputError(f"{name} has NaN or infinite labels (row {int(np.flatnonzero(~np.isfinite(arr))[0])})")
-    try:
-        labels, codes = np.unique(arr, return_inverse=True)
-    except TypeError as e:
-        raise InputError(f"{name}'s labels cannot be sorted (mixed types?): {e}") from None
-    return codes.ravel().astype(np.int64), tuple(labels.tolist())
+    labels, codes, _ = label_codes(labels_per_row(values, n, name, "states"), name)
+    return codes, tuple(labels.tolist())
 
 
 def _design(positions: Any, contexts: Any, n: int) -> _Design:
@@ -342,8 +319,7 @@ def _ols_effects(design: _Design, sum_pos: np.ndarray, mean_ctx: np.ndarray,
 
 
 def _check_method(method: str) -> None:
-    if method not in METHODS:
-        raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    check_choice(method, "method", METHODS)
 
 
 def mean_decomposition(states: Any, positions: Any, contexts: Any, *, method: str = "means") -> MeanDecomposition:
@@ -453,8 +429,7 @@ def mean_decomposition_layers(states: Sequence[Any], positions: Any, contexts: A
     if len(labels) != len(arrays):
         raise InputError(f"{len(labels)} layer labels for {len(arrays)} layers")
     for lay in labels:
-        if isinstance(lay, bool) or not isinstance(lay, (int, np.integer)):
-            raise InputError(f"layer labels must be integers, got {lay!r}")
+        check_scalar(lay, "a layer label", int)
     checked = [as_matrix(arr, f"states of layer {lay}") for lay, arr in zip(labels, arrays)]
     n = checked[0].shape[0]
     for lay, arr in zip(labels, checked):
@@ -529,8 +504,7 @@ class ConceptBasis:
 
     def top(self, k: int = 3) -> list[tuple[str, ...]]:
         """The names of each item's ``k`` most similar basis vectors, most similar first (ties: basis order)."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= len(self.names):
-            raise InputError(f"k must be an integer in [1, {len(self.names)}], got {k!r}")
+        k = check_scalar(k, "k", int, low=1, high=len(self.names))
         order = np.argsort(-self.scores, axis=1, kind="stable")[:, : int(k)]
         return [tuple(self.names[j] for j in row) for row in order]
 
@@ -639,17 +613,11 @@ def concept_basis(X: Any, concepts: Any, names: Sequence[str], *, granularity: i
     name_list = [str(v) for v in names]
     if len(name_list) != m:
         raise InputError(f"{m} concepts and {len(name_list)} names: one name per concept")
-    seen: set[str] = set()
-    for v in name_list:
-        if v in seen:
-            raise InputError(f"concept name {v!r} is repeated: names must be distinct")
-        seen.add(v)
-    k = m if granularity is None else granularity
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= m:
-        raise InputError(f"granularity must be an integer in [1, {m}] (the number of concepts), got {granularity!r}")
-    k = int(k)
-    if linkage not in LINKAGES:
-        raise InputError(f"linkage must be one of {', '.join(LINKAGES)}; got {linkage!r}")
+    if len(set(name_list)) < m:
+        repeated = next(v for i, v in enumerate(name_list) if v in name_list[:i])
+        raise InputError(f"concept name {repeated!r} is repeated: names must be distinct")
+    k = m if granularity is None else check_scalar(granularity, "granularity", int, low=1, high=m)
+    check_choice(linkage, "linkage", LINKAGES)
     Xu = _nonzero_unit_rows(np.asarray(Xm, dtype=np.float64), "X")
     U = _nonzero_unit_rows(np.asarray(Cm, dtype=np.float64), "concepts")
     labels = _merge(U, k, linkage)

@@ -61,7 +61,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
 from repspace.core.arrays import as_matrix
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
+from repspace.engines.interpret._labels import label_codes, labels_per_row
 
 __all__ = [
     "CONTROLS",
@@ -374,11 +376,8 @@ def probe(X: Any, y: Any, kind: str = "logistic", k: int | None = None, cv: int 
     _check_kind(kind)
     _check_control(control)
     seed = _check_seed(seed)
-    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-        raise InputError(f"cv must be an integer ≥ 2 (the number of folds), got {cv!r}")
-    cv = int(cv)
-    if not (isinstance(C, (int, float, np.number)) and np.isfinite(C) and C > 0):
-        raise InputError(f"C must be a positive number, got {C!r}")
+    cv = check_scalar(cv, "cv", int, low=2)
+    C = check_scalar(C, "C", float, low=0, include="neither")
     X = as_matrix(X, "X")
     n, d = X.shape
     if n < cv:
@@ -386,8 +385,7 @@ def probe(X: Any, y: Any, kind: str = "logistic", k: int | None = None, cv: int 
     if k is not None:
         if kind != "sparse":
             raise InputError(f"k applies to kind='sparse' only, not kind={kind!r}")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= d:
-            raise InputError(f"k must be an integer in [1, {d}] (the dimension of X), got {k!r}")
+        k = check_scalar(k, "k", int, low=1, high=d)
     if control == "permute" and types is not None:
         raise InputError("types are used by control='random-type' only")
     Xf = np.asarray(X, dtype=np.float64)
@@ -513,24 +511,18 @@ def _full_data_ranking(X: np.ndarray, y: np.ndarray) -> Any:
 
 def _classes(y: Any, n: int, cv: int) -> tuple[np.ndarray, list[Any]]:
     """Integer codes of the labels, and the labels (sorted, as Python values)."""
-    arr = _one_d(y, n)
-    if np.issubdtype(arr.dtype, np.floating) and not np.isfinite(arr).all():
-        raise InputError(f"y has NaN or infinite labels (item {int(np.flatnonzero(~np.isfinite(arr))[0])})")
-    try:
-        labels, codes, counts = np.unique(arr, return_inverse=True, return_counts=True)
-    except TypeError as e:
-        raise InputError(f"y's labels cannot be sorted (mixed types?): {e}") from None
+    labels, codes, counts = label_codes(labels_per_row(y, n, "y"), "y")
     values = labels.tolist()
     if len(values) < 2:
         raise InputError(f"y has a single class ({values[0]!r}): a classification probe needs at least two")
     if counts.min() < cv:
         i = int(np.argmin(counts))
         raise InputError(f"class {values[i]!r} has {int(counts[i])} items, fewer than cv={cv} folds")
-    return codes.ravel().astype(np.int64), values
+    return codes, values
 
 
 def _values(y: Any, n: int) -> np.ndarray:
-    arr = _one_d(y, n)
+    arr = labels_per_row(y, n, "y")
     if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
         raise InputError(f"a ridge probe needs numeric y, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
@@ -541,26 +533,12 @@ def _values(y: Any, n: int) -> np.ndarray:
     return arr
 
 
-def _one_d(y: Any, n: int) -> np.ndarray:
-    try:
-        arr = np.asarray(y)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"y is not an array of labels: {e}") from None
-    if arr.ndim != 1:
-        raise InputError(f"y must be 1-d (one label per row of X), got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise InputError(f"X has {n} rows and y has {arr.shape[0]} labels: one label per row")
-    return arr
-
-
 def _check_kind(kind: str) -> None:
-    if kind not in KINDS:
-        raise InputError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    check_choice(kind, "kind", KINDS)
 
 
 def _check_control(control: str) -> None:
-    if control not in CONTROLS:
-        raise InputError(f"control must be one of {', '.join(CONTROLS)}; got {control!r}")
+    check_choice(control, "control", CONTROLS)
 
 
 def _check_seed(seed: Any) -> int:

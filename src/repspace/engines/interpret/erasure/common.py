@@ -16,6 +16,7 @@ import numpy as np
 from repspace.core.arrays import as_matrix, block64, row_slices
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError, export_state
+from repspace.engines.interpret._labels import label_codes, labels_per_row
 
 
 def _out_dtype(arr: np.ndarray) -> type:
@@ -24,31 +25,17 @@ def _out_dtype(arr: np.ndarray) -> type:
 
 def _class_ids(labels: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, codes)`` of 1-d class ids, checked: one per row, finite, at least two classes."""
-    try:
-        lab = np.asarray(labels)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"labels are not an array: {e}") from None
-    if lab.ndim != 1:
-        raise InputError(f"labels must be class ids of shape (n,), got shape {lab.shape}")
-    if lab.shape[0] != n:
-        raise InputError(f"labels has {lab.shape[0]} entries and X has {n} rows: one label per row")
+    lab = labels_per_row(labels, n, "labels")
     if lab.dtype.kind == "c":
         raise InputError("labels are complex numbers; class ids must be integers, strings or booleans")
-    if lab.dtype.kind == "f":
-        bad = ~np.isfinite(lab)
-        if bad.any():
-            raise InputError(f"labels has NaN or infinite values (row {int(np.argmax(bad))})")
-        if not np.array_equal(lab, np.round(lab)):
-            raise InputError("1-d labels are class ids, and these are non-integer numbers; pass a numeric "
-                             "concept as an (n, m) matrix, e.g. labels.reshape(-1, 1)")
-    try:
-        classes, codes = np.unique(lab, return_inverse=True)
-    except TypeError as e:
-        raise InputError(f"labels mix types that cannot be ordered ({e}); use one type of class id") from None
+    if lab.dtype.kind == "f" and np.isfinite(lab).all() and not np.array_equal(lab, np.round(lab)):
+        raise InputError("1-d labels are class ids, and these are non-integer numbers; pass a numeric "
+                         "concept as an (n, m) matrix, e.g. labels.reshape(-1, 1)")
+    classes, codes, _ = label_codes(lab, "labels")  # NaN labels are refused here
     if classes.shape[0] < 2:
         what = f" ({classes[0]!r})" if classes.shape[0] else ""
         raise InputError(f"labels have a single class{what}: there is no concept to erase")
-    return classes, codes.reshape(-1)
+    return classes, codes
 
 
 def _fitted_input(obj: Any, X: Any, owner: str) -> np.ndarray:

@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from repspace.core.arrays import as_matrix
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.estimators import restore_state
 from repspace.core.linalg import svd
@@ -115,10 +116,7 @@ class LeaceEraser(_DimensionKeepingMap, BaseEstimator):
         ``labels`` are class ids of shape (n,) (integers, strings, booleans),
         one-hot encoded, or a numeric concept matrix of shape (n, m) used as it is.
         """
-        tol = self.tol
-        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not (
-                np.isfinite(tol) and 0 <= tol < 1):
-            raise InputError(f"LeaceEraser: tol must be a number in [0, 1), not {tol!r}")
+        tol = check_scalar(self.tol, "tol", float, low=0, high=1, include="left")
         arr = as_matrix(X, "X", min_rows=0, scan=False)
         n, d = arr.shape
         if n < 2:

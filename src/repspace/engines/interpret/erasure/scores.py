@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import as_matrix, block64
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.interpret.erasure.common import _class_ids
 from repspace.engines.interpret.erasure.leace import LeaceEraser
@@ -64,9 +65,7 @@ def _quadratic_accuracy(Z_train: np.ndarray, y_train: np.ndarray, Z_test: np.nda
 def _split(y: np.ndarray, test_size: float, random_state: int) -> tuple[np.ndarray, np.ndarray]:
     from sklearn.model_selection import train_test_split
 
-    if isinstance(test_size, bool) or not isinstance(test_size, (int, float, np.integer, np.floating)) or not (
-            0 < test_size < 1):
-        raise InputError(f"test_size must be a fraction in (0, 1), not {test_size!r}")
+    test_size = check_scalar(test_size, "test_size", float, low=0, high=1, include="neither")
     counts = np.bincount(y)
     if counts.min() < 2:
         raise InputError(f"every class needs at least 2 rows for a held-out split; the smallest has {counts.min()}")
@@ -83,8 +82,16 @@ def _majority(y_train: np.ndarray, y_test: np.ndarray) -> float:
     return float(np.mean(y_test == np.bincount(y_train).argmax()))
 
 
+class _FieldsByName:
+    """``to_dict`` for a result whose fields are all plain numbers and strings."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields by name (JSON-able)."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
-class ErasureReport:
+class ErasureReport(_FieldsByName):
     """What :func:`evaluate_erasure` measured: held-out linear decodability before and after LEACE.
 
     Attributes
@@ -126,10 +133,6 @@ class ErasureReport:
     displacement: float
     variance: float
 
-    def to_dict(self) -> dict[str, Any]:
-        """The fields by name (JSON-able)."""
-        return asdict(self)
-
 
 def evaluate_erasure(X: Any, labels: Any, *, test_size: float = 0.3, random_state: int = 0,
                      tol: float = 1e-8) -> ErasureReport:
@@ -161,11 +164,7 @@ def evaluate_erasure(X: Any, labels: Any, *, test_size: float = 0.3, random_stat
     (True, True)
     """
     arr = _dense(X, "X")
-    try:
-        lab = np.asarray(labels)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"labels are not an array: {e}") from None
-    _, codes = _class_ids(lab, arr.shape[0])
+    _, codes = _class_ids(labels, arr.shape[0])
     train, test = _split(codes, test_size, random_state)
     eraser = LeaceEraser(tol=tol).fit(arr[train], codes[train])
     Xtr, Xte = arr[train], arr[test]
@@ -181,7 +180,7 @@ def evaluate_erasure(X: Any, labels: Any, *, test_size: float = 0.3, random_stat
 
 
 @dataclass(frozen=True)
-class GroupMapScore:
+class GroupMapScore(_FieldsByName):
     """One method of :func:`compare_group_maps`.
 
     Attributes
@@ -215,10 +214,6 @@ class GroupMapScore:
     quadratic_accuracy: float
     displacement: float
 
-    def to_dict(self) -> dict[str, Any]:
-        """The fields by name (JSON-able)."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class GroupMapComparison:
@@ -247,7 +242,7 @@ class GroupMapComparison:
     >>> c.score("pca")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: no method 'pca'; the methods are none, mean_direction, leace, gaussian_ot
+    repspace.core.errors.InputError: method must be one of none, mean_direction, leace, gaussian_ot, not 'pca'
     """
 
     n_a: int
@@ -259,10 +254,8 @@ class GroupMapComparison:
 
     def score(self, method: str) -> GroupMapScore:
         """The score of one method by name."""
-        for s in self.scores:
-            if s.method == method:
-                return s
-        raise InputError(f"no method {method!r}; the methods are {', '.join(GROUP_MAP_METHODS)}")
+        check_choice(method, "method", [s.method for s in self.scores])
+        return next(s for s in self.scores if s.method == method)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields by name, ``scores`` as a list of dicts."""

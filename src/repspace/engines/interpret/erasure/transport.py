@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from repspace.core.arrays import as_matrix, block64, row_slices
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.estimators import restore_state
 from repspace.engines.interpret.erasure.common import _DimensionKeepingMap, _fitted_input
@@ -23,13 +24,6 @@ __all__ = ["GaussianTransport"]
 #: A group covariance (in PCA space) whose smallest eigenvalue is below this share of its largest counts as
 #: singular: ``C^{-1/2}`` would amplify rounding by more than ``1e5``.
 _MAX_CONDITION = 1e-10
-
-
-def _int_param(value: Any, name: str, owner: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(f"{owner}: {name} must be a positive integer, not {value!r}")
-    return int(value)
-
 
 
 def _mean_scatter(X: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -124,13 +118,10 @@ class GaussianTransport(_DimensionKeepingMap, BaseEstimator):
             if G.shape[0] < 2:
                 raise InputError(f"GaussianTransport needs at least 2 rows in each group; {name} has {G.shape[0]}")
         d = A.shape[1]
-        dims = _int_param(self.dims, "dims", "GaussianTransport")
+        dims = check_scalar(self.dims, "dims", int, low=1)
         if dims > d:
             raise InputError(f"GaussianTransport: dims={dims} is more than the {d} dimensions of the data")
-        reg = self.reg
-        if isinstance(reg, bool) or not isinstance(reg, (int, float, np.integer, np.floating)) or not (
-                np.isfinite(reg) and reg >= 0):
-            raise InputError(f"GaussianTransport: reg must be a finite number ≥ 0, not {reg!r}")
+        reg = check_scalar(self.reg, "reg", float, low=0)
         (na, nb) = A.shape[0], B.shape[0]
         mu_a, S_a = _mean_scatter(A, "X_a")
         mu_b, S_b = _mean_scatter(B, "X_b")

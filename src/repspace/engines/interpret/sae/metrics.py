@@ -15,8 +15,8 @@ from typing import Any, overload
 
 import numpy as np
 
-from repspace.core.errors import InputError
-from repspace.engines.interpret.sae.model import SparseAutoencoder, _fitted, _int
+from repspace.core.checks import check_scalar
+from repspace.engines.interpret.sae.model import SparseAutoencoder, _fitted
 
 __all__ = ["DENSITY_BIN", "SaeMetrics", "TopItems", "sae_metrics", "top_items"]
 
@@ -222,14 +222,11 @@ def top_items(model: SparseAutoencoder, X: Any, latent: int | Sequence[int], n: 
     """
     model = _fitted(model)
     data = model.check_rows(X)
-    n = _int(n, "n", 1)
+    n = check_scalar(n, "n", int, low=1)
     m = len(model.latent_bias_)
     single = isinstance(latent, (int, np.integer)) and not isinstance(latent, bool)
     wanted = [latent] if single else list(latent)  # type: ignore[list-item]
-    for j in wanted:
-        if isinstance(j, bool) or not isinstance(j, (int, np.integer)) or not 0 <= j < m:
-            raise InputError(f"latent must be an integer in [0, {m}), got {j!r}")
-    cols = np.asarray(wanted, dtype=np.int64)
+    cols = np.asarray([check_scalar(j, "latent", int, low=0, high=m - 1) for j in wanted], dtype=np.int64)
     best_rows = [np.empty(0, np.int64) for _ in cols]
     best_vals = [np.empty(0, np.float32) for _ in cols]
     for rows, vals, idx in model.encode_blocks(data):

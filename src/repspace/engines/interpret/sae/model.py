@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from repspace.core.arrays import as_matrix, row_slices
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.estimators import NotFittedError
 from repspace.core.progress import Progress, Tally
@@ -41,19 +42,6 @@ def _torch() -> Any:
 
 
 # ----------------------------------------------------------------------------- input checks
-
-
-def _int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _positive(value: Any, name: str, *, zero: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(float(value)) or float(value) < 0 or (float(value) == 0 and not zero):
-        raise InputError(f"{name} must be a {'non-negative' if zero else 'positive'} number, got {value!r}")
-    return float(value)
 
 
 def _as_float32(X: Any, name: str, d: int | None = None, *, what: str = "SparseAutoencoder") -> np.ndarray:
@@ -194,27 +182,23 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
     # -- parameters --------------------------------------------------------------------------
 
     def _checked_params(self) -> dict[str, Any]:
-        n_latents = _int(self.n_latents, "n_latents", 1)
-        k = _int(self.k, "k", 1)
+        n_latents = check_scalar(self.n_latents, "n_latents", int, low=1)
+        k = check_scalar(self.k, "k", int, low=1)
         if k > n_latents:
             raise InputError(f"k must be at most n_latents ({n_latents}), got {k}")
-        auxk = min(2 * k, n_latents) if self.auxk is None else _int(self.auxk, "auxk", 0)
+        auxk = min(2 * k, n_latents) if self.auxk is None else check_scalar(self.auxk, "auxk", int, low=0)
         if auxk > n_latents:
             raise InputError(f"auxk must be at most n_latents ({n_latents}), got {auxk}")
-        decay = _positive(self.lr_decay, "lr_decay", zero=True)
-        if decay > 1:
-            raise InputError(f"lr_decay must lie in [0, 1], got {self.lr_decay!r}")
-        if self.pre_bias_init not in _PRE_BIAS_INITS:
-            raise InputError(f"pre_bias_init must be one of {', '.join(_PRE_BIAS_INITS)}; "
-                             f"got {self.pre_bias_init!r}")
+        check_choice(self.pre_bias_init, "pre_bias_init", _PRE_BIAS_INITS)
         return {
-            "n_latents": n_latents, "k": k, "auxk": auxk, "lr_decay": decay,
-            "epochs": _int(self.epochs, "epochs", 1),
-            "batch_size": _int(self.batch_size, "batch_size", 1),
-            "lr": _positive(self.lr, "lr"),
-            "auxk_coef": _positive(self.auxk_coef, "auxk_coef", zero=True),
-            "dead_window": _int(self.dead_window, "dead_window", 1),
-            "seed": _int(self.seed, "seed", 0),
+            "n_latents": n_latents, "k": k, "auxk": auxk,
+            "lr_decay": check_scalar(self.lr_decay, "lr_decay", float, low=0, high=1),
+            "epochs": check_scalar(self.epochs, "epochs", int, low=1),
+            "batch_size": check_scalar(self.batch_size, "batch_size", int, low=1),
+            "lr": check_scalar(self.lr, "lr", float, low=0, include="neither"),
+            "auxk_coef": check_scalar(self.auxk_coef, "auxk_coef", float, low=0),
+            "dead_window": check_scalar(self.dead_window, "dead_window", int, low=1),
+            "seed": check_scalar(self.seed, "seed", int, low=0),
         }
 
     # -- fitting -----------------------------------------------------------------------------
@@ -360,7 +344,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         F = torch.nn.functional
         w_enc, b_lat = torch.from_numpy(self.encoder_), torch.from_numpy(self.latent_bias_)
         b_pre = torch.from_numpy(self.pre_bias_)
-        k = _int(self.k, "k", 1)  # the current k: set_params(k=...) changes it at inference
+        k = check_scalar(self.k, "k", int, low=1)  # the current k: set_params(k=...) changes it at inference
         if k > len(b_lat):
             raise InputError(f"k must be at most n_latents ({len(b_lat)}), got {k}")
         with torch.inference_mode():

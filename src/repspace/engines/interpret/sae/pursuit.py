@@ -13,9 +13,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from repspace.core.arrays import as_matrix, row_slices
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.interpret.sae.compare import unit_atoms
-from repspace.engines.interpret.sae.model import SparseAutoencoder, _int
+from repspace.engines.interpret.sae.model import SparseAutoencoder
 
 __all__ = ["MatchingPursuit", "matching_pursuit"]
 
@@ -104,7 +105,7 @@ def matching_pursuit(X: Any, dictionary: Any, k: int, *, bias: Any = None, posit
     >>> mp.codes.toarray().tolist(), mp.residual_norms.round(3).tolist()
     ([[3.0, -2.0, 0.0]], [[3.64, 2.062, 0.5]])
     """
-    k = _int(k, "k", 1)
+    k = check_scalar(k, "k", int, low=1)
     atoms = unit_atoms(dictionary, "dictionary")
     if bias is None and isinstance(dictionary, SparseAutoencoder):
         bias = dictionary.pre_bias_
