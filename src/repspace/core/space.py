@@ -125,7 +125,7 @@ class SpaceInfo:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
     >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
     >>> info = space.info()

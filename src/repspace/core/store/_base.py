@@ -41,7 +41,7 @@ class Item:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
     >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], texts=["a cat", None], metadata=[{"y": 1}, None])
     >>> [(it.id, it.text, it.metadata, it.row) for it in space.get(["b", "a"])]
