@@ -241,6 +241,7 @@ def exp_map(v: Any, x: Any = None, c: float = 1.0) -> np.ndarray:
     Returns
     -------
     ndarray of float64
+        The points ``exp_x(v)``, shaped as ``v`` and ``x`` broadcast together.
 
     Examples
     --------
@@ -268,19 +269,8 @@ def log_map(y: Any, x: Any = None, c: float = 1.0) -> np.ndarray:
     ``w = (-x) ⊕ y``; at the origin ``log_0(y) = artanh(sqrt(c)|y|) y / (sqrt(c)|y|)``
     (Ganea et al. 2018). ``log_0`` sends the ball to its tangent space at the
     origin keeping distances from the origin: ``|log_0(y)| = d(0, y) / 2``.
-
-    Parameters
-    ----------
-    y : array-like
-        Points of the ball, along the last axis.
-    x : array-like, optional
-        Base points in the ball (broadcast against ``y``); the origin when omitted.
-    c : float
-        The ball's curvature is ``-c``.
-
-    Returns
-    -------
-    ndarray of float64
+    ``x`` and ``c`` are those of :func:`exp_map`, ``y`` points of the ball
+    (along the last axis, broadcast against ``x``); the result is float64.
 
     Examples
     --------
