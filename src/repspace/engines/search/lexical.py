@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -41,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError, NotFoundError
 
 #: Version of the folder layout and stamp; a different one means rebuild.
@@ -100,16 +99,9 @@ class LexicalParams:
     stopwords: str | None = "en"
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise InputError(f"unknown BM25 method {self.method!r}; use one of: {', '.join(METHODS)}")
-        for name, lo, hi in (("k1", 0.0, math.inf), ("b", 0.0, 1.0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise InputError(f"BM25 {name} must be a number, not {value!r}")
-            value = float(value)
-            if not (math.isfinite(value) and lo <= value <= hi):
-                raise InputError(f"BM25 {name} must be a finite number in [{lo:g}, {hi:g}], not {value!r}")
-            object.__setattr__(self, name, value)
+        check_choice(self.method, "the BM25 method", METHODS)
+        object.__setattr__(self, "k1", check_scalar(self.k1, "BM25 k1", float, low=0))
+        object.__setattr__(self, "b", check_scalar(self.b, "BM25 b", float, low=0, high=1))
         if self.stemmer is not None and self.stemmer not in _stemmers():
             raise InputError(f"unknown stemmer {self.stemmer!r}; use None or one of: {', '.join(_stemmers())}")
         if self.stopwords is not None and self.stopwords not in STOPWORD_LISTS:

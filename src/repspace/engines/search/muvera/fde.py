@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = ["BATCH_ENTRIES", "MAX_K_SIM", "FDEConfig", "fde_documents", "fde_queries"]
@@ -26,12 +27,7 @@ BATCH_ENTRIES = 4 * 1024 * 1024
 
 
 def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        extra = " or None" if allow_none else ""
-        raise InputError(f"FDEConfig.{name} must be an integer >= {minimum}{extra}, got {value!r}")
-    return int(value)
+    return check_scalar(value, f"FDEConfig.{name}", int, low=minimum, none=allow_none)
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ class FDEConfig:
     >>> FDEConfig(dim=384, k_sim=40)
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: FDEConfig.k_sim must be at most 16 (2**16 partitions), got 40
+    repspace.core.errors.InputError: FDEConfig.k_sim must be an integer in [0, 16], not 40
     """
 
     dim: int
@@ -86,11 +82,7 @@ class FDEConfig:
     def __post_init__(self) -> None:
         set_ = object.__setattr__
         set_(self, "dim", _check_int("dim", self.dim, 1))
-        set_(self, "k_sim", _check_int("k_sim", self.k_sim, 0))
-        if self.k_sim > MAX_K_SIM:
-            raise InputError(
-                f"FDEConfig.k_sim must be at most {MAX_K_SIM} (2**{MAX_K_SIM} partitions), got {self.k_sim}"
-            )
+        set_(self, "k_sim", check_scalar(self.k_sim, "FDEConfig.k_sim", int, low=0, high=MAX_K_SIM))
         set_(self, "d_proj", _check_int("d_proj", self.d_proj, 1, allow_none=True))
         set_(self, "reps", _check_int("reps", self.reps, 1))
         if not isinstance(self.fill_empty, (bool, np.bool_)):
