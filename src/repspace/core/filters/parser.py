@@ -82,10 +82,8 @@ def _tokenize(source: str) -> list[_Token]:
         elif ch == "-" or ch == "." or "0" <= ch <= "9":
             tokens.append(_number(source, i))
             i += len(tokens[-1].text)
-        elif ch in "'\"":
-            i = _string(source, i, tokens)
-        elif ch == "`":
-            i = _qident(source, i, tokens)
+        elif ch in "'\"`":
+            i = _quoted(source, i, tokens)
         elif ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z"):
             m = IDENT.match(source, i)
             assert m is not None
@@ -117,17 +115,27 @@ def _number(source: str, i: int) -> _Token:
     return _Token("number", text, value, i)
 
 
-def _string(source: str, start: int, tokens: list[_Token]) -> int:
+def _quoted(source: str, start: int, tokens: list[_Token]) -> int:
+    """Read the quoted token opening at ``start``; the index after it.
+
+    A string (``'...'`` or ``"..."``, backslash escapes) or a backquoted key
+    (a backquote written twice inside it).
+    """
     quote = source[start]
+    kind, noun, whole = ("qident", "key", "backquoted key") if quote == "`" else ("string", "string", "string")
     out: list[str] = []
     j, n = start + 1, len(source)
     while True:
         if j >= n:
-            raise _error(source, start, "unterminated string starting")
+            raise _error(source, start, f"unterminated {whole} starting")
         ch = source[j]
         if ch == quote:
+            if kind == "qident" and source[j + 1 : j + 2] == "`":
+                out.append("`")
+                j += 2
+                continue
             break
-        if ch == "\\":
+        if ch == "\\" and kind == "string":
             esc = source[j + 1] if j + 1 < n else ""
             if not esc:
                 raise _error(source, start, "unterminated string starting")
@@ -138,32 +146,10 @@ def _string(source: str, start: int, tokens: list[_Token]) -> int:
             continue
         bad = bad_text(ch)
         if bad:
-            raise _error(source, j, f"a string cannot contain {bad}")
+            raise _error(source, j, f"a {noun} cannot contain {bad}")
         out.append(ch)
         j += 1
-    tokens.append(_Token("string", source[start : j + 1], "".join(out), start))
-    return j + 1
-
-
-def _qident(source: str, start: int, tokens: list[_Token]) -> int:
-    out: list[str] = []
-    j, n = start + 1, len(source)
-    while True:
-        if j >= n:
-            raise _error(source, start, "unterminated backquoted key starting")
-        ch = source[j]
-        if ch == "`":
-            if source[j + 1 : j + 2] == "`":
-                out.append("`")
-                j += 2
-                continue
-            break
-        bad = bad_text(ch)
-        if bad:
-            raise _error(source, j, f"a key cannot contain {bad}")
-        out.append(ch)
-        j += 1
-    tokens.append(_Token("qident", source[start : j + 1], "".join(out), start))
+    tokens.append(_Token(kind, source[start : j + 1], "".join(out), start))
     return j + 1
 
 
