@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -203,18 +204,18 @@ class _Parser:
         return expr
 
     def parse_or(self) -> Expr:
-        items = [self.parse_and()]
-        while self.is_kw(self.peek(), "or"):
-            self.advance()
-            items.append(self.parse_and())
-        return items[0] if len(items) == 1 else Or(tuple(items))
+        return self.parse_chain("or", self.parse_and, Or)
 
     def parse_and(self) -> Expr:
-        items = [self.parse_not()]
-        while self.is_kw(self.peek(), "and"):
+        return self.parse_chain("and", self.parse_not, And)
+
+    def parse_chain(self, word: str, operand: Callable[[], Expr], node: type[And] | type[Or]) -> Expr:
+        """``operand (word operand)*``: one operand as is, several under one ``node``."""
+        items = [operand()]
+        while self.is_kw(self.peek(), word):
             self.advance()
-            items.append(self.parse_not())
-        return items[0] if len(items) == 1 else And(tuple(items))
+            items.append(operand())
+        return items[0] if len(items) == 1 else node(tuple(items))
 
     def parse_not(self) -> Expr:
         count = 0
@@ -259,22 +260,16 @@ class _Parser:
             if problem:
                 raise _error(self.source, value_tok.pos, problem)
             return Compare(field, tok.value, value)
-        if self.is_kw(tok, "in"):
+        negated = self.is_kw(tok, "not")  # field not in (...), field not like '...'
+        if negated:
             self.advance()
-            return self.parse_in(field, negated=False)
-        if self.is_kw(tok, "like"):
-            self.advance()
-            return self.parse_like(field, negated=False)
-        if self.is_kw(tok, "not"):
-            self.advance()
-            nxt = self.peek()
-            if self.is_kw(nxt, "in"):
+            tok = self.peek()
+        for word, parse in (("in", self.parse_in), ("like", self.parse_like)):
+            if self.is_kw(tok, word):
                 self.advance()
-                return self.parse_in(field, negated=True)
-            if self.is_kw(nxt, "like"):
-                self.advance()
-                return self.parse_like(field, negated=True)
-            raise self.fail(nxt, "expected 'in' or 'like'")
+                return parse(field, negated=negated)
+        if negated:
+            raise self.fail(tok, "expected 'in' or 'like'")
         if self.is_kw(tok, "is"):
             self.advance()
             negated = self.is_kw(self.peek(), "not")
