@@ -184,11 +184,11 @@ class BackendError(RepspaceError):
 
     Examples
     --------
-    >>> try:
-    ...     raise BackendError("cannot reach a Ray cluster at 10.0.0.5:6379: connection refused")
-    ... except RepspaceError as e:
-    ...     print(type(e).__name__, e.exit_code)
-    BackendError 7
+    The CLI prints it as one line and exits with its code:
+
+    >>> err = BackendError("cannot reach a Ray cluster at 10.0.0.5:6379: connection refused")
+    >>> err.exit_code, f"error: {err}"
+    (7, 'error: cannot reach a Ray cluster at 10.0.0.5:6379: connection refused')
     """
 
     exit_code = 7

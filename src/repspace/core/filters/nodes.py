@@ -381,9 +381,11 @@ class Or(_Chain):
 
     Examples
     --------
-    >>> a, b, c = (Truthy(Field((k,))) for k in "abc")
-    >>> str(Or((And((a, b)), c)))
-    'a and b or c'
+    ``and`` binds tighter, so an :class:`And` operand needs no parentheses:
+
+    >>> expr = Or((And((Truthy(Field(("a",))), Truthy(Field(("b",))))), Truthy(Field(("c",)))))
+    >>> str(expr), len(expr.items)
+    ('a and b or c', 2)
     """
 
     word: ClassVar[str] = "or"
