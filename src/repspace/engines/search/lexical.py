@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_choice, check_scalar
+from repspace.core.checks import check_choice, check_scalar, check_strings
 from repspace.core.errors import InputError, NotFoundError
 
 #: Version of the folder layout and stamp; a different one means rebuild.
@@ -207,12 +207,7 @@ class LexicalIndex:
         <LexicalIndex bm25-lucene-k1_1.5-b0.75-nostem-nostop docs=2>
         """
         params = LexicalParams(method=method, k1=k1, b=b, stemmer=stemmer, stopwords=stopwords)
-        if isinstance(texts, str):
-            raise InputError("texts must be a list of strings, not one string")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise InputError(f"text {i} is {type(t).__name__}, not a string")
+        texts = check_strings(texts, "texts", "text")
         row_arr = _check_rows(rows, len(texts))
         order = np.argsort(row_arr, kind="stable")
         if not np.array_equal(order, np.arange(len(order))):
@@ -256,12 +251,7 @@ class LexicalIndex:
         >>> r.tolist()
         [[1, 0], [2, -1], [-1, -1]]
         """
-        if isinstance(queries, str):
-            queries = [queries]
-        queries = list(queries)
-        for i, q in enumerate(queries):
-            if not isinstance(q, str):
-                raise InputError(f"query {i} is {type(q).__name__}, not a string")
+        queries = check_strings([queries] if isinstance(queries, str) else queries, "queries", "query")
         k = check_scalar(k, "k", int, low=1)
         m, n = len(queries), len(self.rows)
         out_s = np.zeros((m, k), np.float32)
