@@ -131,8 +131,9 @@ class SpaceInfo:
     >>> info = space.info()
     >>> info.name, info.count, info.dim, info.metric.value, info.dtype, info.generation
     ('t', 2, 2, 'l2', 'float32', 1)
-    >>> sorted(info.to_dict())[:4]
-    ['count', 'created_at', 'dead_rows', 'dim']
+    >>> d = info.to_dict()  # JSON-ready: the metric as its name
+    >>> d["metric"], d["provenance"], d["next_row"] - d["dead_rows"] == d["count"]
+    ('l2', {}, True)
     """
 
     name: str
