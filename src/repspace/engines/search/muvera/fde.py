@@ -26,8 +26,11 @@ MAX_K_SIM = 16
 BATCH_ENTRIES = 4 * 1024 * 1024
 
 
-def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> int | None:
-    return check_scalar(value, f"FDEConfig.{name}", int, low=minimum, none=allow_none)
+#: FDEConfig's integer fields: (lowest, highest or None, None allowed).
+_INT_FIELDS: dict[str, tuple[int, int | None, bool]] = {
+    "dim": (1, None, False), "k_sim": (0, MAX_K_SIM, False), "d_proj": (1, None, True), "reps": (1, None, False),
+    "final_dim": (1, None, True), "seed": (0, None, False),
+}
 
 
 @dataclass(frozen=True)
@@ -81,15 +84,11 @@ class FDEConfig:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "dim", _check_int("dim", self.dim, 1))
-        set_(self, "k_sim", check_scalar(self.k_sim, "FDEConfig.k_sim", int, low=0, high=MAX_K_SIM))
-        set_(self, "d_proj", _check_int("d_proj", self.d_proj, 1, allow_none=True))
-        set_(self, "reps", _check_int("reps", self.reps, 1))
+        for name, (low, high, none) in _INT_FIELDS.items():
+            set_(self, name, check_scalar(getattr(self, name), f"FDEConfig.{name}", int, low=low, high=high, none=none))
         if not isinstance(self.fill_empty, (bool, np.bool_)):
             raise InputError(f"FDEConfig.fill_empty must be True or False, got {self.fill_empty!r}")
         set_(self, "fill_empty", bool(self.fill_empty))
-        set_(self, "final_dim", _check_int("final_dim", self.final_dim, 1, allow_none=True))
-        set_(self, "seed", _check_int("seed", self.seed, 0))
 
     @property
     def n_partitions(self) -> int:
