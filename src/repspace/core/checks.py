@@ -18,7 +18,7 @@ import numpy as np
 
 from repspace.core.errors import InputError
 
-__all__ = ["check_choice", "check_scalar", "positive_int"]
+__all__ = ["check_choice", "check_scalar", "check_strings", "positive_int"]
 
 T = TypeVar("T")
 Bounds = Literal["both", "left", "right", "neither"]
@@ -111,6 +111,33 @@ def check_choice(value: Any, name: str, choices: Iterable[T]) -> T:
     if not isinstance(value, (str, int, float)) or isinstance(value, bool) or value not in options:
         raise InputError(f"{name} must be one of {', '.join(map(str, options))}, not {value!r}")
     return value
+
+
+def check_strings(values: Iterable[Any], name: str, item: str) -> list[str]:
+    """``values`` as a list of ``str``; else one :class:`InputError` line (one string, or which item is not one).
+
+    ``name`` is the parameter (``"texts"``), ``item`` what one element is called (``"text"``).
+
+    Examples
+    --------
+    >>> check_strings(("a cat", "a dog"), "texts", "text")
+    ['a cat', 'a dog']
+    >>> check_strings("a cat", "texts", "text")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: texts must be a list of strings, not one string
+    >>> check_strings(["a cat", 3], "texts", "text")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: text 1 is int, not a string
+    """
+    if isinstance(values, str):
+        raise InputError(f"{name} must be a list of strings, not one string")
+    out = list(values)
+    for i, value in enumerate(out):
+        if not isinstance(value, str):
+            raise InputError(f"{item} {i} is {type(value).__name__}, not a string")
+    return out
 
 
 def positive_int(value: Any, name: str) -> int:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = ["PRECISIONS", "REDUCTIONS", "CodecSpec", "code_bytes", "parse_codec", "parse_precision", "sign_bits",
@@ -142,7 +143,7 @@ class CodecSpec:
     >>> CodecSpec(dims=0)
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: codec dims must be a positive integer or None (full), got 0
+    repspace.core.errors.InputError: codec dims (None: all) must be a positive integer, not 0
     """
 
     method: str = "prefix"
@@ -151,8 +152,7 @@ class CodecSpec:
 
     def __post_init__(self) -> None:
         d = self.dims
-        if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1):
-            raise InputError(f"codec dims must be a positive integer or None (full), got {d!r}")
+        check_scalar(d, "codec dims (None: all)", int, low=1, none=True)
         if self.method not in REDUCTIONS:
             raise InputError(f"unknown codec method {self.method!r}; expected one of {', '.join(REDUCTIONS)}")
         if self.precision not in PRECISIONS:

@@ -62,7 +62,7 @@ class InputError(RepspaceError, ValueError):
     Examples
     --------
     >>> import numpy as np, os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=2)
     >>> space.add(["a"], np.array([[1.0, 2.0, 3.0]]))
     Traceback (most recent call last):
@@ -80,7 +80,7 @@ class NotFoundError(RepspaceError, KeyError):
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> Store(os.path.join(tempfile.mkdtemp(), "s.db")).space("news")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     repspace.core.errors.NotFoundError: no space 'news' in .../s.db; the store has no spaces yet
@@ -98,7 +98,7 @@ class ConflictError(RepspaceError):
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> _ = store.create_space("toy", dim=2)
     >>> store.create_space("toy", dim=2)
@@ -114,7 +114,7 @@ class FilterError(InputError):
 
     Examples
     --------
-    >>> from repspace.store import parse_filter
+    >>> from repspace.core.filters import parse as parse_filter
     >>> parse_filter("year >")
     Traceback (most recent call last):
     repspace.core.errors.FilterError: filter: expected a value after '>' at position 7: "year >"
@@ -142,7 +142,7 @@ class StoreError(RepspaceError):
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> path = os.path.join(tempfile.mkdtemp(), "notes.db")
     >>> with open(path, "w") as f:
     ...     _ = f.write("these are notes, not a store" * 100)
@@ -184,11 +184,11 @@ class BackendError(RepspaceError):
 
     Examples
     --------
-    >>> try:
-    ...     raise BackendError("cannot reach a Ray cluster at 10.0.0.5:6379: connection refused")
-    ... except RepspaceError as e:
-    ...     print(type(e).__name__, e.exit_code)
-    BackendError 7
+    The CLI prints it as one line and exits with its code:
+
+    >>> err = BackendError("cannot reach a Ray cluster at 10.0.0.5:6379: connection refused")
+    >>> err.exit_code, f"error: {err}"
+    (7, 'error: cannot reach a Ray cluster at 10.0.0.5:6379: connection refused')
     """
 
     exit_code = 7

@@ -16,15 +16,13 @@ class Hit:
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
-    >>> _ = sp.add(["a", "b", "c"], np.eye(3), texts=["apple", "banana", "cherry"], metadata=[{"n": 1}, {}, {}])
-    >>> hit = sp.search(np.array([1.0, 0.2, 0.0]), k=1)[0]
-    >>> hit.id, round(hit.score, 3), hit.text, hit.metadata, hit.row
-    ('a', 0.981, 'apple', {'n': 1}, 0)
-    >>> sorted(hit.to_dict())
-    ['id', 'metadata', 'score', 'text']
+    A space's search returns them in a :class:`SearchResult`; ``row`` is the item's row, not part of the JSON:
+
+    >>> hit = Hit("a", 0.981, "apple", {"n": 1}, row=0)
+    >>> hit
+    Hit('a', score=0.9810, text='apple')
+    >>> hit.to_dict()
+    {'id': 'a', 'score': 0.981, 'text': 'apple', 'metadata': {'n': 1}}
     """
 
     id: str
@@ -46,19 +44,19 @@ class Hit:
 class SearchPlan:
     """How a search was run, for ``--explain``: method, candidates, effort and why.
 
+    A space's search (:mod:`repspace.workflows.search`) writes one beside its hits
+    (:class:`SearchResult`): ``candidates`` are the items it could return (a filter's
+    matches), ``total`` the live items, ``ef`` the HNSW effort (``None`` for an exact scan).
+
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=3)
-    >>> _ = sp.add(["a", "b", "c"], np.eye(3), texts=["apple", "banana", "cherry"], metadata=[{"n": 1}, {}, {}])
-    >>> res = sp.search(np.array([1.0, 0.2, 0.0]), k=2)
-    >>> res.plan.method, res.plan.candidates, res.plan.total, res.plan.ef
-    ('exact', 3, 3, None)
-    >>> sp.search(np.array([1.0, 0.2, 0.0]), k=2, where="n = 1").plan.candidates  # the filter's matches
-    1
-    >>> sorted(res.plan.to_dict())
+    >>> plan = SearchPlan("hnsw", 120, 5000, ef=64, reason="5000 items, index current", index_action="loaded")
+    >>> plan.method, plan.candidates, plan.total, plan.ef
+    ('hnsw', 120, 5000, 64)
+    >>> sorted(plan.to_dict())
     ['candidates', 'ef', 'index_action', 'method', 'reason', 'total']
+    >>> SearchPlan("exact", 3, 3).ef is None
+    True
     """
 
     method: str  # "exact" or "hnsw"

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import InputError
 
 __all__ = [
@@ -60,10 +60,7 @@ TILE_ENTRIES = 1 << 21
 
 
 def _curvature(c: Any) -> float:
-    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(c) or c <= 0:
-        raise InputError(f"c (the ball's curvature is -c) must be a positive number, not {c!r}")
-    return float(c)
+    return check_scalar(c, "c (the ball's curvature is -c)", float, low=0, include="neither")
 
 
 def _radius_text(c: float) -> str:
@@ -163,8 +160,7 @@ def project(X: Any, eps: float = 1e-5, c: float = 1.0) -> np.ndarray:
     0.9
     """
     c = _curvature(c)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not 0 < eps < 1:
-        raise InputError(f"eps must be a number in (0, 1), not {eps!r}")
+    check_scalar(eps, "eps", float, low=0, high=1, include="neither")
     arr = _finite(X, "X")
     limit = (1.0 - float(eps)) / math.sqrt(c)
     norms = np.linalg.norm(arr, axis=-1, keepdims=True)
@@ -241,6 +237,7 @@ def exp_map(v: Any, x: Any = None, c: float = 1.0) -> np.ndarray:
     Returns
     -------
     ndarray of float64
+        The points ``exp_x(v)``, shaped as ``v`` and ``x`` broadcast together.
 
     Examples
     --------
@@ -268,19 +265,8 @@ def log_map(y: Any, x: Any = None, c: float = 1.0) -> np.ndarray:
     ``w = (-x) ⊕ y``; at the origin ``log_0(y) = artanh(sqrt(c)|y|) y / (sqrt(c)|y|)``
     (Ganea et al. 2018). ``log_0`` sends the ball to its tangent space at the
     origin keeping distances from the origin: ``|log_0(y)| = d(0, y) / 2``.
-
-    Parameters
-    ----------
-    y : array-like
-        Points of the ball, along the last axis.
-    x : array-like, optional
-        Base points in the ball (broadcast against ``y``); the origin when omitted.
-    c : float
-        The ball's curvature is ``-c``.
-
-    Returns
-    -------
-    ndarray of float64
+    ``x`` and ``c`` are those of :func:`exp_map`, ``y`` points of the ball
+    (along the last axis, broadcast against ``x``); the result is float64.
 
     Examples
     --------

@@ -125,14 +125,15 @@ class SpaceInfo:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2, metric="l2")
     >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]])
     >>> info = space.info()
     >>> info.name, info.count, info.dim, info.metric.value, info.dtype, info.generation
     ('t', 2, 2, 'l2', 'float32', 1)
-    >>> sorted(info.to_dict())[:4]
-    ['count', 'created_at', 'dead_rows', 'dim']
+    >>> d = info.to_dict()  # JSON-ready: the metric as its name
+    >>> d["metric"], d["provenance"], d["next_row"] - d["dead_rows"] == d["count"]
+    ('l2', {}, True)
     """
 
     name: str

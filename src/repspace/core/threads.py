@@ -13,9 +13,7 @@ Examples
 
 from __future__ import annotations
 
-import numpy as np
-
-from repspace.core.errors import InputError
+from repspace.core.checks import check_scalar
 
 __all__ = ["requested_threads", "set_threads"]
 
@@ -53,8 +51,7 @@ def set_threads(n: int | None) -> int:
     2
     >>> _ = set_threads(current)
     """
-    if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1):
-        raise InputError(f"threads must be an integer >= 1, got {n!r}")
+    check_scalar(n, "threads", int, low=1, none=True)
     import torch
 
     global _REQUESTED

@@ -92,8 +92,8 @@ def test_threads_evicting_each_other_still_get_the_reference(store, monkeypatch)
     """Tiny caches and four threads: every entry is evicted under the others' feet; results stay exact."""
     import threading
 
-    monkeypatch.setattr(_selections, "MAX_COLUMN_BYTES", 1)
-    monkeypatch.setattr(_selections, "MAX_SELECTIONS", 1)
+    monkeypatch.setattr(_selections._COLUMNS, "max_bytes", 1)  # the caches' own bounds, restored after
+    monkeypatch.setattr(_selections._SELECTIONS, "max_entries", 1)
     _selections.clear()
     space = store.create_space("t", dim=2, metric="l2")
     n = 3000

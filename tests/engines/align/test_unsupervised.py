@@ -148,7 +148,7 @@ def test_profiles_ignore_rotation_not_the_items():
     ({"keep_prob": 0.0}, None, None, "keep_prob"),
     ({"max_rows": 5}, None, None, "max_rows must be an integer >= 10"),
     ({"dictionary": "both"}, None, None, "dictionary must be"),
-    ({"n_restarts": 0}, None, None, "n_restarts must be an integer >= 1"),
+    ({"n_restarts": 0}, None, None, "n_restarts must be a positive integer"),
     ({}, np.full((20, 3), np.nan), None, "NaN"),
 ])
 def test_bad_input_is_one_clear_error(kwargs, X, Y, message):

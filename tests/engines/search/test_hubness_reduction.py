@@ -224,7 +224,7 @@ def test_input_errors(data):
     cases = [
         ({"k": 0}, "k must be a positive integer"),
         ({"kappa": 75}, "kappa=75 needs at least 76 base items"),
-        ({"candidates": 3}, "candidates=3 must be at least k=5"),
+        ({"candidates": 3}, r"candidates \(k=5\) must be an integer >= 5, not 3"),
         ({"method": "hubless"}, "unknown hubness reduction 'hubless'"),
         ({"method": "ls", "metric": "ip"}, "local scaling needs a non-negative distance"),
         ({"metric": "manhattan"}, "unknown metric"),

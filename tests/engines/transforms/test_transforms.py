@@ -279,7 +279,7 @@ def test_degenerate_input_is_defined_or_an_error():
         Whiten().fit(np.ones((5, 3)))
     with pytest.raises(InputError, match="more than the 3 dimensions"):
         Whiten(k=4).fit(np.random.default_rng(0).normal(size=(5, 3)))
-    with pytest.raises(InputError, match="k must be an integer"):
+    with pytest.raises(InputError, match="Whiten: k must be a positive integer, not 0"):
         Whiten(k=0).fit(np.random.default_rng(0).normal(size=(5, 3)))
     with pytest.raises(InputError, match="eps"):
         Whiten(eps=0).fit(np.random.default_rng(0).normal(size=(5, 3)))

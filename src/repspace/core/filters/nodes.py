@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import ClassVar, TypeAlias
 
 from repspace.core.errors import FilterError
 from repspace.core.filters.validate import (
@@ -345,7 +345,24 @@ class Not(Node):
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class And(Node):
+class _Chain(Node):
+    """Two or more operands joined by one word: the base of :class:`And` and :class:`Or`."""
+
+    items: tuple[Expr, ...]
+    word: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "items", _check_items(self.items, type(self).__name__))
+
+    def _key(self) -> tuple[object, ...]:
+        return self.items
+
+    def __str__(self) -> str:
+        return f" {self.word} ".join(_wrap(item, type(self)) for item in self.items)
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class And(_Chain):
     """``a and b and ...`` with at least two operands.
 
     Examples
@@ -355,39 +372,23 @@ class And(Node):
     '(a or b) and c'
     """
 
-    items: tuple[Expr, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "items", _check_items(self.items, "And"))
-
-    def _key(self) -> tuple[object, ...]:
-        return self.items
-
-    def __str__(self) -> str:
-        return " and ".join(_wrap(item, And) for item in self.items)
+    word: ClassVar[str] = "and"
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class Or(Node):
+class Or(_Chain):
     """``a or b or ...`` with at least two operands.
 
     Examples
     --------
-    >>> a, b, c = (Truthy(Field((k,))) for k in "abc")
-    >>> str(Or((And((a, b)), c)))
-    'a and b or c'
+    ``and`` binds tighter, so an :class:`And` operand needs no parentheses:
+
+    >>> expr = Or((And((Truthy(Field(("a",))), Truthy(Field(("b",))))), Truthy(Field(("c",)))))
+    >>> str(expr), len(expr.items)
+    ('a and b or c', 2)
     """
 
-    items: tuple[Expr, ...]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "items", _check_items(self.items, "Or"))
-
-    def _key(self) -> tuple[object, ...]:
-        return self.items
-
-    def __str__(self) -> str:
-        return " or ".join(_wrap(item, Or) for item in self.items)
+    word: ClassVar[str] = "or"
 
 
 Expr: TypeAlias = Compare | In | IsNull | Like | Truthy | Not | And | Or

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,10 +83,8 @@ def _tokenize(source: str) -> list[_Token]:
         elif ch == "-" or ch == "." or "0" <= ch <= "9":
             tokens.append(_number(source, i))
             i += len(tokens[-1].text)
-        elif ch in "'\"":
-            i = _string(source, i, tokens)
-        elif ch == "`":
-            i = _qident(source, i, tokens)
+        elif ch in "'\"`":
+            i = _quoted(source, i, tokens)
         elif ch == "_" or ("a" <= ch <= "z") or ("A" <= ch <= "Z"):
             m = IDENT.match(source, i)
             assert m is not None
@@ -117,17 +116,27 @@ def _number(source: str, i: int) -> _Token:
     return _Token("number", text, value, i)
 
 
-def _string(source: str, start: int, tokens: list[_Token]) -> int:
+def _quoted(source: str, start: int, tokens: list[_Token]) -> int:
+    """Read the quoted token opening at ``start``; the index after it.
+
+    A string (``'...'`` or ``"..."``, backslash escapes) or a backquoted key
+    (a backquote written twice inside it).
+    """
     quote = source[start]
+    kind, noun, whole = ("qident", "key", "backquoted key") if quote == "`" else ("string", "string", "string")
     out: list[str] = []
     j, n = start + 1, len(source)
     while True:
         if j >= n:
-            raise _error(source, start, "unterminated string starting")
+            raise _error(source, start, f"unterminated {whole} starting")
         ch = source[j]
         if ch == quote:
+            if kind == "qident" and source[j + 1 : j + 2] == "`":
+                out.append("`")
+                j += 2
+                continue
             break
-        if ch == "\\":
+        if ch == "\\" and kind == "string":
             esc = source[j + 1] if j + 1 < n else ""
             if not esc:
                 raise _error(source, start, "unterminated string starting")
@@ -138,32 +147,10 @@ def _string(source: str, start: int, tokens: list[_Token]) -> int:
             continue
         bad = bad_text(ch)
         if bad:
-            raise _error(source, j, f"a string cannot contain {bad}")
+            raise _error(source, j, f"a {noun} cannot contain {bad}")
         out.append(ch)
         j += 1
-    tokens.append(_Token("string", source[start : j + 1], "".join(out), start))
-    return j + 1
-
-
-def _qident(source: str, start: int, tokens: list[_Token]) -> int:
-    out: list[str] = []
-    j, n = start + 1, len(source)
-    while True:
-        if j >= n:
-            raise _error(source, start, "unterminated backquoted key starting")
-        ch = source[j]
-        if ch == "`":
-            if source[j + 1 : j + 2] == "`":
-                out.append("`")
-                j += 2
-                continue
-            break
-        bad = bad_text(ch)
-        if bad:
-            raise _error(source, j, f"a key cannot contain {bad}")
-        out.append(ch)
-        j += 1
-    tokens.append(_Token("qident", source[start : j + 1], "".join(out), start))
+    tokens.append(_Token(kind, source[start : j + 1], "".join(out), start))
     return j + 1
 
 
@@ -217,18 +204,18 @@ class _Parser:
         return expr
 
     def parse_or(self) -> Expr:
-        items = [self.parse_and()]
-        while self.is_kw(self.peek(), "or"):
-            self.advance()
-            items.append(self.parse_and())
-        return items[0] if len(items) == 1 else Or(tuple(items))
+        return self.parse_chain("or", self.parse_and, Or)
 
     def parse_and(self) -> Expr:
-        items = [self.parse_not()]
-        while self.is_kw(self.peek(), "and"):
+        return self.parse_chain("and", self.parse_not, And)
+
+    def parse_chain(self, word: str, operand: Callable[[], Expr], node: type[And] | type[Or]) -> Expr:
+        """``operand (word operand)*``: one operand as is, several under one ``node``."""
+        items = [operand()]
+        while self.is_kw(self.peek(), word):
             self.advance()
-            items.append(self.parse_not())
-        return items[0] if len(items) == 1 else And(tuple(items))
+            items.append(operand())
+        return items[0] if len(items) == 1 else node(tuple(items))
 
     def parse_not(self) -> Expr:
         count = 0
@@ -273,22 +260,16 @@ class _Parser:
             if problem:
                 raise _error(self.source, value_tok.pos, problem)
             return Compare(field, tok.value, value)
-        if self.is_kw(tok, "in"):
+        negated = self.is_kw(tok, "not")  # field not in (...), field not like '...'
+        if negated:
             self.advance()
-            return self.parse_in(field, negated=False)
-        if self.is_kw(tok, "like"):
-            self.advance()
-            return self.parse_like(field, negated=False)
-        if self.is_kw(tok, "not"):
-            self.advance()
-            nxt = self.peek()
-            if self.is_kw(nxt, "in"):
+            tok = self.peek()
+        for word, parse in (("in", self.parse_in), ("like", self.parse_like)):
+            if self.is_kw(tok, word):
                 self.advance()
-                return self.parse_in(field, negated=True)
-            if self.is_kw(nxt, "like"):
-                self.advance()
-                return self.parse_like(field, negated=True)
-            raise self.fail(nxt, "expected 'in' or 'like'")
+                return parse(field, negated=negated)
+        if negated:
+            raise self.fail(tok, "expected 'in' or 'like'")
         if self.is_kw(tok, "is"):
             self.advance()
             negated = self.is_kw(self.peek(), "not")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
 from repspace.core.errors import NotFoundError
 from repspace.core.space import Metric, SpaceInfo
@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from repspace.core.store._store import Store
 
 __all__ = ["Item", "SpaceBase", "SpaceHeader", "now_iso"]
+
+T = TypeVar("T")
 
 
 def now_iso() -> str:
@@ -34,6 +36,25 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
+class _InfoField(Generic[T]):
+    """A read-only attribute of a space: the field of the same name of its description as last read."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.field = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _InfoField[T]: ...
+
+    @overload
+    def __get__(self, obj: SpaceBase, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: SpaceBase | None, owner: type | None = None) -> T | _InfoField[T]:
+        return self if obj is None else getattr(obj._info, self.field)
+
+    def __set__(self, obj: SpaceBase, value: Any) -> None:
+        raise AttributeError(f"a space's {self.field} is read-only")
+
+
 @dataclass(frozen=True)
 class Item:
     """One stored item (without its vector).
@@ -41,7 +62,7 @@ class Item:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
     >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], texts=["a cat", None], metadata=[{"y": 1}, None])
     >>> [(it.id, it.text, it.metadata, it.row) for it in space.get(["b", "a"])]
@@ -87,26 +108,12 @@ class SpaceBase:
         self._info = info
         self._info_version: tuple[int, int] | None = None  # the store's version when _info was read
 
-    # ----------------------------------------------------------------- identity
-    @property
-    def name(self) -> str:
-        return self._info.name
-
-    @property
-    def dim(self) -> int:
-        return self._info.dim
-
-    @property
-    def metric(self) -> Metric:
-        return self._info.metric
-
-    @property
-    def dtype(self) -> str:
-        return self._info.dtype
-
-    @property
-    def uid(self) -> str:
-        return self._info.uid
+    # ----------------------------------------------------------------- identity (as last read; info() re-reads)
+    name: _InfoField[str] = _InfoField()
+    dim: _InfoField[int] = _InfoField()
+    metric: _InfoField[Metric] = _InfoField()
+    dtype: _InfoField[str] = _InfoField()
+    uid: _InfoField[str] = _InfoField()
 
     @property
     def provenance(self) -> dict[str, Any]:

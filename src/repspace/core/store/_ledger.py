@@ -27,7 +27,7 @@ class ShardEntry:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
     >>> _ = space.add(["a", "b"], [[1.0, 0.0], [0.0, 1.0]], shard=ShardEntry("ab" * 32, "job1", "shard-00000"))
     >>> (e,) = space.shards("job1").values()

@@ -38,7 +38,7 @@ class SavedResult:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
     >>> space = store.create_space("v", dim=2)
     >>> _ = store.save_result({"task_name": "sts:x", "scores": {"test": [{"main_score": 0.5}]}}, space=space)

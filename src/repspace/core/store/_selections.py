@@ -84,7 +84,6 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
                                index_dir=index_dir, persist=persist)
     selected = rows[evaluate_columns(flt.expr, columns)]
     selected.flags.writeable = False
-    _SELECTIONS.max_entries = MAX_SELECTIONS  # the bounds as the module states them now
     _SELECTIONS.put(key, selected)
     return selected
 
@@ -131,7 +130,6 @@ def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[st
         added = [p for p in paths if _COLUMNS.get((uid, generation, p)) is None]
         if added or known is None:
             _ROWS[(uid, generation)] = rows
-            _COLUMNS.max_bytes = MAX_COLUMN_BYTES  # the bound as the module states it now
             for path in added:
                 _COLUMNS.put((uid, generation, path), columns[path])
             STATS["read"] += 1

@@ -34,7 +34,7 @@ class AddResult:
     Examples
     --------
     >>> import os, tempfile
-    >>> from repspace.store import Store
+    >>> from repspace.core.store import Store
     >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
     >>> _ = space.add(["a", "b", "c"], [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
     >>> r = space.add(["a", "b", "c", "d"], [[1.0, 0.0], [0.0, 1.0], [2.0, 1.0], [1.0, 2.0]],

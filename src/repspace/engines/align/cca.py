@@ -52,13 +52,13 @@ A signal shared by two spaces of different dimensions is found first:
 from __future__ import annotations
 
 import hashlib
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from repspace.core.arrays import as_matrix, check_pair
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.linalg import svd
 
@@ -141,9 +141,7 @@ class CCAResult:
 
 
 def _components(k: Any, limit: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= limit:
-        raise InputError(f"n_components must be an integer from 1 to {limit}, not {k!r}")
-    return int(k)
+    return check_scalar(k, "n_components", int, low=1, high=limit)
 
 
 def _inv_sqrt(C: np.ndarray, name: str) -> np.ndarray:
@@ -212,10 +210,7 @@ def fit_cca(X: Any, Y: Any, *, n_components: int | None = None, reg: float = 1e-
     repspace.core.errors.InputError: X has 200 rows and Y has 10: the two spaces must hold the same items, row for row
     """
     X, Y = check_pair(X, Y, min_rows=2, measure="CCA", unit="shared items")
-    if isinstance(reg, bool) or not isinstance(reg, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(reg) or reg < 0:
-        raise InputError(f"reg must be a number >= 0, not {reg!r}")
-    reg = float(reg)
+    reg = check_scalar(reg, "reg", float, low=0)
     n, dx = X.shape
     dy = Y.shape[1]
     limit = min(dx, dy, n - 1)

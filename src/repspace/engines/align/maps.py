@@ -14,6 +14,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV, KFold
 
 from repspace.core.arrays import as_matrix, block64, row_slices
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.linalg import svd
 from repspace.engines.align._base import Map, pair_moments
@@ -169,8 +170,7 @@ class RidgeMap(Map):
             raise InputError(f"RidgeMap: alphas must be a non-empty list of positive finite numbers, "
                              f"not {self.alphas!r}")
         cv = self.cv
-        if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-            raise InputError(f"RidgeMap: cv must be an integer >= 2, not {cv!r}")
+        check_scalar(cv, "RidgeMap: cv", int, low=2)
         if n < max(int(cv), 3):
             raise InputError(f"RidgeMap needs at least {max(int(cv), 3)} pairs for {int(cv)}-fold "
                              f"cross-validation, got {n}")

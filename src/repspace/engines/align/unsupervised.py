@@ -62,6 +62,7 @@ from typing import Any, Self
 import numpy as np
 
 from repspace.core.arrays import as_matrix, block64, row_slices, unit_rows
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.linalg import svd
 from repspace.engines.align._base import Map
@@ -471,18 +472,12 @@ class Unsupervised(Map):
         return _union(src, trg, len(B))
 
     def _check_params(self) -> None:
-        if self.init not in INITS:
-            raise InputError(f"Unsupervised: init must be one of {', '.join(INITS)}, not {self.init!r}")
-        if self.dictionary not in ("mutual", "union"):
-            raise InputError(f"Unsupervised: dictionary must be 'mutual' or 'union', not {self.dictionary!r}")
+        check_choice(self.init, "Unsupervised: init", INITS)
+        check_choice(self.dictionary, "Unsupervised: dictionary", ("mutual", "union"))
         minimums = {"max_rows": 10, "k_csls": 1, "patience": 1, "max_iter": 1, "n_restarts": 1}
         if self.n_init is not None:
             minimums["n_init"] = 10
         for name, low in minimums.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-                raise InputError(f"Unsupervised: {name} must be an integer >= {low}, not {v!r}")
-        if not (isinstance(self.keep_prob, (int, float)) and 0.0 < float(self.keep_prob) <= 1.0):
-            raise InputError(f"Unsupervised: keep_prob must be in (0, 1], not {self.keep_prob!r}")
-        if not (isinstance(self.tol, (int, float)) and float(self.tol) >= 0.0):
-            raise InputError(f"Unsupervised: tol must be >= 0, not {self.tol!r}")
+            check_scalar(getattr(self, name), f"Unsupervised: {name}", int, low=low)
+        check_scalar(self.keep_prob, "Unsupervised: keep_prob", float, low=0, high=1, include="right")
+        check_scalar(self.tol, "Unsupervised: tol", float, low=0)

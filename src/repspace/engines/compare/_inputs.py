@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repspace.core.errors import InputError
+from repspace.core.checks import check_choice
 
 #: Values accepted by the ``precision`` option of the moment-based measures.
 PRECISIONS = ("auto", "float64")
@@ -10,6 +10,4 @@ PRECISIONS = ("auto", "float64")
 
 def check_precision(precision: str) -> str:
     """``auto`` or ``float64`` (see :func:`repspace.engines.compare.cka_linear`)."""
-    if precision not in PRECISIONS:
-        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
-    return precision
+    return check_choice(precision, "precision", PRECISIONS)

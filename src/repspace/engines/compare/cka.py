@@ -128,8 +128,7 @@ def cka_debiased(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | 
     precision : ``auto`` or ``float64``
         As in :func:`cka_linear`.
     backend : Backend, optional
-        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+        As in :func:`cka_linear` (``None``: this process).
 
     Returns
     -------

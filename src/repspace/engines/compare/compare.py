@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import check_pair
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.backend import Backend
 from repspace.core.moments import moments
@@ -211,8 +212,7 @@ def compare(X: Any, Y: Any, measures: str | Iterable[str] | None = None, k: int 
                     precision="float64" if "svcca" in keys else precision, backend=backend)
         for key in on_moments:
             attempt(key, lambda key=key: _FROM_MOMENTS[key](m))
-    if isinstance(changed, bool) or not isinstance(changed, (int, np.integer)) or changed < 0:
-        raise InputError(f"changed must be a non-negative integer, not {changed!r}")
+    check_scalar(changed, "changed", int, low=0)
     on_graphs = [key for key in keys if key in _FROM_GRAPHS]
     moved = None
     if on_graphs or changed:

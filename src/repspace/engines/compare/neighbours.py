@@ -268,8 +268,9 @@ def jaccard_from_graphs(gx: KnnGraph, gy: KnnGraph) -> NeighbourhoodJaccard:
     --------
     >>> import numpy as np
     >>> X = np.random.default_rng(0).standard_normal((30, 4))
-    >>> jaccard_from_graphs(*graphs(X, 2 * X, 5)).value
-    1.0
+    >>> gx, gy = graphs(X, 2 * X, 5)  # built once, read by both measures
+    >>> jaccard_from_graphs(gx, gy).value, mutual_knn_from_graphs(gx, gy).value
+    (1.0, 1.0)
     """
     return NeighbourhoodJaccard(_jaccard_values(gx, gy), gx.k, knn_info(gx, gy))
 

@@ -49,8 +49,7 @@ def procrustes(X: Any, Y: Any, *, precision: str = "auto", backend: Backend | No
     precision : ``auto`` or ``float64``
         As in :func:`repspace.engines.compare.cka_linear`.
     backend : Backend, optional
-        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+        As in :func:`repspace.engines.compare.cka_linear` (``None``: this process).
 
     Returns
     -------

@@ -107,8 +107,7 @@ def svcca(X: Any, Y: Any, *, variance: float = DEFAULT_VARIANCE, backend: Backen
         Keep, in each centred space, the fewest top singular directions whose
         share of the variance reaches this (``0 < variance ≤ 1``).
     backend : Backend, optional
-        Where the moment pass sums its rows (:class:`repspace.core.backend.Backend`;
-        ``None``: this process).
+        As in :func:`repspace.engines.compare.cka_linear` (``None``: this process).
 
     Returns
     -------

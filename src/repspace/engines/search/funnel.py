@@ -291,8 +291,7 @@ class FunnelIndex:
                 raise InputError(f"vectors must be a C-contiguous float32 (rows, {self.dim}) array")
         if sp.refine_factor is not None and fetch is None and vectors is None:
             raise InputError(f"{sp} rescores a shortlist with the full vectors: pass fetch(rows) -> vectors")
-        if ef is not None and (not isinstance(ef, (int, np.integer)) or isinstance(ef, bool) or ef < 1):
-            raise InputError(f"ef must be a positive integer, not {ef!r}")
+        check_scalar(ef, "ef", int, low=1, none=True)
         queries = self._check(q, "query vectors")
         mask = None
         if allowed is not None:

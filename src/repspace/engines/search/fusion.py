@@ -15,13 +15,12 @@ Equal contributions give bit-identical sums whatever the order of the rankings
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import InputError
 
 
@@ -61,9 +60,7 @@ def rrf(
     Rows 1 and 3 tie (1/1 = 1/2 + 1/2): the lower row comes first.
     """
     k = positive_int(k, "k")
-    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (
-            math.isfinite(c) and c >= 0):
-        raise InputError(f"the RRF constant c must be a finite number ≥ 0, not {c!r}")
+    check_scalar(c, "the RRF constant c", float, low=0)
     arrays, single = _check_rankings(rankings)
     w = _check_weights(weights, len(arrays))
     m = arrays[0].shape[0]
@@ -185,11 +182,7 @@ def _check_weights(weights: Sequence[float] | None, n: int) -> list[float]:
     w = list(weights)
     if len(w) != n:
         raise InputError(f"{len(w)} weights for {n} rankings")
-    for x in w:
-        if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(x) and x >= 0):
-            raise InputError(f"weights must be finite numbers ≥ 0, not {x!r}")
-    return [float(x) for x in w]
+    return [check_scalar(x, "weights", float, low=0) for x in w]
 
 
 def _entries(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

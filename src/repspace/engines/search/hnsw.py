@@ -36,17 +36,15 @@ class HNSWParams:
     >>> HNSWParams(m=1)
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: HNSW M must be between 2 and 256, not 1
+    repspace.core.errors.InputError: HNSW M must be an integer in [2, 256], not 1
     """
 
     m: int = 32
     ef_construction: int = 100
 
     def __post_init__(self) -> None:
-        if not (2 <= self.m <= 256):
-            raise InputError(f"HNSW M must be between 2 and 256, not {self.m}")
-        if not (1 <= self.ef_construction <= 10_000):
-            raise InputError(f"HNSW efConstruction must be between 1 and 10000, not {self.ef_construction}")
+        check_scalar(self.m, "HNSW M", int, low=2, high=256)
+        check_scalar(self.ef_construction, "HNSW efConstruction", int, low=1, high=10_000)
 
 
 def faiss_metric(metric: Metric) -> int:

@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_ndtr
 
-from repspace.core.checks import positive_int
+from repspace.core.checks import check_scalar, positive_int
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
 from repspace.core.limits import HUBNESS_BLOCK_ENTRIES, TIE_BAND_FLOAT64
@@ -329,9 +329,7 @@ def reduce_hubness(
     q = _prepare(queries, "queries", metric, x.shape[1])
     n = x.shape[0]
     if candidates is not None:
-        candidates = positive_int(candidates, "candidates")
-        if candidates < k:
-            raise InputError(f"candidates={candidates} must be at least k={k}")
+        candidates = check_scalar(candidates, f"candidates (k={k})", int, low=k)
     if stats is None:
         stats = _base_stats(x, kappa, metric)
     elif not isinstance(stats, NeighbourStatistics):

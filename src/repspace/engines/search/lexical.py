@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import errno
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -41,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar, check_strings
 from repspace.core.errors import InputError, NotFoundError
 
 #: Version of the folder layout and stamp; a different one means rebuild.
@@ -100,16 +99,9 @@ class LexicalParams:
     stopwords: str | None = "en"
 
     def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise InputError(f"unknown BM25 method {self.method!r}; use one of: {', '.join(METHODS)}")
-        for name, lo, hi in (("k1", 0.0, math.inf), ("b", 0.0, 1.0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-                raise InputError(f"BM25 {name} must be a number, not {value!r}")
-            value = float(value)
-            if not (math.isfinite(value) and lo <= value <= hi):
-                raise InputError(f"BM25 {name} must be a finite number in [{lo:g}, {hi:g}], not {value!r}")
-            object.__setattr__(self, name, value)
+        check_choice(self.method, "the BM25 method", METHODS)
+        object.__setattr__(self, "k1", check_scalar(self.k1, "BM25 k1", float, low=0))
+        object.__setattr__(self, "b", check_scalar(self.b, "BM25 b", float, low=0, high=1))
         if self.stemmer is not None and self.stemmer not in _stemmers():
             raise InputError(f"unknown stemmer {self.stemmer!r}; use None or one of: {', '.join(_stemmers())}")
         if self.stopwords is not None and self.stopwords not in STOPWORD_LISTS:
@@ -215,12 +207,7 @@ class LexicalIndex:
         <LexicalIndex bm25-lucene-k1_1.5-b0.75-nostem-nostop docs=2>
         """
         params = LexicalParams(method=method, k1=k1, b=b, stemmer=stemmer, stopwords=stopwords)
-        if isinstance(texts, str):
-            raise InputError("texts must be a list of strings, not one string")
-        texts = list(texts)
-        for i, t in enumerate(texts):
-            if not isinstance(t, str):
-                raise InputError(f"text {i} is {type(t).__name__}, not a string")
+        texts = check_strings(texts, "texts", "text")
         row_arr = _check_rows(rows, len(texts))
         order = np.argsort(row_arr, kind="stable")
         if not np.array_equal(order, np.arange(len(order))):
@@ -264,12 +251,7 @@ class LexicalIndex:
         >>> r.tolist()
         [[1, 0], [2, -1], [-1, -1]]
         """
-        if isinstance(queries, str):
-            queries = [queries]
-        queries = list(queries)
-        for i, q in enumerate(queries):
-            if not isinstance(q, str):
-                raise InputError(f"query {i} is {type(q).__name__}, not a string")
+        queries = check_strings([queries] if isinstance(queries, str) else queries, "queries", "query")
         k = check_scalar(k, "k", int, low=1)
         m, n = len(queries), len(self.rows)
         out_s = np.zeros((m, k), np.float32)

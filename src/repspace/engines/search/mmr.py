@@ -8,12 +8,12 @@ distance from what was already picked.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from repspace.core.arrays import unit_rows
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
 
@@ -65,11 +65,8 @@ def mmr(
     >>> mmr(q, x, [10, 11, 12], k=2, lambda_=0.5)[1].tolist()
     [10, 12]
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k must be a positive integer, not {k!r}")
-    if isinstance(lambda_, bool) or not isinstance(lambda_, (int, float, np.integer, np.floating)) or not (
-            math.isfinite(lambda_) and 0.0 <= lambda_ <= 1.0):
-        raise InputError(f"lambda_ must be a number in [0, 1], not {lambda_!r}")
+    check_scalar(k, "k", int, low=1)
+    check_scalar(lambda_, "lambda_", float, low=0, high=1)
     metric = Metric.parse(metric)
     metric.require_vector_space("MMR diversification")
     q, x, rows = _check(query_vector, candidate_vectors, candidate_rows)

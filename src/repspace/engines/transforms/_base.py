@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from repspace.core.arrays import as_matrix, block64, row_slices
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.estimators import FittedState, NotFittedError
 from repspace.core.linalg import svd
@@ -87,9 +88,7 @@ def state_digest(state: Mapping[str, np.ndarray]) -> str:
 
 
 def _int_param(value: Any, name: str, owner: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise InputError(f"{owner}: {name} must be an integer >= {minimum}, not {value!r}")
-    return int(value)
+    return check_scalar(value, f"{owner}: {name}", int, low=minimum)
 
 
 class Transform(FittedState, TransformerMixin, BaseEstimator):

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import block64, row_slices
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.transforms._base import (
     Transform,
@@ -353,10 +354,7 @@ def _mean(X: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _eps(value: Any, owner: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not (
-            np.isfinite(value) and 0 < value < 1):
-        raise InputError(f"{owner}: eps must be a number in (0, 1), not {value!r}")
-    return float(value)
+    return check_scalar(value, f"{owner}: eps", float, low=0, high=1, include="neither")
 
 
 def _check_shape(obj: Transform, attr: str, shape: tuple[int, ...]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = ["BATCH_ENTRIES", "MAX_K_SIM", "FDEConfig", "fde_documents", "fde_queries"]
@@ -25,13 +26,11 @@ MAX_K_SIM = 16
 BATCH_ENTRIES = 4 * 1024 * 1024
 
 
-def _check_int(name: str, value: Any, minimum: int, allow_none: bool = False) -> int | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        extra = " or None" if allow_none else ""
-        raise InputError(f"FDEConfig.{name} must be an integer >= {minimum}{extra}, got {value!r}")
-    return int(value)
+#: FDEConfig's integer fields: (lowest, highest or None, None allowed).
+_INT_FIELDS: dict[str, tuple[int, int | None, bool]] = {
+    "dim": (1, None, False), "k_sim": (0, MAX_K_SIM, False), "d_proj": (1, None, True), "reps": (1, None, False),
+    "final_dim": (1, None, True), "seed": (0, None, False),
+}
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,7 @@ class FDEConfig:
     >>> FDEConfig(dim=384, k_sim=40)
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: FDEConfig.k_sim must be at most 16 (2**16 partitions), got 40
+    repspace.core.errors.InputError: FDEConfig.k_sim must be an integer in [0, 16], not 40
     """
 
     dim: int
@@ -85,19 +84,11 @@ class FDEConfig:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        set_(self, "dim", _check_int("dim", self.dim, 1))
-        set_(self, "k_sim", _check_int("k_sim", self.k_sim, 0))
-        if self.k_sim > MAX_K_SIM:
-            raise InputError(
-                f"FDEConfig.k_sim must be at most {MAX_K_SIM} (2**{MAX_K_SIM} partitions), got {self.k_sim}"
-            )
-        set_(self, "d_proj", _check_int("d_proj", self.d_proj, 1, allow_none=True))
-        set_(self, "reps", _check_int("reps", self.reps, 1))
+        for name, (low, high, none) in _INT_FIELDS.items():
+            set_(self, name, check_scalar(getattr(self, name), f"FDEConfig.{name}", int, low=low, high=high, none=none))
         if not isinstance(self.fill_empty, (bool, np.bool_)):
             raise InputError(f"FDEConfig.fill_empty must be True or False, got {self.fill_empty!r}")
         set_(self, "fill_empty", bool(self.fill_empty))
-        set_(self, "final_dim", _check_int("final_dim", self.final_dim, 1, allow_none=True))
-        set_(self, "seed", _check_int("seed", self.seed, 0))
 
     @property
     def n_partitions(self) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search as _exact_ip_search
 from repspace.engines.search.muvera.chamfer import _chamfer_blocks, _concat, _settle
@@ -99,8 +100,7 @@ class MultiVectorIndex:
         return f"MultiVectorIndex(n_docs={len(self)}, n_tokens={len(self.tokens_)}, config={self.config})"
 
     def _queries(self, query_token_sets: Any, k: int) -> list[np.ndarray]:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InputError(f"k must be an integer >= 1, got {k!r}")
+        check_scalar(k, "k", int, low=1)
         return _check_sets(query_token_sets, self.config.dim, "query_token_sets")
 
     def search(
@@ -141,8 +141,7 @@ class MultiVectorIndex:
         ([[1, 2]], [[1.0, 0.7]])
         """
         queries = self._queries(query_token_sets, k)
-        if isinstance(candidates, bool) or not isinstance(candidates, (int, np.integer)) or candidates < k:
-            raise InputError(f"candidates must be an integer >= k ({k}), got {candidates!r}")
+        check_scalar(candidates, f"candidates (k={k})", int, low=k)
         if not queries:
             return np.empty((0, min(k, len(self))), np.float32), np.empty((0, min(k, len(self))), np.int64)
         fq = fde_queries(self.config, queries)
