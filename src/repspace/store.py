@@ -18,7 +18,7 @@ from repspace.core.filters import Filter
 from repspace.core.filters import parse as parse_filter
 from repspace.core.space import Metric, SpaceInfo
 from repspace.core.store import STORE_ENV, AddResult, Item, SavedResult, ShardEntry, Snapshot, default_store_path
-from repspace.workflows.examples import example_pair, example_space, example_store, example_vectors
+from repspace.workflows.examples import example_file, example_pair, example_space, example_store, example_vectors
 from repspace.workflows.export import export_parquet
 from repspace.workflows.store import Space, Store
 
@@ -35,6 +35,7 @@ __all__ = [
     "SpaceInfo",
     "Store",
     "default_store_path",
+    "example_file",
     "example_pair",
     "example_space",
     "example_store",

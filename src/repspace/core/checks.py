@@ -24,19 +24,25 @@ T = TypeVar("T")
 Bounds = Literal["both", "left", "right", "neither"]
 
 
+def _bound(kind: type, value: float) -> str:
+    # An integer's bounds print in full (2**32 - 1, not 4.29497e+09); a number's in %g.
+    return f"{int(value)}" if kind is int and float(value).is_integer() else f"{value:g}"
+
+
 def _what(kind: type, low: float | None, high: float | None, include: Bounds) -> str:
     noun = ("integer", "an integer") if kind is int else ("number", "a number")
     closed_low, closed_high = include in ("both", "left"), include in ("both", "right")
     if low is not None and high is not None:
-        return f"{noun[1]} in {'[' if closed_low else '('}{low:g}, {high:g}{']' if closed_high else ')'}"
+        left, right = "[" if closed_low else "(", "]" if closed_high else ")"
+        return f"{noun[1]} in {left}{_bound(kind, low)}, {_bound(kind, high)}{right}"
     if low is not None and high is None:
         if low == 0:
             return f"a non-negative {noun[0]}" if closed_low else f"a positive {noun[0]}"
         if low == 1 and kind is int and closed_low:
             return "a positive integer"
-        return f"{noun[1]} {'>=' if closed_low else '>'} {low:g}"
+        return f"{noun[1]} {'>=' if closed_low else '>'} {_bound(kind, low)}"
     if high is not None:
-        return f"{noun[1]} {'<=' if closed_high else '<'} {high:g}"
+        return f"{noun[1]} {'<=' if closed_high else '<'} {_bound(kind, high)}"
     return noun[1]
 
 
@@ -69,6 +75,10 @@ def check_scalar(value: Any, name: str, kind: type[int] | type[float] = int, *, 
     64
     >>> check_scalar(0.5, "the MMR lambda", float, low=0, high=1)
     0.5
+    >>> check_scalar(2**32, "seed", int, low=0, high=2**32, include="left")
+    Traceback (most recent call last):
+    ...
+    repspace.core.errors.InputError: seed must be an integer in [0, 4294967296), not 4294967296
     >>> check_scalar(True, "k", int, low=1)
     Traceback (most recent call last):
     ...

@@ -26,7 +26,7 @@ import numpy as np
 
 from repspace.workflows.store import Space, Store
 
-__all__ = ["example_pair", "example_space", "example_store", "example_vectors"]
+__all__ = ["example_file", "example_pair", "example_space", "example_store", "example_vectors"]
 
 
 def example_store() -> Store:
@@ -39,6 +39,40 @@ def example_store() -> Store:
     []
     """
     return Store(os.path.join(tempfile.mkdtemp(), "s.db"))
+
+
+def example_file(name: str, text: str) -> str:
+    """Write ``text`` (UTF-8) to a file ``name`` in a new temporary folder, left for the system to clean.
+
+    The readers' examples (STS and pair-classification CSVs, analogy questions,
+    corpora, edge lists, lexicons) show the file they read and the reader, not
+    the three lines that make a temporary file.
+
+    Parameters
+    ----------
+    name : str
+        The file's name; readers that take a split or a data set name from it
+        (``toy-dev.csv`` is split ``dev``) see it as given.
+    text : str
+        The file's content, written as is: no newline added, none translated.
+
+    Returns
+    -------
+    str
+        The file's path.
+
+    Examples
+    --------
+    >>> import os
+    >>> from repspace.store import example_file
+    >>> p = example_file("toy-test.csv", "a,b,1\\n")
+    >>> os.path.basename(p), open(p, encoding="utf-8").read()
+    ('toy-test.csv', 'a,b,1\\n')
+    """
+    path = os.path.join(tempfile.mkdtemp(), name)
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    return path
 
 
 def example_vectors(n: int = 60, dim: int = 8, *, seed: int = 0) -> np.ndarray:

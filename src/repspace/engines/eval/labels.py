@@ -89,7 +89,7 @@ def load_labelled(path: str | Path, text_col: str = "text", label_col: str = "la
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> data = load_labelled(example_file("toy.jsonl",
     ...                                   '{"text": "a cat", "label": 1}\\n{"text": "stocks fell", "label": "2"}\\n'))
     >>> data.texts, data.labels, data.name

@@ -90,7 +90,7 @@ def load_pairs(path: str | Path) -> PairLabels:
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("toy-dev.csv", 'sentence1,sentence2,label\\nA cat.,A kitten.,1\\n"Stocks, bonds.",A cat.,0\\n')
     >>> pairs = load_pairs(p)
     >>> pairs.labels.tolist(), pairs.sentences1[1], pairs.split

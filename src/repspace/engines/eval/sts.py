@@ -85,7 +85,7 @@ def load_sts(path: str | Path) -> StsPairs:
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("toy-test.csv", 'A cat.,A kitten.,4.5\\nA cat.,"A car, red.",0.5\\n')
     >>> pairs = load_sts(p)
     >>> len(pairs), pairs.sentences2[1], pairs.split

@@ -247,7 +247,7 @@ def load_word_pairs(path: str | Path) -> WordPairs:
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("toy.txt", "tiger\\tcat\\t7.35\\r\\n# note\\r\\nking  queen 8.5\\r\\n")
     >>> pairs = load_word_pairs(p)
     >>> pairs.name, len(pairs), pairs.word2, pairs.scores.tolist()
@@ -424,7 +424,7 @@ def load_analogies(path: str | Path) -> Analogies:
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("toy-analogies.txt",
     ...                  ": capitals\\nAthens Greece Paris France\\n: family\\nboy girl king queen\\n")
     >>> q = load_analogies(p)

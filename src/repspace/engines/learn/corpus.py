@@ -322,7 +322,7 @@ def read_text_corpus(path: str | Path, *, tokenizer: Tokenizer | None = None, en
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("c.txt", "one fish two fish\\n\\nred fish\\n")
     >>> c = read_text_corpus(p)
     >>> c.ids, c.documents[1]
@@ -348,7 +348,7 @@ def read_jsonl_corpus(path: str | Path, *, text_field: str = "text", id_field: s
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("c.jsonl", '{"id": "a", "text": "Red fish"}\\n{"id": "b", "text": "blue fish"}\\n')
     >>> read_jsonl_corpus(p, id_field="id").ids
     ('a', 'b')

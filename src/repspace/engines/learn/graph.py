@@ -338,7 +338,7 @@ def read_edges(path: str | Path, *, directed: bool = False, nodes: Iterable[str]
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("g.tsv", "# friends\\nann\\tbob\\nbob\\tcy\\t2.5\\n\\ncy\\tann\\n")
     >>> g = read_edges(p)
     >>> g.nodes, g.n_edges, g.neighbors("bob")

@@ -245,7 +245,7 @@ def read_lexicon(path: str | Path, *, lowercase: bool = True, encoding: str = "u
 
     Examples
     --------
-    >>> from repspace.engines.examples import example_file
+    >>> from repspace.store import example_file
     >>> p = example_file("lex.txt", "# synonyms\\nCar auto automobile\\n\\nauto car\\ncar motorcar\\n")
     >>> lex = read_lexicon(p)
     >>> dict(lex.mapping)
