@@ -46,3 +46,10 @@ def root(
         from repspace.core.threads import set_threads
 
         set_threads(threads)
+
+
+def command_group(name: str, help: str) -> typer.Typer:
+    """The group ``repspace NAME ...`` of subcommands, added to the root app (called bare, it shows its help)."""
+    group = typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None)
+    app.add_typer(group, name=name)
+    return group

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
     note,
     open_store,
@@ -18,21 +18,16 @@ from repspace.interfaces.cli._common import (
     settings,
 )
 
-eval_app = typer.Typer(
-    help=(
-        "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
-        "Examples:\n\n"
-        "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
-        "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
-        "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
-        "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
-        "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
-        "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(eval_app, name="eval")
+eval_app = command_group("eval", help=(
+    "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
+    "Examples:\n\n"
+    "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
+    "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
+    "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
+    "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
+    "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
+    "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
+))
 
 Encoder = Annotated[Optional[str], typer.Option(help="Encoder spec (default minilm), e.g. static, hf-layers:minilm.")]
 SpaceOpt = Annotated[Optional[str], typer.Option("--space", help="Evaluate this stored space instead of an encoder.")]

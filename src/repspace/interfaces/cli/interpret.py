@@ -12,27 +12,22 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli.options import Json
 
-interpret_app = typer.Typer(
-    help=(
-        "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
-        "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
-        "(matching pursuit, pair attribution, latent matching).\n\n"
-        "Examples:\n\n"
-        "  repspace interpret probe docs --label-field lang\n\n"
-        "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
-        "  repspace interpret erase docs --label-field lang --out docs-no-lang\n\n"
-        "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html\n\n"
-        "  repspace interpret attribute glove king queen --dictionary sae-4096-k32-s0"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(interpret_app, name="interpret")
+interpret_app = command_group("interpret", help=(
+    "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
+    "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
+    "(matching pursuit, pair attribution, latent matching).\n\n"
+    "Examples:\n\n"
+    "  repspace interpret probe docs --label-field lang\n\n"
+    "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
+    "  repspace interpret erase docs --label-field lang --out docs-no-lang\n\n"
+    "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html\n\n"
+    "  repspace interpret attribute glove king queen --dictionary sae-4096-k32-s0"
+))
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 #: ``--save`` of the axis commands: the metadata key their scores are written under.
 SaveScores = Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")]
 #: ``--top`` of the axis commands.
