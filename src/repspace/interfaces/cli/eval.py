@@ -18,7 +18,7 @@ from repspace.interfaces.cli._common import (
     progress_bar,
     settings,
 )
-from repspace.interfaces.cli.options import OptionGroup, grouped
+from repspace.interfaces.cli.options import OptionGroup
 
 eval_app = command_group("eval", help=(
     "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
@@ -218,7 +218,6 @@ def _sweep_command(task: str, file_help: str, doc: str) -> Any:
     """The command of a sentence-pair task with the dimension and precision sweep (sts, pairclass): one
     signature, ``file_help`` as its FILE's help and ``doc`` as its own."""
 
-    @grouped
     def command(*, file: Path = typer.Argument(..., help=file_help), subject: EncoderArgs, sweep: SweepArgs,
                 results: ResultArgs) -> None:
         _go(task, file, **asdict(subject), **asdict(sweep), **asdict(results))
@@ -252,7 +251,6 @@ Spearman (main) and Pearson correlation of cosine similarity with gold scores.
 
 
 @eval_app.command("retrieval")
-@grouped
 def retrieval_cmd(
     *,
     folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
@@ -304,7 +302,6 @@ def retrieval_cmd(
 
 
 @eval_app.command("wordsim")
-@grouped
 def wordsim_cmd(
     *,
     file: Annotated[Path, typer.Argument(help="Word pairs with a score: word1 word2 score (tab or space).")],
@@ -329,7 +326,6 @@ def wordsim_cmd(
 
 
 @eval_app.command("analogy")
-@grouped
 def analogy_cmd(
     *,
     file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
@@ -364,7 +360,6 @@ def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label
 def _labelled_command(task: str, doc: str) -> Any:
     """The command of a labelled-texts task (clustering, classification): one signature, ``doc`` as its help."""
 
-    @grouped
     def command(
         *,
         file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,

@@ -10,7 +10,7 @@ import typer
 
 from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, show_progress
-from repspace.interfaces.cli.options import OptionGroup, grouped
+from repspace.interfaces.cli.options import OptionGroup
 
 learn_app = command_group("learn", help=(
     "Learn a space from your own data: texts (word2vec, fasttext, doc2vec on gensim), edge lists (poincare, "
@@ -161,7 +161,6 @@ def _run(method: str, data: CorpusArgs, training: TrainArgs, tokens: TokenizerAr
 
 
 @learn_app.command("word2vec")
-@grouped
 def word2vec_cmd(
     data: CorpusArgs,
     training: WordTrainArgs,
@@ -186,7 +185,6 @@ def word2vec_cmd(
 
 
 @learn_app.command("fasttext")
-@grouped
 def fasttext_cmd(
     *,
     data: CorpusArgs,
@@ -217,7 +215,6 @@ def fasttext_cmd(
 
 
 @learn_app.command("doc2vec")
-@grouped
 def doc2vec_cmd(data: CorpusArgs, training: DocTrainArgs, tokens: TokenizerArgs, json: Json = False) -> None:
     """Learn doc2vec (Paragraph Vector) document vectors: one item per document, with its text.
 

@@ -11,7 +11,7 @@ import typer
 from repspace.core.printable import excerpt
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar
 from repspace.interfaces.cli.learn import Json, Seed, SpaceName, learn_app
-from repspace.interfaces.cli.options import OptionGroup, grouped
+from repspace.interfaces.cli.options import OptionGroup
 
 Source = Annotated[str, typer.Argument(help="The stored space to learn from.", show_default=False)]
 Pairs = Annotated[Path, typer.Option("--pairs", help="Scored text pairs: 'sentence1,sentence2,score' CSV "
@@ -98,9 +98,7 @@ def _head(method: str, data: HeadData, run: HeadRun, json: bool, **params: Any) 
 
 
 @learn_app.command("matryoshka")
-@grouped
 def matryoshka_cmd(
-    *,
     data: HeadData,
     dims: Annotated[str, typer.Option(help="Prefixes trained to work alone, comma-separated (the full "
                                            "dimension is always one).")] = "32,64,128,256",
@@ -110,7 +108,7 @@ def matryoshka_cmd(
     scale: Annotated[float, typer.Option(help="CoSENT's scale (EVALUATION.md's run chose 5 on STS-B dev).")] = 10.0,
     weight_decay: Annotated[float, typer.Option("--weight-decay", help="Pull toward the starting (PCA) map "
                                                                        "(EVALUATION.md's run: 3).")] = 0.0,
-    run: HeadRun,
+    run: HeadRun = HeadRun(),
     json: Json = False,
 ) -> None:
     """Train a Matryoshka head on a frozen space: every prefix of the new space works as a small embedding.
@@ -135,9 +133,7 @@ def matryoshka_cmd(
 
 
 @learn_app.command("adapter")
-@grouped
 def adapter_cmd(
-    *,
     data: HeadData,
     loss: Annotated[str, typer.Option(help="contrastive (graded labels) or margin (Wu et al. 2017, "
                                            "distance-weighted negatives).")] = "contrastive",
@@ -145,7 +141,7 @@ def adapter_cmd(
                                                       help="Pairs scoring at least this are positives.")] = 4.0,
     epochs: Epochs = 10,
     lr: Annotated[float, typer.Option(help="Adam's learning rate.")] = 1e-4,
-    run: HeadRun,
+    run: HeadRun = HeadRun(),
     json: Json = False,
 ) -> None:
     """Train a pair adapter on a frozen space: a linear map, started at identity, fitted to labelled pairs.

@@ -5,7 +5,9 @@ fields are ``Annotated`` Typer parameters with their defaults. A command names a
 group as one of its parameters, and :func:`grouped` spreads the group's fields
 into the command's signature at that place, so that Typer sees the same options
 (names, help, defaults and order) as if they were written out; the command then
-gets one group object built from their values.
+gets one group object built from their values. The commands of a
+:class:`GroupedTyper` (every ``repspace GROUP COMMAND``) are spread so when
+registered.
 
 Examples
 --------
@@ -54,11 +56,16 @@ def grouped(func: F) -> F:
     """``func`` with each parameter typed by an :class:`OptionGroup` spread into that group's fields.
 
     Typer passes every parameter by name: write them keyword-only (``*,`` first)
-    where a group, which has no default, follows a parameter with one.
+    where a group without a default follows a parameter with one. A group's
+    default (its defaults, ``HeadRun()``) serves Python callers only: Typer
+    passes every field. ``func`` itself is returned when it names no group.
     """
+    signature = inspect.signature(func, eval_str=True)
+    if not any(_is_group(p.annotation) for p in signature.parameters.values()):
+        return func
     params: list[inspect.Parameter] = []
     groups: dict[str, tuple[type, list[str]]] = {}
-    for p in inspect.signature(func, eval_str=True).parameters.values():
+    for p in signature.parameters.values():
         if not _is_group(p.annotation):
             params.append(p.replace(kind=inspect.Parameter.KEYWORD_ONLY))
             continue
@@ -81,3 +88,34 @@ def grouped(func: F) -> F:
     command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     command.__annotations__ = {p.name: p.annotation for p in params}
     return typing.cast(F, command)
+
+
+class GroupedTyper(typer.Typer):
+    """A Typer whose commands may name option groups: each is :func:`grouped` when registered.
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> from typing import Annotated
+    >>> from typer.testing import CliRunner
+    >>> @dataclass(frozen=True)
+    ... class Size(OptionGroup):
+    ...     rows: Annotated[int, typer.Option(min=1, help="Rows.")] = 2
+    >>> group = GroupedTyper()
+    >>> @group.command("show")
+    ... def show(size: Size, json: Json = False) -> None:
+    ...     print(size.rows, json)
+    >>> @group.command("other")
+    ... def other() -> None: ...
+    >>> CliRunner().invoke(group, ["show", "--rows", "3", "--json"]).output.split()
+    ['3', 'True']
+    """
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        register = super().command(*args, **kwargs)
+
+        def decorator(func: F) -> F:
+            register(grouped(func))
+            return func
+
+        return decorator
