@@ -11,6 +11,7 @@ from rich.table import Table
 
 from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
+    comma_list,
     note,
     open_store,
     out,
@@ -118,7 +119,7 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
     with progress_bar(json) as bar:
         report = run(task, source, store=store, encoder=encoder, space=space, layer=_layer(layer),
                      encoder_options=enc_options or None, dims=dims, precision=precision,
-                     methods=[m.strip() for m in methods.split(",") if m.strip()], plot=plot, save=save,
+                     methods=comma_list(methods), plot=plot, save=save,
                      batch_size=batch_size, progress=bar, output_dir=output_dir, language=language,
                      mteb_task=mteb_task, **options)
     if json:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import out, print_json, progress_bar
+from repspace.interfaces.cli._common import comma_list, out, print_json, progress_bar
 from repspace.interfaces.cli.options import Json
 
 
@@ -46,7 +46,7 @@ def upgrade_check_cmd(
     """
     from repspace.workflows.upgrade import parse_pairs, upgrade_check
 
-    method_list = [m.strip() for m in methods.split(",") if m.strip()]
+    method_list = comma_list(methods)
     with progress_bar(json) as bar:
         r = upgrade_check(old, new, data, pairs=parse_pairs(pairs), methods=method_list, repeats=repeats, seed=seed,
                           split=split, index=index, batch_size=batch_size, restarts=restarts,
