@@ -19,54 +19,15 @@ Examples
 
 from repspace.engines import eval as _eval
 from repspace.engines.eval import *  # noqa: F403 - every name of its __all__
-from repspace.workflows.evaluate import (
-    HUBNESS_METHODS,
-    TASKS,
-    EvalReport,
-    FittedTransform,
-    MtebTask,
-    Subject,
-    encoder_subjects,
-    evaluate,
-    fit_transform,
-    hubness_retrieval,
-    load_data,
-    lookup_mteb_task,
-    neighbour_hubness,
-    parse_hubness,
-    parse_transform,
-    run_task,
-    save_results,
-    space_labels,
-    space_subject,
-    write_mteb,
-)
+from repspace.workflows import evaluate as _workflow
+from repspace.workflows.evaluate import *  # noqa: F403 - every name of its __all__ (run is the CLI's entry point)
 from repspace.workflows.upgrade import UpgradeCheck, UpgradeRow, upgrade_check, upgrade_retrieval
 
 __all__ = [
     *_eval.__all__,
-    "HUBNESS_METHODS",
-    "TASKS",
-    "EvalReport",
-    "FittedTransform",
-    "MtebTask",
-    "Subject",
+    *(name for name in _workflow.__all__ if name != "run"),
     "UpgradeCheck",
     "UpgradeRow",
-    "encoder_subjects",
-    "evaluate",
-    "fit_transform",
-    "hubness_retrieval",
-    "load_data",
-    "lookup_mteb_task",
-    "neighbour_hubness",
-    "parse_hubness",
-    "parse_transform",
-    "run_task",
-    "save_results",
-    "space_labels",
-    "space_subject",
     "upgrade_check",
     "upgrade_retrieval",
-    "write_mteb",
 ]

@@ -9,12 +9,10 @@ self-contained reports.
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace.store import Store
+>>> import numpy as np
+>>> from repspace.store import example_space
 >>> from repspace.explore import space_layout
->>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=3)
->>> _ = space.add(["a", "b", "c"], np.eye(3))
->>> space_layout(space).coords.shape
+>>> space_layout(example_space(vectors=np.eye(3))).coords.shape
 (3, 2)
 """
 

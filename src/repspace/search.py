@@ -13,13 +13,12 @@ listed and dropped with :func:`build_index`, :func:`list_indexes` and
 
 Examples
 --------
->>> import numpy as np, tempfile, os
->>> from repspace.store import Store
+>>> import numpy as np
+>>> from repspace.store import example_space
 >>> from repspace.search import search_space
->>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("toy", dim=2)
->>> _ = space.add(["a", "b", "c"], np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]))
->>> [hit.id for hit in search_space(space, id="a", k=2)]
-['b', 'c']
+>>> space = example_space(vectors=np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]))
+>>> [hit.id for hit in search_space(space, id="i0", k=2)]
+['i1', 'i2']
 """
 
 from repspace.engines.search import (

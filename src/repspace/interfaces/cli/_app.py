@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from repspace.interfaces.cli._common import settings
+from repspace.interfaces.cli.options import GroupedTyper
 
 app = typer.Typer(
     name="repspace",
@@ -46,3 +47,11 @@ def root(
         from repspace.core.threads import set_threads
 
         set_threads(threads)
+
+
+def command_group(name: str, help: str) -> GroupedTyper:
+    """The group ``repspace NAME ...`` of subcommands, added to the root app (called bare, it shows its help);
+    its commands may name option groups (:mod:`~repspace.interfaces.cli.options`)."""
+    group = GroupedTyper(help=help, no_args_is_help=True, rich_markup_mode=None)
+    app.add_typer(group, name=name)
+    return group

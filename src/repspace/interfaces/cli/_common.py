@@ -162,6 +162,17 @@ def warn(message: str) -> None:
     err.print(f"warning: {message}", highlight=False, style="yellow")
 
 
+def comma_list(text: str) -> list[str]:
+    """The items of a comma-separated option (``--measures``, ``--pos`` ...), stripped, empty ones left out.
+
+    Examples
+    --------
+    >>> comma_list(" good, great,,")
+    ['good', 'great']
+    """
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
 def parse_layers(text: str) -> str | list[int]:
     """``--layers``: ``all`` or comma-separated layer indexes (negative from the end)."""
     if text.strip() == "all":

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import note, open_store, out, print_json, warn
+from repspace.interfaces.cli.options import Json
 
 
 @app.command("align")
@@ -26,7 +27,7 @@ def align_cmd(
                                            "similarity profiles) or gw (Gromov-Wasserstein).")] = "profiles",
     out_space: Annotated[str | None, typer.Option("--out", help="Store SOURCE mapped into TARGET as this new "
                                                                    "space.")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json: Json = False,
 ) -> None:
     """Fit a map between two spaces on the items they share and score it on held-out pairs.
 

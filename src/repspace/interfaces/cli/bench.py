@@ -7,20 +7,16 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import SpaceArg, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli.options import Json
 
-bench_app = typer.Typer(
-    help=(
-        "Measure search on your own data.\n\n"
-        "Examples:\n\n"
-        "  repspace bench search docs\n\n"
-        "  repspace bench search glove --spec hnsw32 --spec 'prefix32,hnsw32>rerank' --queries 500"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(bench_app, name="bench")
+bench_app = command_group("bench", help=(
+    "Measure search on your own data.\n\n"
+    "Examples:\n\n"
+    "  repspace bench search docs\n\n"
+    "  repspace bench search glove --spec hnsw32 --spec 'prefix32,hnsw32>rerank' --queries 500"
+))
 
 
 @bench_app.command("search")
@@ -30,7 +26,7 @@ def search_cmd(
     queries: Annotated[int, typer.Option(min=1, help="Stored vectors sampled as queries.")] = 200,
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="Neighbours per query.")] = 10,
     where: Annotated[Optional[str], typer.Option(help="A filter applied to every search.")] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json: Json = False,
 ) -> None:
     """Recall@k against exact search, queries/s, memory and build time of each spec.
 

@@ -12,6 +12,7 @@ from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import EncoderLayers, EncoderTexts, MetricsJson, RayAddress
 from repspace.interfaces.cli._common import (
+    comma_list,
     note,
     open_store,
     out,
@@ -77,7 +78,7 @@ def compare_cmd(
     if a is None or b is None:
         raise InputError("give two spaces to compare, or --encoder hf-layers:<folder> with --texts FILE")
     store = open_store(create=False)
-    names = None if measures is None else [m.strip() for m in measures.split(",") if m.strip()]
+    names = None if measures is None else comma_list(measures)
     r = compare_spaces(store.space(a), store.space(b), measures=names, k=k, changed=changed, save=save, exact=exact,
                        backend=backend, ray_address=ray_address)
     if json:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import out, print_json
+from repspace.interfaces.cli.options import Json
 
 
 @app.command("encoders")
-def encoders_cmd(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def encoders_cmd(json: Json = False) -> None:
     """List the encoder specs that --encoder accepts.
 
     Example: repspace encoders --json

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
+    comma_list,
     note,
     open_store,
     out,
@@ -17,22 +19,18 @@ from repspace.interfaces.cli._common import (
     progress_bar,
     settings,
 )
+from repspace.interfaces.cli.options import OptionGroup
 
-eval_app = typer.Typer(
-    help=(
-        "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
-        "Examples:\n\n"
-        "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
-        "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
-        "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
-        "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
-        "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
-        "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(eval_app, name="eval")
+eval_app = command_group("eval", help=(
+    "Evaluate an encoder, its layers, or a stored space on real tasks.\n\n"
+    "Examples:\n\n"
+    "  repspace eval sts stsb-en-test.csv --encoder minilm\n\n"
+    "  repspace eval retrieval cranfield-beir --encoder hf-layers:minilm --layer all\n\n"
+    "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
+    "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
+    "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
+    "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
+))
 
 Encoder = Annotated[Optional[str], typer.Option(help="Encoder spec (default minilm), e.g. static, hf-layers:minilm.")]
 SpaceOpt = Annotated[Optional[str], typer.Option("--space", help="Evaluate this stored space instead of an encoder.")]
@@ -61,6 +59,47 @@ TransformOpt = Annotated[Optional[str], typer.Option(
     "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
                         "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
                         "without labels.")]
+#: ``--restrict-vocab`` of the word tasks (wordsim, analogy).
+RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")]
+
+
+@dataclass(frozen=True)
+class EncoderArgs(OptionGroup):
+    """What is scored: an encoder (a layer of it, its pooling and prompt) or a stored space."""
+
+    encoder: Encoder = None
+    space: SpaceOpt = None
+    layer: Layer = None
+    pooling: Pooling = None
+    prompt: Prompt = None
+    batch_size: BatchSize = 64
+
+
+@dataclass(frozen=True)
+class SweepArgs(OptionGroup):
+    """The dimension and precision sweep (sts, pairclass, retrieval)."""
+
+    dims: Dims = None
+    precision: Precision = None
+    methods: Methods = "prefix,pca"
+    plot: Plot = None
+
+
+#: What a task without the sweep passes for it.
+_NO_SWEEP: dict[str, Any] = {"dims": None, "precision": None, "methods": "prefix", "plot": None}
+
+
+@dataclass(frozen=True)
+class ResultArgs(OptionGroup):
+    """What becomes of the results (every task): recorded in the store, printed as JSON, written in MTEB's
+    results layout under the task and languages named; and the repair fitted on the task's vectors first."""
+
+    save: Save = False
+    json: Json = False
+    transform: TransformOpt = None
+    output_dir: OutputDir = None
+    language: Language = None
+    mteb_task: MtebTask = None
 
 
 def _layer(value: str | None) -> Any:
@@ -69,8 +108,8 @@ def _layer(value: str | None) -> Any:
     return parse(value)
 
 
-def _go(task: str, source: Path | None, *, encoder: str | None, space: str | None, layer: str | None,
-        pooling: str | None, prompt: str | None, batch_size: int, dims: str | None, precision: str | None,
+def _go(task: str, source: Path | None, *, encoder: str | None, space: str | None, layer: str | None = None,
+        pooling: str | None = None, prompt: str | None = None, batch_size: int, dims: str | None, precision: str | None,
         methods: str, plot: Path | None, save: bool, json: bool, output_dir: Path | None = None,
         language: str | None = None, mteb_task: str | None = None, **options: Any) -> None:
     from repspace.workflows.evaluate import run
@@ -80,7 +119,7 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
     with progress_bar(json) as bar:
         report = run(task, source, store=store, encoder=encoder, space=space, layer=_layer(layer),
                      encoder_options=enc_options or None, dims=dims, precision=precision,
-                     methods=[m.strip() for m in methods.split(",") if m.strip()], plot=plot, save=save,
+                     methods=comma_list(methods), plot=plot, save=save,
                      batch_size=batch_size, progress=bar, output_dir=output_dir, language=language,
                      mteb_task=mteb_task, **options)
     if json:
@@ -180,17 +219,9 @@ def _sweep_command(task: str, file_help: str, doc: str) -> Any:
     """The command of a sentence-pair task with the dimension and precision sweep (sts, pairclass): one
     signature, ``file_help`` as its FILE's help and ``doc`` as its own."""
 
-    def command(
-        file: Path = typer.Argument(..., help=file_help),
-        encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-        prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
-        methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-        transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-        mteb_task: MtebTask = None,
-    ) -> None:
-        _go(task, file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-            batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-            transform=transform, output_dir=output_dir, language=language, mteb_task=mteb_task)
+    def command(*, file: Path = typer.Argument(..., help=file_help), subject: EncoderArgs, sweep: SweepArgs,
+                results: ResultArgs) -> None:
+        _go(task, file, **asdict(subject), **asdict(sweep), **asdict(results))
 
     command.__doc__ = doc
     command.__name__ = command.__qualname__ = f"{task}_cmd"
@@ -222,6 +253,7 @@ Spearman (main) and Pearson correlation of cosine similarity with gold scores.
 
 @eval_app.command("retrieval")
 def retrieval_cmd(
+    *,
     folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
     split: Annotated[str, typer.Option(help="The qrels split to score.")] = "test",
     index: Annotated[Optional[str], typer.Option(help="Score an approximate index: hnsw32, hnsw16,ef64.")] = None,
@@ -234,11 +266,9 @@ def retrieval_cmd(
         "--hubness", help="Query-time hubness reduction: csls, mutual-proximity or local-scaling "
                           "(every document scored exactly).")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbours behind each statistic.")] = 10,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, dims: Dims = None, precision: Precision = None,
-    methods: Methods = "prefix,pca", plot: Plot = None, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
+    subject: EncoderArgs,
+    sweep: SweepArgs,
+    results: ResultArgs,
 ) -> None:
     """nDCG@10 (main); nDCG, MAP, recall, precision and MRR at 1, 3, 5, 10, 20, 100 and 1000 (trec_eval definitions).
 
@@ -267,22 +297,18 @@ def retrieval_cmd(
 
     if bm25 and hybrid:
         raise InputError("choose --bm25 or --hybrid, not both")
-    _go("retrieval", folder, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=dims, precision=precision, methods=methods, plot=plot, save=save, json=json,
-        split=split, index=index, lexical="bm25" if bm25 else "hybrid" if hybrid else None,
-        lexical_weight=lexical_weight, transform=transform, hubness=hubness, kappa=kappa, output_dir=output_dir,
-        language=language, mteb_task=mteb_task,
-        **({"multivector": True, "candidates": candidates} if multivector else {}))
+    _go("retrieval", folder, **asdict(subject), **asdict(sweep), **asdict(results), split=split, index=index,
+        lexical="bm25" if bm25 else "hybrid" if hybrid else None, lexical_weight=lexical_weight, hubness=hubness,
+        kappa=kappa, **({"multivector": True, "candidates": candidates} if multivector else {}))
 
 
 @eval_app.command("wordsim")
 def wordsim_cmd(
+    *,
     file: Annotated[Path, typer.Argument(help="Word pairs with a score: word1 word2 score (tab or space).")],
-    restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-    prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-    transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
+    restrict_vocab: RestrictVocab = None,
+    subject: EncoderArgs,
+    results: ResultArgs,
 ) -> None:
     """Spearman correlation of word-pair cosine with human similarity; OOV pairs dropped and counted.
 
@@ -297,19 +323,18 @@ def wordsim_cmd(
 
       repspace eval wordsim EN-WS-353-ALL.txt --space glove --transform abtt2
     """
-    _go("wordsim", file, encoder=encoder, space=space, layer=layer, pooling=pooling, prompt=prompt,
-        batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab, transform=transform, output_dir=output_dir, language=language,
-        mteb_task=mteb_task)
+    _go("wordsim", file, **asdict(subject), **_NO_SWEEP, **asdict(results), restrict_vocab=restrict_vocab)
 
 
 @eval_app.command("analogy")
 def analogy_cmd(
+    *,
     file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
-    restrict_vocab: Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")] = None,
-    encoder: Encoder = None, space: SpaceOpt = None, batch_size: BatchSize = 64, save: Save = False,
-    json: Json = False, transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-    mteb_task: MtebTask = None,
+    restrict_vocab: RestrictVocab = None,
+    encoder: Encoder = None,
+    space: SpaceOpt = None,
+    batch_size: BatchSize = 64,
+    results: ResultArgs,
 ) -> None:
     """Analogy accuracy by 3CosAdd (main) and 3CosMul.
 
@@ -321,10 +346,8 @@ def analogy_cmd(
 
       repspace eval analogy questions-words.txt --space glove --restrict-vocab 30000 --transform abtt2
     """
-    _go("analogy", file, encoder=encoder, space=space, layer=None, pooling=None, prompt=None,
-        batch_size=batch_size, dims=None, precision=None, methods="prefix", plot=None, save=save, json=json,
-        restrict_vocab=restrict_vocab, transform=transform, output_dir=output_dir, language=language,
-        mteb_task=mteb_task)
+    _go("analogy", file, encoder=encoder, space=space, batch_size=batch_size, **_NO_SWEEP, **asdict(results),
+        restrict_vocab=restrict_vocab)
 
 
 def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label_field: str | None, **kw: Any) -> None:
@@ -332,27 +355,23 @@ def _labelled(task: str, file: Path | None, text_col: str, label_col: str, label
 
     if (file is None) == (label_field is None):
         raise InputError(f"{task} needs a labelled FILE, or --space with --label-field (one of them)")
-    _go(task, file, text_col=text_col, label_col=label_col, label_field=label_field, dims=None, precision=None,
-        methods="prefix", plot=None, **kw)
+    _go(task, file, text_col=text_col, label_col=label_col, label_field=label_field, **_NO_SWEEP, **kw)
 
 
 def _labelled_command(task: str, doc: str) -> Any:
     """The command of a labelled-texts task (clustering, classification): one signature, ``doc`` as its help."""
 
     def command(
+        *,
         file: Annotated[Optional[Path], typer.Argument(help="CSV or JSONL with a text and a label column.")] = None,
         text_col: Annotated[str, typer.Option(help="Column with the texts.")] = "text",
         label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
         label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")
                                ] = None,
-        encoder: Encoder = None, space: SpaceOpt = None, layer: Layer = None, pooling: Pooling = None,
-        prompt: Prompt = None, batch_size: BatchSize = 64, save: Save = False, json: Json = False,
-        transform: TransformOpt = None, output_dir: OutputDir = None, language: Language = None,
-        mteb_task: MtebTask = None,
+        subject: EncoderArgs,
+        results: ResultArgs,
     ) -> None:
-        _labelled(task, file, text_col, label_col, label_field, encoder=encoder, space=space, layer=layer,
-                  pooling=pooling, prompt=prompt, batch_size=batch_size, save=save, json=json, transform=transform,
-                  output_dir=output_dir, language=language, mteb_task=mteb_task)
+        _labelled(task, file, text_col, label_col, label_field, **asdict(subject), **asdict(results))
 
     command.__doc__ = doc
     command.__name__ = command.__qualname__ = f"{task}_cmd"

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
     SpaceArg,
     note,
@@ -16,22 +16,17 @@ from repspace.interfaces.cli._common import (
     print_json,
     progress_bar,
 )
+from repspace.interfaces.cli.options import Json
 
-index_app = typer.Typer(
-    help=(
-        "Build, list and drop a space's indexes (persisted beside the store, kept up to date).\n\n"
-        "Specs: exact, hnsw32, hnsw32,shards4, int8>rescore4, binary>rescore8, pca64>rerank,\n"
-        "prefix64>rerank, prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
-        "Examples:\n\n"
-        "  repspace index build docs int8>rescore4\n\n"
-        "  repspace index list docs --json"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(index_app, name="index")
+index_app = command_group("index", help=(
+    "Build, list and drop a space's indexes (persisted beside the store, kept up to date).\n\n"
+    "Specs: exact, hnsw32, hnsw32,shards4, int8>rescore4, binary>rescore8, pca64>rerank,\n"
+    "prefix64>rerank, prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
+    "Examples:\n\n"
+    "  repspace index build docs int8>rescore4\n\n"
+    "  repspace index list docs --json"
+))
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _size(n: int | None) -> str:

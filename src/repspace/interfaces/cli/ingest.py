@@ -10,11 +10,11 @@ from rich.table import Table
 
 from repspace.core.printable import excerpt
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._common import comma_list, open_store, out, print_json, progress_bar
 
 
 def _split(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+    return comma_list(value) if value else None
 
 
 def _layer(value: str | None) -> Any:

@@ -6,33 +6,29 @@ The group and its first commands; :mod:`~repspace.interfaces.cli.interpret_axes`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli._app import command_group
+from repspace.interfaces.cli._common import SpaceArg, comma_list, note, open_store, out, print_json, progress_bar
+from repspace.interfaces.cli.options import Json, OptionGroup
 
-interpret_app = typer.Typer(
-    help=(
-        "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
-        "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
-        "(matching pursuit, pair attribution, latent matching).\n\n"
-        "Examples:\n\n"
-        "  repspace interpret probe docs --label-field lang\n\n"
-        "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
-        "  repspace interpret erase docs --label-field lang --out docs-no-lang\n\n"
-        "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html\n\n"
-        "  repspace interpret attribute glove king queen --dictionary sae-4096-k32-s0"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(interpret_app, name="interpret")
+interpret_app = command_group("interpret", help=(
+    "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
+    "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
+    "(matching pursuit, pair attribution, latent matching).\n\n"
+    "Examples:\n\n"
+    "  repspace interpret probe docs --label-field lang\n\n"
+    "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"
+    "  repspace interpret erase docs --label-field lang --out docs-no-lang\n\n"
+    "  repspace interpret sae glove --latents 4096 -k 32 --html sae.html\n\n"
+    "  repspace interpret attribute glove king queen --dictionary sae-4096-k32-s0"
+))
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 #: ``--save`` of the axis commands: the metadata key their scores are written under.
 SaveScores = Annotated[Optional[str], typer.Option(help="Write each item's score into its metadata under this key.")]
 #: ``--top`` of the axis commands.
@@ -50,16 +46,34 @@ def ends_table(title: str, top: list[dict], bottom: list[dict], *, high: str = "
     return t
 
 
-def axis_notes(significance: Any, against: str | None, saved: int, save: str | None, *, p99: bool) -> None:
-    """The notes under an axis's table: its significance against ``against`` (with the random
-    directions' 99th percentile when ``p99``) and how many scores were saved under ``save``."""
-    if significance is not None:
-        s = significance
+@dataclass(frozen=True)
+class AxisScores(OptionGroup):
+    """What becomes of an axis's scores (axis, rank-axis): saved into the metadata, listed, printed as JSON."""
+
+    save: SaveScores = None
+    top: EndsTop = 10
+    json: Json = False
+
+
+def show_axis(r: Any, title: str, against: str | None, scores: AxisScores, *, p99: bool, notes: tuple[str, ...] = (),
+              **ends: str) -> None:
+    """An axis's result: its JSON, or the table of its ends (``ends``: the columns' ``high`` and ``low``) with
+    ``notes``, its significance against ``against`` (with the random directions' 99th percentile when
+    ``p99``) and how many scores were saved."""
+    d = r.to_dict(top=scores.top)
+    if scores.json:
+        print_json(d)
+        return
+    out.print(ends_table(f"{title} ({d['n']:,} items)", d["top"], d["bottom"], **ends))
+    for line in notes:
+        note(line)
+    if r.significance is not None:
+        s = r.significance
         tail = f", 99th {s.random_p99:.4f}" if p99 else ""
         note(f"Spearman rho with {against!r}: {s.rho:.4f}; random directions' |rho| 95th percentile "
              f"{s.random_p95:.4f}{tail}; p = {s.p_value:.4g}")
-    if save:
-        note(f"saved {saved:,} scores as metadata {save!r}")
+    if scores.save:
+        note(f"saved {r.saved:,} scores as metadata {scores.save!r}")
 
 
 @interpret_app.command("probe")
@@ -106,10 +120,6 @@ def probe_cmd(
     out.print(t)
 
 
-def _poles(text: str) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()]
-
-
 @interpret_app.command("axis")
 def axis_cmd(
     space: SpaceArg,
@@ -119,9 +129,7 @@ def axis_cmd(
                       ] = None,
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to correlate the scores with, "
                                                         "against random directions.")] = None,
-    save: SaveScores = None,
-    top: EndsTop = 10,
-    json: Json = False,
+    scores: AxisScores = AxisScores(),
 ) -> None:
     """A semantic axis (SemAxis) from two poles, every item scored by its cosine with it.
 
@@ -135,15 +143,10 @@ def axis_cmd(
     """
     from repspace.workflows.interpret import axis_space
 
-    r = axis_space(open_store(create=False).space(space), _poles(pos), _poles(neg), expand=expand, against=against,
-                   save=save)
-    if json:
-        print_json(r.to_dict(top=top))
-        return
-    d = r.to_dict(top=top)
-    out.print(ends_table(f"axis {pos} <-> {neg} in {space} ({d['n']:,} items)", d["top"], d["bottom"],
-                         high="most positive", low="most negative"))
-    axis_notes(r.significance, against, r.saved, save, p99=True)
+    r = axis_space(open_store(create=False).space(space), comma_list(pos), comma_list(neg), expand=expand,
+                   against=against, save=scores.save)
+    show_axis(r, f"axis {pos} <-> {neg} in {space}", against, scores, p99=True, high="most positive",
+              low="most negative")
 
 
 @interpret_app.command("erase")

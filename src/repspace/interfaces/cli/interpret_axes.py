@@ -7,12 +7,8 @@ from typing import Annotated, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._common import SpaceArg, note, open_store, out, print_json
-from repspace.interfaces.cli.interpret import EndsTop, Json, SaveScores, axis_notes, ends_table, interpret_app
-
-
-def _split(text: str) -> list[str]:
-    return [p.strip() for p in text.split(",") if p.strip()]
+from repspace.interfaces.cli._common import SpaceArg, comma_list, note, open_store, out, print_json
+from repspace.interfaces.cli.interpret import AxisScores, Json, ends_table, interpret_app, show_axis
 
 
 @interpret_app.command("polar")
@@ -53,9 +49,7 @@ def rank_axis_cmd(
                                                          "comma-separated, at least 2.")],
     against: Annotated[Optional[str], typer.Option(help="A numeric metadata field to test the scores against, "
                                                         "against random directions.")] = None,
-    save: SaveScores = None,
-    top: EndsTop = 10,
-    json: Json = False,
+    scores: AxisScores = AxisScores(),
 ) -> None:
     """An axis from a few items given in order (top half's mean minus bottom half's), every item scored by its
     cosine with it; the Spearman rho of the given items' scores with their order.
@@ -68,15 +62,9 @@ def rank_axis_cmd(
     """
     from repspace.workflows.interpret_axes import rank_axis_space
 
-    r = rank_axis_space(open_store(create=False).space(space), _split(ranked), against=against, save=save)
-    d = r.to_dict(top=top)
-    if json:
-        print_json(d)
-        return
-    out.print(ends_table(f"rank axis {' < '.join(r.ranked)} in {space} ({d['n']:,} items)", d["top"],
-                          d["bottom"]))
-    note(f"Spearman rho of the ranked items' scores with their order: {r.rho_ranked:.4f}")
-    axis_notes(r.significance, against, r.saved, save, p99=False)
+    r = rank_axis_space(open_store(create=False).space(space), comma_list(ranked), against=against, save=scores.save)
+    show_axis(r, f"rank axis {' < '.join(r.ranked)} in {space}", against, scores, p99=False,
+              notes=(f"Spearman rho of the ranked items' scores with their order: {r.rho_ranked:.4f}",))
 
 
 @interpret_app.command("concepts")
@@ -104,8 +92,8 @@ def concepts_cmd(
     """
     from repspace.workflows.interpret_bases import concept_space
 
-    r = concept_space(open_store(create=False).space(space), _split(concepts), granularity=granularity,
-                      linkage=linkage, items=None if items is None else _split(items))
+    r = concept_space(open_store(create=False).space(space), comma_list(concepts), granularity=granularity,
+                      linkage=linkage, items=None if items is None else comma_list(items))
     d = r.to_dict(top=top)
     if json:
         print_json(d)

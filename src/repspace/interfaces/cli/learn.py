@@ -2,33 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from repspace.interfaces.cli._app import app
+from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, show_progress
+from repspace.interfaces.cli.options import OptionGroup
 
-learn_app = typer.Typer(
-    help=(
-        "Learn a space from your own data: texts (word2vec, fasttext, doc2vec on gensim), edge lists (poincare, "
-        "node2vec), or a stored space (retrofit to a lexicon; matryoshka and adapter heads on labelled pairs; cca "
-        "between two spaces).\n\n"
-        "A corpus is a text file (one document per line), a JSON-lines file (--text-field, --id-field) "
-        "or a stored space's texts (--from-space). Every learned space keeps the full recipe in its provenance "
-        "(data fingerprint, hyper-parameters, seed, workers, versions); text spaces and heads answer text "
-        "queries: repspace search NAME 'some text'.\n\n"
-        "Examples:\n\n"
-        "  repspace learn word2vec corpus.txt --space w2v --sg --epochs 10\n\n"
-        "  repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20\n\n"
-        "  repspace learn poincare closure.tsv --space mammals --dim 10\n\n"
-        "  repspace learn node2vec edges.tsv --space graph --p 1 --q 0.5"
-    ),
-    no_args_is_help=True,
-    rich_markup_mode=None,
-)
-app.add_typer(learn_app, name="learn")
+learn_app = command_group("learn", help=(
+    "Learn a space from your own data: texts (word2vec, fasttext, doc2vec on gensim), edge lists (poincare, "
+    "node2vec), or a stored space (retrofit to a lexicon; matryoshka and adapter heads on labelled pairs; cca "
+    "between two spaces).\n\n"
+    "A corpus is a text file (one document per line), a JSON-lines file (--text-field, --id-field) "
+    "or a stored space's texts (--from-space). Every learned space keeps the full recipe in its provenance "
+    "(data fingerprint, hyper-parameters, seed, workers, versions); text spaces and heads answer text "
+    "queries: repspace search NAME 'some text'.\n\n"
+    "Examples:\n\n"
+    "  repspace learn word2vec corpus.txt --space w2v --sg --epochs 10\n\n"
+    "  repspace learn doc2vec docs.jsonl --space d2v --id-field _id --dbow --epochs 20\n\n"
+    "  repspace learn poincare closure.tsv --space mammals --dim 10\n\n"
+    "  repspace learn node2vec edges.tsv --space graph --p 1 --q 0.5"
+))
 
 Corpus = Annotated[Optional[Path], typer.Argument(
     help="Text file (one document per line) or JSON-lines file (.jsonl); omit with --from-space.",
@@ -49,6 +46,7 @@ Workers = Annotated[int, typer.Option(
                 "but vary a little from run to run.")]
 VectorSize = Annotated[int, typer.Option("--vector-size", min=1, help="Dimensions.")]
 Window = Annotated[int, typer.Option(min=1, help="Context window (words on each side).")]
+Epochs = Annotated[int, typer.Option(min=1, help="Passes over the corpus.")]
 MinCount = Annotated[int, typer.Option("--min-count", min=1, help="Drop words seen fewer times than this.")]
 Negative = Annotated[int, typer.Option(min=1, help="Negative samples per positive one.")]
 Sample = Annotated[float, typer.Option(
@@ -69,19 +67,89 @@ MinLen = Annotated[int, typer.Option("--min-len", min=1, help="Shortest token ke
 MaxLen = Annotated[int, typer.Option("--max-len", min=1, help="Longest token kept (characters).")]
 
 
-def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[str], text_field: Optional[str],
-         id_field: Optional[str], corpus_format: str, encoding: str, json: bool, tokenizer: dict[str, Any],
+@dataclass(frozen=True)
+class CorpusArgs(OptionGroup):
+    """The new space and where its texts come from (every text method)."""
+
+    space: SpaceName
+    corpus: Corpus = None
+    from_space: FromSpace = None
+    text_field: TextField = None
+    id_field: IdField = None
+    corpus_format: Format = "auto"
+    encoding: Encoding = "utf-8"
+
+
+@dataclass(frozen=True)
+class TrainArgs(OptionGroup):
+    """The hyper-parameters every text method shares; they go to the method as they are."""
+
+    seed: Seed = 0
+    workers: Workers = 1
+    vector_size: VectorSize = 100
+    window: Window = 5
+    min_count: MinCount = 5
+    epochs: Epochs = 5
+    negative: Negative = 5
+    sample: Sample = 1e-3
+    alpha: Alpha = 0.025
+    min_alpha: MinAlpha = 0.0001
+
+
+@dataclass(frozen=True)
+class WordTrainArgs(TrainArgs):
+    """The hyper-parameters of the word methods (word2vec, fasttext)."""
+
+    sg: Sg = False
+
+
+@dataclass(frozen=True)
+class DocTrainArgs(TrainArgs):
+    """The hyper-parameters of doc2vec: more epochs by default, PV-DM or PV-DBOW."""
+
+    epochs: Epochs = 10
+    dm: Annotated[bool, typer.Option("--dm/--dbow", help="PV-DM (gensim's default) or PV-DBOW.")] = True
+
+
+@dataclass(frozen=True)
+class PhrasesArgs(OptionGroup):
+    """Bigram phrases (the word methods); they go to the method as they are."""
+
+    phrases: Phrases = False
+    phrases_min_count: PhrasesMinCount = 5
+    phrases_threshold: PhrasesThreshold = 10.0
+
+
+@dataclass(frozen=True)
+class TokenizerArgs(OptionGroup):
+    """How a text is cut into tokens (every text method)."""
+
+    keep_case: KeepCase = False
+    token_pattern: TokenPattern = None
+    min_len: MinLen = 2
+    max_len: MaxLen = 15
+
+    def spec(self) -> dict[str, Any]:
+        """The tokenizer spec of :func:`repspace.workflows.learn.learn_space`."""
+        spec: dict[str, Any] = {"lowercase": not self.keep_case, "min_len": self.min_len, "max_len": self.max_len}
+        if self.token_pattern is not None:
+            spec["pattern"] = self.token_pattern
+        return spec
+
+
+def _run(method: str, data: CorpusArgs, training: TrainArgs, tokens: TokenizerArgs, json: bool,
          **params: Any) -> None:
     from repspace.workflows.learn import learn_space
 
+    params.update(asdict(training))
     store = open_store(create=True)
     if not json and show_progress():  # a progress line on a terminal only: errors stay one line
-        what = f"space {from_space!r}" if from_space is not None else str(corpus)
-        note(f"learning {method} from {what} (seed {params['seed']}, {params['workers']} worker(s))…")
+        what = f"space {data.from_space!r}" if data.from_space is not None else str(data.corpus)
+        note(f"learning {method} from {what} (seed {training.seed}, {training.workers} worker(s))…")
     with progress_bar(json) as bar:
-        report = learn_space(store, space, method, corpus, from_space=from_space, corpus_format=corpus_format,
-                             text_field=text_field, id_field=id_field, encoding=encoding, tokenizer=tokenizer,
-                             progress=bar, **params)
+        report = learn_space(store, data.space, method, data.corpus, from_space=data.from_space,
+                             corpus_format=data.corpus_format, text_field=data.text_field, id_field=data.id_field,
+                             encoding=data.encoding, tokenizer=tokens.spec(), progress=bar, **params)
     if json:
         print_json(report.to_dict())
         return
@@ -92,40 +160,12 @@ def _run(method: str, corpus: Optional[Path], space: str, from_space: Optional[s
          f"model {report.model_path}")
 
 
-def _tokenizer(keep_case: bool, pattern: Optional[str], min_len: int, max_len: int) -> dict[str, Any]:
-    spec: dict[str, Any] = {"lowercase": not keep_case, "min_len": min_len, "max_len": max_len}
-    if pattern is not None:
-        spec["pattern"] = pattern
-    return spec
-
-
 @learn_app.command("word2vec")
 def word2vec_cmd(
-    space: SpaceName,
-    corpus: Corpus = None,
-    from_space: FromSpace = None,
-    text_field: TextField = None,
-    id_field: IdField = None,
-    corpus_format: Format = "auto",
-    encoding: Encoding = "utf-8",
-    seed: Seed = 0,
-    workers: Workers = 1,
-    vector_size: VectorSize = 100,
-    window: Window = 5,
-    min_count: MinCount = 5,
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 5,
-    negative: Negative = 5,
-    sample: Sample = 1e-3,
-    alpha: Alpha = 0.025,
-    min_alpha: MinAlpha = 0.0001,
-    sg: Sg = False,
-    phrases: Phrases = False,
-    phrases_min_count: PhrasesMinCount = 5,
-    phrases_threshold: PhrasesThreshold = 10.0,
-    keep_case: KeepCase = False,
-    token_pattern: TokenPattern = None,
-    min_len: MinLen = 2,
-    max_len: MaxLen = 15,
+    data: CorpusArgs,
+    training: WordTrainArgs,
+    phrasing: PhrasesArgs,
+    tokens: TokenizerArgs,
     json: Json = False,
 ) -> None:
     """Learn word2vec word vectors (CBOW or skip-gram, negative sampling): one item per word.
@@ -141,33 +181,14 @@ def word2vec_cmd(
 
       repspace search w2v --id king -k 10
     """
-    _run("word2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
-         _tokenizer(keep_case, token_pattern, min_len, max_len),
-         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
-         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, phrases=phrases,
-         phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
+    _run("word2vec", data, training, tokens, json, **asdict(phrasing))
 
 
 @learn_app.command("fasttext")
 def fasttext_cmd(
-    space: SpaceName,
-    corpus: Corpus = None,
-    from_space: FromSpace = None,
-    text_field: TextField = None,
-    id_field: IdField = None,
-    corpus_format: Format = "auto",
-    encoding: Encoding = "utf-8",
-    seed: Seed = 0,
-    workers: Workers = 1,
-    vector_size: VectorSize = 100,
-    window: Window = 5,
-    min_count: MinCount = 5,
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 5,
-    negative: Negative = 5,
-    sample: Sample = 1e-3,
-    alpha: Alpha = 0.025,
-    min_alpha: MinAlpha = 0.0001,
-    sg: Sg = False,
+    *,
+    data: CorpusArgs,
+    training: WordTrainArgs,
     min_n: Annotated[int, typer.Option("--min-n", min=1, help="Shortest character n-gram.")] = 3,
     max_n: Annotated[int, typer.Option("--max-n", min=1, help="Longest character n-gram.")] = 6,
     bucket: Annotated[int, typer.Option(
@@ -175,13 +196,8 @@ def fasttext_cmd(
                     "dimensions (twice over while training, and a model file as large); a corpus of a few "
                     "million tokens has far fewer distinct n-grams, so 200,000 loses little. Raise it for "
                     "large corpora.")] = 200_000,
-    phrases: Phrases = False,
-    phrases_min_count: PhrasesMinCount = 5,
-    phrases_threshold: PhrasesThreshold = 10.0,
-    keep_case: KeepCase = False,
-    token_pattern: TokenPattern = None,
-    min_len: MinLen = 2,
-    max_len: MaxLen = 15,
+    phrasing: PhrasesArgs,
+    tokens: TokenizerArgs,
     json: Json = False,
 ) -> None:
     """Learn fastText word vectors (word2vec plus character n-gram subwords): one item per word.
@@ -195,39 +211,11 @@ def fasttext_cmd(
 
       repspace search ft 'goverment' -k 5
     """
-    _run("fasttext", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
-         _tokenizer(keep_case, token_pattern, min_len, max_len),
-         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
-         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, sg=sg, min_n=min_n, max_n=max_n,
-         bucket=bucket, phrases=phrases, phrases_min_count=phrases_min_count, phrases_threshold=phrases_threshold)
+    _run("fasttext", data, training, tokens, json, min_n=min_n, max_n=max_n, bucket=bucket, **asdict(phrasing))
 
 
 @learn_app.command("doc2vec")
-def doc2vec_cmd(
-    space: SpaceName,
-    corpus: Corpus = None,
-    from_space: FromSpace = None,
-    text_field: TextField = None,
-    id_field: IdField = None,
-    corpus_format: Format = "auto",
-    encoding: Encoding = "utf-8",
-    seed: Seed = 0,
-    workers: Workers = 1,
-    vector_size: VectorSize = 100,
-    window: Window = 5,
-    min_count: MinCount = 5,
-    epochs: Annotated[int, typer.Option(min=1, help="Passes over the corpus.")] = 10,
-    negative: Negative = 5,
-    sample: Sample = 1e-3,
-    alpha: Alpha = 0.025,
-    min_alpha: MinAlpha = 0.0001,
-    dm: Annotated[bool, typer.Option("--dm/--dbow", help="PV-DM (gensim's default) or PV-DBOW.")] = True,
-    keep_case: KeepCase = False,
-    token_pattern: TokenPattern = None,
-    min_len: MinLen = 2,
-    max_len: MaxLen = 15,
-    json: Json = False,
-) -> None:
+def doc2vec_cmd(data: CorpusArgs, training: DocTrainArgs, tokens: TokenizerArgs, json: Json = False) -> None:
     """Learn doc2vec (Paragraph Vector) document vectors: one item per document, with its text.
 
     A text query gets an inferred vector (deterministic: seeded with the
@@ -241,7 +229,4 @@ def doc2vec_cmd(
 
       repspace search d2v 'boundary layer on a flat plate' -k 5
     """
-    _run("doc2vec", corpus, space, from_space, text_field, id_field, corpus_format, encoding, json,
-         _tokenizer(keep_case, token_pattern, min_len, max_len),
-         seed=seed, workers=workers, vector_size=vector_size, window=window, min_count=min_count, epochs=epochs,
-         negative=negative, sample=sample, alpha=alpha, min_alpha=min_alpha, dm=dm)
+    _run("doc2vec", data, training, tokens, json)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -10,6 +11,7 @@ import typer
 from repspace.core.printable import excerpt
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar
 from repspace.interfaces.cli.learn import Json, Seed, SpaceName, learn_app
+from repspace.interfaces.cli.options import OptionGroup
 
 Source = Annotated[str, typer.Argument(help="The stored space to learn from.", show_default=False)]
 Pairs = Annotated[Path, typer.Option("--pairs", help="Scored text pairs: 'sentence1,sentence2,score' CSV "
@@ -19,6 +21,25 @@ Dev = Annotated[Optional[Path], typer.Option("--dev", help="Pairs in the same fo
 Epochs = Annotated[int, typer.Option(min=1, help="Passes over the pairs at most.")]
 BatchSize = Annotated[int, typer.Option("--batch-size", min=2, help="Pairs per step.")]
 Threads = Annotated[int, typer.Option(min=1, help="torch CPU threads (1 is bit-for-bit repeatable).")]
+
+
+@dataclass(frozen=True)
+class HeadData(OptionGroup):
+    """The frozen space, the new one and the pairs a head is trained on."""
+
+    source: Source
+    space: SpaceName
+    pairs: Pairs
+    dev: Dev = None
+
+
+@dataclass(frozen=True)
+class HeadRun(OptionGroup):
+    """How a head's training runs; they go to the trainer as they are."""
+
+    batch_size: BatchSize = 64
+    seed: Seed = 0
+    threads: Threads = 1
 
 
 def _done(report: Any, json: bool, what: str) -> None:
@@ -63,12 +84,13 @@ def retrofit_cmd(
     _done(report, json, f"retrofitted {c['updated']:,} words ({c['edges']:,} edges) to {report.details['lexicon']}")
 
 
-def _head(method: str, source: str, space: str, pairs: Path, dev: Optional[Path], json: bool, **params: Any) -> None:
+def _head(method: str, data: HeadData, run: HeadRun, json: bool, **params: Any) -> None:
     from repspace.workflows.learn.derived import train_head
 
     store = open_store(create=False)
     with progress_bar(json) as bar:
-        report = train_head(store, source, space, method, pairs, dev=dev, progress=bar, **params)
+        report = train_head(store, data.source, data.space, method, data.pairs, dev=data.dev, progress=bar,
+                            **params, **asdict(run))
     d = report.details
     chosen = ("" if d["dev_spearman"] is None else
               f", epoch {d['best_epoch']} chosen on dev (Spearman {d['dev_spearman']:.4f})")
@@ -77,10 +99,7 @@ def _head(method: str, source: str, space: str, pairs: Path, dev: Optional[Path]
 
 @learn_app.command("matryoshka")
 def matryoshka_cmd(
-    source: Source,
-    space: SpaceName,
-    pairs: Pairs,
-    dev: Dev = None,
+    data: HeadData,
     dims: Annotated[str, typer.Option(help="Prefixes trained to work alone, comma-separated (the full "
                                            "dimension is always one).")] = "32,64,128,256",
     loss: Annotated[str, typer.Option(help="cosent (ranks the pairs) or cosine (regresses the score).")] = "cosent",
@@ -89,9 +108,7 @@ def matryoshka_cmd(
     scale: Annotated[float, typer.Option(help="CoSENT's scale (EVALUATION.md's run chose 5 on STS-B dev).")] = 10.0,
     weight_decay: Annotated[float, typer.Option("--weight-decay", help="Pull toward the starting (PCA) map "
                                                                        "(EVALUATION.md's run: 3).")] = 0.0,
-    batch_size: BatchSize = 64,
-    seed: Seed = 0,
-    threads: Threads = 1,
+    run: HeadRun = HeadRun(),
     json: Json = False,
 ) -> None:
     """Train a Matryoshka head on a frozen space: every prefix of the new space works as a small embedding.
@@ -111,25 +128,20 @@ def matryoshka_cmd(
         prefixes = tuple(int(x) for x in dims.split(",") if x.strip()) + (None,)
     except ValueError:
         raise typer.BadParameter(f"--dims must be comma-separated integers, not {excerpt(dims)}") from None
-    _head("matryoshka", source, space, pairs, dev, json, dims=prefixes, loss=loss, epochs=epochs, lr=lr, scale=scale,
-          weight_decay=weight_decay, batch_size=batch_size, seed=seed, threads=threads)
+    _head("matryoshka", data, run, json, dims=prefixes, loss=loss, epochs=epochs, lr=lr, scale=scale,
+          weight_decay=weight_decay)
 
 
 @learn_app.command("adapter")
 def adapter_cmd(
-    source: Source,
-    space: SpaceName,
-    pairs: Pairs,
-    dev: Dev = None,
+    data: HeadData,
     loss: Annotated[str, typer.Option(help="contrastive (graded labels) or margin (Wu et al. 2017, "
                                            "distance-weighted negatives).")] = "contrastive",
     positive_threshold: Annotated[float, typer.Option("--positive-threshold",
                                                       help="Pairs scoring at least this are positives.")] = 4.0,
     epochs: Epochs = 10,
     lr: Annotated[float, typer.Option(help="Adam's learning rate.")] = 1e-4,
-    batch_size: BatchSize = 64,
-    seed: Seed = 0,
-    threads: Threads = 1,
+    run: HeadRun = HeadRun(),
     json: Json = False,
 ) -> None:
     """Train a pair adapter on a frozen space: a linear map, started at identity, fitted to labelled pairs.
@@ -140,8 +152,7 @@ def adapter_cmd(
 
       repspace learn adapter minilm --pairs pairs.csv --loss margin --space minilm-margin
     """
-    _head("adapter", source, space, pairs, dev, json, loss=loss, positive_threshold=positive_threshold,
-          epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, threads=threads)
+    _head("adapter", data, run, json, loss=loss, positive_threshold=positive_threshold, epochs=epochs, lr=lr)
 
 
 @learn_app.command("cca")

@@ -9,7 +9,8 @@ import typer
 from rich.table import Table
 
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import out, print_json, progress_bar
+from repspace.interfaces.cli._common import comma_list, out, print_json, progress_bar
+from repspace.interfaces.cli.options import Json
 
 
 @app.command("upgrade-check")
@@ -29,7 +30,7 @@ def upgrade_check_cmd(
     batch_size: Annotated[int, typer.Option(help="Texts per forward pass.")] = 64,
     restarts: Annotated[int, typer.Option(help="Starts of each unsupervised fit (the best objective is kept; "
                                                 "trusted when another start agrees).")] = 3,
-    json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json: Json = False,
 ) -> None:
     """Retrieval nDCG@10 of the old model, the new model re-indexed, and new queries mapped into the old index.
 
@@ -45,7 +46,7 @@ def upgrade_check_cmd(
     """
     from repspace.workflows.upgrade import parse_pairs, upgrade_check
 
-    method_list = [m.strip() for m in methods.split(",") if m.strip()]
+    method_list = comma_list(methods)
     with progress_bar(json) as bar:
         r = upgrade_check(old, new, data, pairs=parse_pairs(pairs), methods=method_list, repeats=repeats, seed=seed,
                           split=split, index=index, batch_size=batch_size, restarts=restarts,

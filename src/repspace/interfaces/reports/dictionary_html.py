@@ -63,12 +63,9 @@ def dictionary_html(report: DictionaryReport, *, title: str | None = None) -> st
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace import Store
+    >>> from repspace.store import example_space
     >>> from repspace.workflows.dictionary import fit_dictionary
-    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=6)
-    >>> _ = sp.add([f"i{j}" for j in range(300)], np.random.default_rng(0).standard_normal((300, 6)),
-    ...            texts=["<b>bold</b> & co"] * 300)
+    >>> sp = example_space(300, 6, texts=["<b>bold</b> & co"] * 300)
     >>> page = dictionary_html(fit_dictionary(sp, 12, 3, epochs=2))
     >>> page.count("<svg"), "&lt;b&gt;bold&lt;/b&gt; &amp; co" in page, "<b>" in page, 'class="latents"' in page
     (2, True, False, True)
@@ -113,12 +110,10 @@ def write_dictionary_html(report: DictionaryReport, path: str | Path, **kwargs: 
 
     Examples
     --------
-    >>> import numpy as np, tempfile, os
-    >>> from repspace.store import Store
+    >>> import tempfile, os
+    >>> from repspace.store import example_space
     >>> from repspace.interpret import fit_dictionary
-    >>> space = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=6)
-    >>> _ = space.add([f"i{j}" for j in range(200)], np.random.default_rng(0).standard_normal((200, 6)))
-    >>> path = write_dictionary_html(fit_dictionary(space, 12, 3, epochs=1),
+    >>> path = write_dictionary_html(fit_dictionary(example_space(200, 6), 12, 3, epochs=1),
     ...                              os.path.join(tempfile.mkdtemp(), "new-folder", "sae.html"), title="toy")
     >>> path.name, path.read_text().startswith("<!DOCTYPE html>"), "<title>toy</title>" in path.read_text()
     ('sae.html', True, True)
