@@ -89,7 +89,7 @@ def test_doc2vec_on_cranfield_jsonl_finds_a_documents_own_text(capsys, db, share
     (["learn", "doc2vec", "LEE", "--space", "taken"], "space 'taken' already exists"),
     (["learn", "glove", "LEE", "--space", "x"], "No such command 'glove'"),
     (["learn", "word2vec", "--space", "x"], "give a corpus file or a space"),
-    (["learn", "word2vec", "LEE", "--space", "x", "--format", "csv"], "auto, text or jsonl"),
+    (["learn", "word2vec", "LEE", "--space", "x", "--format", "csv"], "corpus_format must be one of auto, text, jsonl"),
     (["learn", "word2vec", "NOPE", "--space", "x"], "does not exist"),
 ])
 def test_bad_input_is_one_line_and_stores_nothing(capsys, db, tmp_path, lee_path, args, message):

@@ -318,7 +318,7 @@ class HFLayersEncoder(LayeredEncoder):
 
         out = np.empty((len(layers), len(texts), self.loaded.dim), dtype=np.float32)
         with torch.inference_mode():
-            for index, hidden, mask, _ in self._hidden_batches(texts, batch_size):
+            for index, hidden, mask, _ in self.hidden_batches(texts, batch_size):
                 with encoding_errors(self.spec):
                     for row, layer in enumerate(layers):
                         pooled = pool_hidden_states(hidden[layer], mask, self.pooling)
@@ -329,7 +329,7 @@ class HFLayersEncoder(LayeredEncoder):
                     progress(len(index))
         return out
 
-    def _hidden_batches(self, texts: list[str], batch_size: int, *,
+    def hidden_batches(self, texts: list[str], batch_size: int, *,
                        special_tokens: bool = False) -> Iterator[tuple[list[int], Any, Any, Any]]:
         """Run the model on ``texts``, longest first, ``batch_size`` at a time (the prompt prepended).
 
@@ -344,7 +344,7 @@ class HFLayersEncoder(LayeredEncoder):
         --------
         >>> from repspace.engines.encoders import get_encoder
         >>> enc = get_encoder("hf-layers:minilm")
-        >>> [(index, len(hidden), mask.shape) for index, hidden, mask, _ in enc._hidden_batches(["a", "a b c"], 8)]
+        >>> [(index, len(hidden), mask.shape) for index, hidden, mask, _ in enc.hidden_batches(["a", "a b c"], 8)]
         [([1, 0], 7, torch.Size([2, 5]))]
         """
         import torch

@@ -136,8 +136,8 @@ def encode_tokens(
     out: list[np.ndarray | None] = [None] * len(items)
     tick = Tally(progress, "encode", len(items))
     with torch.inference_mode():
-        # The model runs of the encoder's pooled encode() (HFLayersEncoder._hidden_batches), loaded once per process.
-        for index, hidden, mask, special in enc._hidden_batches(items, batch_size, special_tokens=True):
+        # The model runs of the encoder's pooled encode() (HFLayersEncoder.hidden_batches), loaded once per process.
+        for index, hidden, mask, special in enc.hidden_batches(items, batch_size, special_tokens=True):
             states = hidden[index_of_layer].float().numpy()  # (B, T, dim)
             keep = mask.numpy() > 0
             if skip_special:

@@ -7,7 +7,8 @@ into the command's signature at that place, so that Typer sees the same options
 (names, help, defaults and order) as if they were written out; the command then
 gets one group object built from their values. The commands of a
 :class:`GroupedTyper` (every ``repspace GROUP COMMAND``) are spread so when
-registered.
+registered. Written here because Typer has no option groups of its own: it
+reads a command's signature, so the groups are spread into one.
 
 Examples
 --------
