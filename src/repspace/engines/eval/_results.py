@@ -93,7 +93,7 @@ class TaskResult:
         if self.mteb_main_metric is not None and self.mteb_main_metric not in self.scores:
             raise InputError(f"MTEB's main score {self.mteb_main_metric!r} is not among the scores of "
                              f"{self.task_name} ({', '.join(sorted(self.scores))})")
-        if self.interval is not None and not isinstance(self.interval, Interval):
+        if self.interval is not None and not all(hasattr(self.interval, k) for k in ("low", "high", "to_dict")):
             raise InputError(f"the interval of {self.task_name} must be an Interval, "
                              f"not {type(self.interval).__name__}")
         if self.mteb_task is not None and safe_name(self.mteb_task) != self.mteb_task:
