@@ -267,7 +267,7 @@ def test_sts_carries_the_spearman_interval_over_pairs_and_writes_it_beside_the_m
     r = sts(encode, pairs, seed=3)
     vectors = encode(pairs.texts())
     cos = np.einsum("ij,ij->i", vectors[:60], vectors[60:]) / np.linalg.norm(vectors[60:], axis=1)
-    assert r.interval == bootstrap_interval(spearman_statistic, pairs.scores, cos, seed=3)
+    assert r.interval.to_dict() == bootstrap_interval(spearman_statistic, pairs.scores, cos, seed=3).to_dict()
     assert r.interval.low <= r.main_score <= r.interval.high and r.interval.n_resamples == 1000
     entry = r.to_dict()["scores"]["test"][0]
     assert list(entry)[:3] == ["main_score", "ci_low", "ci_high"] and entry["ci_low"] == r.interval.low
@@ -288,8 +288,8 @@ def test_wordsim_resamples_the_scored_pairs_only():
     r = wordsim(wv, pairs, seed=2)
     unit = wv.vectors / np.linalg.norm(wv.vectors, axis=1, keepdims=True)
     cos = np.einsum("ij,ij->i", unit[:20], unit[20:])
-    assert r.info["n_pairs"] == 20 and r.interval == bootstrap_interval(spearman_statistic, pairs.scores[:20], cos,
-                                                                        seed=2)
+    want = bootstrap_interval(spearman_statistic, pairs.scores[:20], cos, seed=2)
+    assert r.info["n_pairs"] == 20 and r.interval.to_dict() == want.to_dict()
     assert wordsim(wv, pairs, bootstrap=0).interval is None
 
 
