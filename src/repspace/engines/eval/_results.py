@@ -14,6 +14,7 @@ from repspace.engines.eval.mteb_format import (
     parse_languages,
     safe_name,
 )
+from repspace.engines.eval.uncertainty import Interval
 
 #: The subset name MTEB uses for single-subset tasks.
 DEFAULT_SUBSET = "default"
@@ -50,6 +51,10 @@ class TaskResult:
         of :meth:`to_mteb`.
     mteb_main_metric : str, optional
         That task's main score, a key of :attr:`scores` (default :attr:`main_metric`).
+    interval : Interval, optional
+        The seeded bootstrap interval of the main score
+        (:func:`repspace.engines.eval.uncertainty.bootstrap_interval`, resampling
+        the task's units); written as ``ci_low``/``ci_high`` beside ``main_score``.
 
     Examples
     --------
@@ -59,6 +64,11 @@ class TaskResult:
     >>> d = r.to_dict()
     >>> d["scores"]["test"][0]["main_score"], d["scores"]["test"][0]["languages"], d["mteb_version"]
     (0.8, ['eng-Latn'], '2.26.24')
+    >>> from repspace.engines.eval.uncertainty import Interval
+    >>> r = TaskResult("sts", "test", "spearman", {"spearman": 0.8}, 1.5, interval=Interval(0.75, 0.84, 0.95, 1000))
+    >>> entry = r.to_dict()["scores"]["test"][0]
+    >>> entry["main_score"], entry["ci_low"], entry["ci_high"]
+    (0.8, 0.75, 0.84)
     """
 
     task_name: str
@@ -71,6 +81,7 @@ class TaskResult:
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
     mteb_task: str | None = None
     mteb_main_metric: str | None = None
+    interval: Interval | None = None
 
     def __post_init__(self) -> None:
         if self.main_metric not in self.scores:
@@ -82,6 +93,9 @@ class TaskResult:
         if self.mteb_main_metric is not None and self.mteb_main_metric not in self.scores:
             raise InputError(f"MTEB's main score {self.mteb_main_metric!r} is not among the scores of "
                              f"{self.task_name} ({', '.join(sorted(self.scores))})")
+        if self.interval is not None and not all(hasattr(self.interval, k) for k in ("low", "high", "to_dict")):
+            raise InputError(f"the interval of {self.task_name} must be an Interval, "
+                             f"not {type(self.interval).__name__}")
         if self.mteb_task is not None and safe_name(self.mteb_task) != self.mteb_task:
             raise InputError(f"MTEB task name {self.mteb_task!r} must be letters, digits, '.', '_' and '-' only")
 
@@ -113,10 +127,13 @@ class TaskResult:
         dict
             ``{"task_name", "dataset_revision", "mteb_version", "scores": {split:
             [{"main_score", "hf_subset", "languages", **scores}]},
-            "evaluation_time", "repspace": info}``.
+            "evaluation_time", "repspace": info}``; with an :attr:`interval`, the
+            score entry has ``ci_low`` and ``ci_high`` after ``main_score`` (mteb
+            keeps them as extra keys) and ``repspace`` has ``interval``
+            (:meth:`Interval.to_dict`).
         """
-        entry: dict[str, Any] = {"main_score": self.main_score, "hf_subset": DEFAULT_SUBSET,
-                                 "languages": list(self.languages)}
+        entry: dict[str, Any] = {"main_score": self.main_score, **self._ci(self.main_metric),
+                                 "hf_subset": DEFAULT_SUBSET, "languages": list(self.languages)}
         entry.update({k: float(v) for k, v in self.scores.items()})
         return {
             "task_name": self.task_name,
@@ -132,7 +149,9 @@ class TaskResult:
 
         The task is named :attr:`mteb_task_name`; ``main_score`` is the value of
         :attr:`mteb_main_metric` (else :attr:`main_metric`); the ``repspace``
-        block sits inside the score entry, where mteb's model keeps it.
+        block sits inside the score entry, where mteb's model keeps it. The
+        :attr:`interval` is written as ``ci_low``/``ci_high`` beside
+        ``main_score`` when that is the value of :attr:`main_metric`.
 
         Parameters
         ----------
@@ -148,8 +167,9 @@ class TaskResult:
         ('STSBenchmark', 0.8, 'sts:toy')
         """
         main = self.mteb_main_metric or self.main_metric
-        entry: dict[str, Any] = {"main_score": float(self.scores[main]), "hf_subset": DEFAULT_SUBSET,
-                                 "languages": list(self.languages), "mteb_version": MTEB_VERSION}
+        entry: dict[str, Any] = {"main_score": float(self.scores[main]), **self._ci(main),
+                                 "hf_subset": DEFAULT_SUBSET, "languages": list(self.languages),
+                                 "mteb_version": MTEB_VERSION}
         entry.update({k: float(v) for k, v in self.scores.items()})
         entry["repspace"] = self._block()
         return {
@@ -162,8 +182,16 @@ class TaskResult:
             "date": date,
         }
 
+    def _ci(self, metric: str) -> dict[str, float]:
+        """``ci_low``/``ci_high`` of the score ``metric`` reported as ``main_score`` (when it is the main score's)."""
+        if self.interval is None or float(self.scores[metric]) != self.main_score:
+            return {}
+        return {"ci_low": float(self.interval.low), "ci_high": float(self.interval.high)}
+
     def _block(self) -> dict[str, Any]:
         block = dict(self.info, main_metric=self.main_metric, task=self.task_name)
+        if self.interval is not None:
+            block["interval"] = self.interval.to_dict()
         if self.mteb_task is not None:
             block["mteb_task"] = self.mteb_task
         return block
@@ -171,6 +199,10 @@ class TaskResult:
     def with_info(self, **info: Any) -> TaskResult:
         """A copy whose :attr:`info` has these keys added or replaced."""
         return replace(self, scores=dict(self.scores), info={**self.info, **info})
+
+    def with_interval(self, interval: Interval | None) -> TaskResult:
+        """A copy with this :attr:`interval` of the main score (``None`` removes it)."""
+        return replace(self, scores=dict(self.scores), info=dict(self.info), interval=interval)
 
     def with_mteb(self, *, dataset_revision: str | None = None, languages: Any = None,
                   mteb_task: str | None = None, mteb_main_metric: str | None = None) -> TaskResult:

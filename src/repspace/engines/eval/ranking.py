@@ -221,6 +221,38 @@ def ranking_scores(
     >>> s["recall_at_10"]  # (1 + 1 + 0) / 3
     0.6666666666666666
     """
+    per_query = query_scores(run, qrels, ks)
+    sums = {f"{m}_at_{int(k)}": 0.0 for m in MEASURES for k in ks}
+    for values in per_query.values():
+        for key, value in values.items():
+            sums[key] += value
+    return {key: total / len(per_query) for key, total in sums.items()}
+
+
+def query_scores(
+    run: Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Mapping[str, float]],
+    ks: Sequence[int] = (10, 100),
+) -> dict[str, dict[str, float]]:
+    """Each judged query's ranking metrics: the units whose means :func:`ranking_scores` reports.
+
+    The parameters, the queries counted and the errors are those of
+    :func:`ranking_scores`, whose values are the means of these (to the last
+    bit): the per-query scores behind a bootstrap interval or a paired test.
+
+    Returns
+    -------
+    dict of str to dict of str to float
+        Query id (in the order of ``qrels``, only queries with a relevant
+        document) to ``{"{measure}_at_{k}": value}``.
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"a": 1}, "q2": {"b": 2}, "q3": {"c": 0}}
+    >>> per_query = query_scores({"q1": ["x", "a"], "q2": ["b"]}, qrels, ks=(10,))
+    >>> list(per_query), per_query["q1"]["mrr_at_10"], per_query["q2"]["ndcg_at_10"]
+    (['q1', 'q2'], 0.5, 1.0)
+    """
     ks = tuple(positive_int(k, "a rank cutoff") for k in ks)
     if not ks:
         raise InputError("ranking_scores needs at least one cutoff")
@@ -233,13 +265,12 @@ def ranking_scores(
             judged.append(qid)
     if not judged:
         raise InputError("no query in the qrels has a relevant document (score >= 1): there is nothing to average")
-    sums = {f"{m}_at_{k}": 0.0 for m in MEASURES for k in ks}
+    out: dict[str, dict[str, float]] = {}
     for qid in judged:
         ranking = list(run.get(qid, ()))
         _check_unique(ranking, qid)
-        for key, value in _query_scores(ranking, qrels[qid], ks).items():
-            sums[key] += value
-    return {key: total / len(judged) for key, total in sums.items()}
+        out[qid] = _query_scores(ranking, qrels[qid], ks)
+    return out
 
 
 def _query_scores(ranking: Sequence[str], judgements: Mapping[str, float], ks: Sequence[int]) -> dict[str, float]:

@@ -34,7 +34,8 @@ from repspace.core.files import read_jsonl
 from repspace.core.space import Metric
 from repspace.engines.eval._encode import as_encode, as_query_encode
 from repspace.engines.eval._results import TaskResult
-from repspace.engines.eval.ranking import ranking_scores
+from repspace.engines.eval.ranking import query_scores
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, Interval, bootstrap_interval, mean_statistic
 
 #: MTEB's cut-offs (``AbsTaskRetrieval.k_values``); every measure is reported at each.
 CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
@@ -63,9 +64,25 @@ def retrieval_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]
     >>> s["ndcg_at_10"] == s["ndcg_at_100"], s["mrr_at_1"], s["mrr_at_3"], "ndcg_at_1000" in s
     (True, 0.0, 0.5, False)
     """
+    return _run_scores(run, qrels, depth)[0]
+
+
+def _run_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int, bootstrap: int = 0,
+                seed: int = 0) -> tuple[dict[str, float], Interval | None]:
+    """:func:`retrieval_scores`, and the bootstrap interval of the main score over the judged queries."""
     ks = tuple(k for k in CUTOFFS if k <= max(depth, 10))
-    scores = ranking_scores(run, qrels, ks)
-    return {key: float(scores[key]) for key in SCORE_KEYS if key in scores}
+    per_query = query_scores(run, qrels, ks)
+    sums = dict.fromkeys(SCORE_KEYS, 0.0)
+    for values in per_query.values():
+        for key in sums.keys() & values.keys():
+            sums[key] += values[key]
+    n = len(per_query)
+    scores = {key: float(sums[key] / n) for key in SCORE_KEYS if key in next(iter(per_query.values()))}
+    interval = None
+    if bootstrap and n >= 2:
+        main = np.array([values[MAIN_METRIC] for values in per_query.values()])
+        interval = bootstrap_interval(mean_statistic, main, n_resamples=bootstrap, seed=seed)
+    return scores, interval
 
 
 def default_depth(index: str | None = None, lexical: str | None = None) -> int:
@@ -395,7 +412,13 @@ def retrieval_from_vectors(
     (1.0, 1.0)
     """
     k = _depth(k, index)
-    spec, m, ef = parse_index(index, k)
+    return _scores_of(_dense_rows(query_vectors, corpus_vectors, data, index, k), data, k)[0]
+
+
+def _dense_rows(query_vectors: np.ndarray, corpus_vectors: np.ndarray, data: BeirData, index: str | None,
+                k: int) -> list[np.ndarray]:
+    """Row numbers of each query's top ``k`` documents by cosine (exact or HNSW), after checking the arrays."""
+    _, m, ef = parse_index(index, k)
     q = np.asarray(query_vectors, dtype=np.float32)
     x = np.asarray(corpus_vectors, dtype=np.float32)
     if q.ndim != 2 or x.ndim != 2 or q.shape[1] != x.shape[1]:
@@ -405,10 +428,7 @@ def retrieval_from_vectors(
                          f"and {data.n_documents} documents")
     if not (np.isfinite(q).all() and np.isfinite(x).all()):
         raise InputError("query or document vectors contain NaN or infinite values")
-    rows = _search(q, x, k, m, ef)
-    ids = np.asarray(data.corpus_ids, dtype=object)
-    run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
-    return retrieval_scores(run, data.qrels, k)
+    return _search(q, x, k, m, ef)
 
 
 def retrieval(
@@ -423,6 +443,8 @@ def retrieval(
     lexical: str | None = None,
     lexical_weight: float = 1.0,
     encode_queries: Any = None,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
 ) -> TaskResult:
     """Score an encoder on a retrieval data set (BEIR layout).
 
@@ -462,13 +484,20 @@ def retrieval(
         The query side, given explicitly (it wins over
         ``encode.encode_queries``): for an asymmetric model passed as two
         plain functions, or a query side that went through a transform.
+    bootstrap : int
+        Resamples of the queries behind the main score's interval (the mean of
+        the per-query nDCG@10, :func:`~repspace.engines.eval.uncertainty.bootstrap_interval`,
+        percentile, 95%); 0: no interval (nor with a single query).
+    seed : int
+        The bootstrap's seed.
 
     Returns
     -------
     TaskResult
         Main metric ``ndcg_at_10``; scores :data:`SCORE_KEYS` up to that cut-off;
         info with ``n_queries``, ``n_documents``, ``index``, ``depth``, ``dropped_qrels``,
-        ``dropped_queries`` (and ``codec``, ``bytes_per_vector`` with a codec).
+        ``dropped_queries`` (and ``codec``, ``bytes_per_vector`` with a codec);
+        the main score's bootstrap interval as :attr:`TaskResult.interval`.
 
     Examples
     --------
@@ -491,6 +520,7 @@ def retrieval(
     """
     t0 = time.perf_counter()
     k = _depth(k, index, lexical)
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     if isinstance(data, BeirData):
         if split is not None and split != data.split:
             raise InputError(f"split {split!r} asked for, but the data given holds split {data.split!r}")
@@ -501,11 +531,11 @@ def retrieval(
         check_choice(lexical, "lexical", ("bm25", "hybrid"))
     if lexical == "bm25":
         rows = _bm25_rows(data, k)
-        scores = _scores_of(rows, data, k)
+        scores, interval = _scores_of(rows, data, k, bootstrap, seed)
         info = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "bm25", "depth": k,
                 "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
         return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                          time.perf_counter() - t0, info)
+                          time.perf_counter() - t0, info, interval=interval)
     docs = as_encode(encode)(list(data.corpus_texts))
     queries = as_query_encode(encode, encode_queries)(list(data.query_texts))
     if docs.shape[1] != queries.shape[1]:
@@ -532,13 +562,13 @@ def retrieval(
         for d_rows, l_rows in zip(dense, lex):
             _, fused = rrf([np.asarray(d_rows), np.asarray(l_rows)], k, weights=[1.0, lexical_weight])
             rows.append(fused[fused >= 0])
-        scores = _scores_of(rows, data, k)
         info.update(index=f"{spec}+bm25 (rrf, lexical weight {lexical_weight:g})", lexical="hybrid",
                     lexical_weight=float(lexical_weight))
     else:
-        scores = retrieval_from_vectors(queries, docs, data, index=index, k=k)
+        rows = _dense_rows(queries, docs, data, index, k)
+    scores, interval = _scores_of(rows, data, k, bootstrap, seed)
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)
 
 
 def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
@@ -550,10 +580,12 @@ def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
     return [r[r >= 0] for r in rows]
 
 
-def _scores_of(rows: list[np.ndarray], data: BeirData, depth: int) -> dict[str, float]:
+def _scores_of(rows: list[np.ndarray], data: BeirData, depth: int, bootstrap: int = 0,
+               seed: int = 0) -> tuple[dict[str, float], Interval | None]:
+    """The scores of the ranked rows, and the main score's interval over the queries (``bootstrap`` resamples)."""
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
-    return retrieval_scores(run, data.qrels, depth)
+    return _run_scores(run, data.qrels, depth, bootstrap, seed)
 
 
 def _transformed(codec: Any, x: np.ndarray) -> np.ndarray:
@@ -627,7 +659,7 @@ def multivector_retrieval(
     kk = min(k, data.n_documents)
     _, rows = index.search(queries, kk, candidates=max(candidates, kk))
     found = [r[r >= 0] for r in rows]
-    scores = _scores_of(found, data, k)
+    scores = _scores_of(found, data, k)[0]
     info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "depth": k,
                             "index": f"muvera(k_sim={config.k_sim},d_proj={config.d_proj},reps={config.reps})"
                                      f">chamfer{candidates}", "layer": layer}
@@ -637,6 +669,6 @@ def multivector_retrieval(
         top = min(10, kk)
         info["recall_vs_exact_chamfer"] = float(np.mean(
             [len(set(a[:top].tolist()) & set(b[:top].tolist())) / max(len(b[:top]), 1) for a, b in zip(found, exact)]))
-        info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data, k)["ndcg_at_10"]
+        info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data, k)[0]["ndcg_at_10"]
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
                       time.perf_counter() - t0, info)

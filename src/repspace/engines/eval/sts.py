@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, spearman_statistic
 
 _HEADER = ("sentence1", "sentence2", "score")
 
@@ -176,7 +178,8 @@ def paired_cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.divide(dots, denom, out=np.zeros_like(dots), where=denom > 0)
 
 
-def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = None) -> TaskResult:
+def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = None,
+        bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
     """Score an encoder on STS pairs.
 
     Parameters
@@ -191,12 +194,19 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
         all the task's vectors, applied before scoring.
     name : str, optional
         Task name; default ``sts:<data set name>``.
+    bootstrap : int
+        Resamples of the pairs behind the main score's interval
+        (:func:`~repspace.engines.eval.uncertainty.bootstrap_interval`, percentile,
+        95%); 0: no interval.
+    seed : int
+        The bootstrap's seed.
 
     Returns
     -------
     TaskResult
         Main metric ``spearman``; the other keys of :func:`sts_scores` beside it
-        (``cosine_spearman`` equals ``spearman``); ``n_pairs`` in info.
+        (``cosine_spearman`` equals ``spearman``); ``n_pairs`` in info; the
+        Spearman correlation's bootstrap interval as :attr:`TaskResult.interval`.
 
     Examples
     --------
@@ -207,8 +217,11 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
     >>> r = sts(get_encoder("static"), pairs)
     >>> r.task_name, r.main_metric, -1.0 <= r.main_score <= 1.0
     ('sts:toy', 'spearman', True)
+    >>> sts(get_encoder("static"), pairs, bootstrap=0).interval is None
+    True
     """
     t0 = time.perf_counter()
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     enc = as_encode(encode)
     n = len(pairs)
     vectors = enc(pairs.texts())
@@ -217,4 +230,7 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
         vectors = codec.fit(vectors).transform(vectors)
         info.update(codec=codec.to_dict(), bytes_per_vector=int(codec.bytes_per_vector))
     scores = sts_scores(vectors[:n], vectors[n:], pairs.scores)
-    return TaskResult(name or f"sts:{pairs.name}", pairs.split, "spearman", scores, time.perf_counter() - t0, info)
+    interval = bootstrap_interval(spearman_statistic, np.asarray(pairs.scores, dtype=np.float64),
+                                  paired_cosine(vectors[:n], vectors[n:]), n_resamples=bootstrap, seed=seed)
+    return TaskResult(name or f"sts:{pairs.name}", pairs.split, "spearman", scores, time.perf_counter() - t0, info,
+                      interval=interval)

@@ -28,6 +28,7 @@ from repspace.core.errors import InputError
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, spearman_statistic
 
 #: 3CosMul's ε (Levy & Goldberg 2014); gensim's ``most_similar_cosmul`` uses 1e-6.
 COSMUL_EPS = 0.001
@@ -280,7 +281,8 @@ def _correlations(gold: np.ndarray, model: np.ndarray) -> dict[str, float]:
 
 
 def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec: Any = None,
-            lowercase: bool = True, restrict_vocab: int | None = None, name: str | None = None) -> TaskResult:
+            lowercase: bool = True, restrict_vocab: int | None = None, name: str | None = None,
+            bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
     """Spearman correlation of the cosine of word pairs with human similarity judgements.
 
     Parameters
@@ -304,13 +306,21 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
         there is 300000); ``None``: all of them.
     name : str, optional
         Task name; default ``wordsim:<data set name>``.
+    bootstrap : int
+        Resamples of the scored pairs behind the main score's interval
+        (:func:`~repspace.engines.eval.uncertainty.bootstrap_interval`, percentile,
+        95%); 0: no interval.
+    seed : int
+        The bootstrap's seed.
 
     Returns
     -------
     TaskResult
         Main metric ``spearman`` (``scipy.stats.spearmanr`` of cosine against
         gold), ``pearson`` beside it; info ``n_pairs`` (pairs scored),
-        ``oov_pairs`` (pairs dropped because a word is missing).
+        ``oov_pairs`` (pairs dropped because a word is missing); the Spearman
+        correlation's bootstrap interval over the scored pairs as
+        :attr:`TaskResult.interval`.
 
     Raises
     ------
@@ -333,6 +343,7 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
     if not isinstance(pairs, WordPairs):
         pairs = load_word_pairs(pairs)
     check_scalar(restrict_vocab, "restrict_vocab", int, low=1, none=True)
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     info: dict[str, Any] = {"dataset": pairs.name}
     if isinstance(vectors, WordVectors):
         r1 = vectors.lookup(pairs.word1, lowercase=lowercase, restrict_vocab=restrict_vocab)
@@ -363,8 +374,9 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
     cos = np.einsum("ij,ij->i", unit[i1], unit[i2]) if len(i1) else np.zeros(0)
     info["n_pairs"] = int(len(gold))
     scores = _correlations(gold, cos)
+    interval = bootstrap_interval(spearman_statistic, gold, cos, n_resamples=bootstrap, seed=seed)
     return TaskResult(name or f"wordsim:{pairs.name}", "test", "spearman", scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)
 
 
 # --------------------------------------------------------------------------- analogies
