@@ -45,6 +45,7 @@ __all__ = [
     "Comparison",
     "DEFAULT_RESAMPLES",
     "Interval",
+    "average_precision_statistic",
     "bootstrap_interval",
     "holm",
     "mean_statistic",
@@ -162,6 +163,40 @@ def mean_statistic(x: np.ndarray, axis: int = -1) -> np.ndarray | float:
     """
     m = np.mean(x, axis=axis)
     return m if np.ndim(m) else float(m)
+
+
+def average_precision_statistic(labels: np.ndarray, scores: np.ndarray, axis: int = -1) -> np.ndarray | float:
+    """Average precision of ``scores`` for the 0/1 ``labels`` along ``axis``, as scikit-learn computes it.
+
+    Equals :func:`sklearn.metrics.average_precision_score` on 1-d data: the
+    precision at each distinct score (tied scores form one threshold), weighted
+    by the recall gained there. Vectorised like :func:`spearman_statistic`;
+    ``NaN`` where no label is 1 (undefined).
+
+    Examples
+    --------
+    >>> float(average_precision_statistic(np.array([1, 0, 1, 0]), np.array([0.9, 0.8, 0.3, 0.1])))
+    0.8333333333333333
+    >>> average_precision_statistic(np.array([[1, 0], [0, 0]]), np.array([[0.2, 0.1], [0.2, 0.1]])).tolist()
+    [1.0, nan]
+    """
+    labels = np.moveaxis(np.asarray(labels), axis, -1)
+    scores = np.moveaxis(np.asarray(scores, dtype=np.float64), axis, -1)
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    s = np.take_along_axis(scores, order, axis=-1)
+    lab = np.take_along_axis(labels, order, axis=-1).astype(np.float64)
+    n = s.shape[-1]
+    tp = np.cumsum(lab, axis=-1)
+    # the last position of each run of tied scores: the threshold every item of the run is counted at
+    is_end = np.concatenate([s[..., 1:] != s[..., :-1], np.ones(s.shape[:-1] + (1,), dtype=bool)], axis=-1)
+    end_at = np.where(is_end, np.arange(n), n)
+    run_end = np.minimum.accumulate(end_at[..., ::-1], axis=-1)[..., ::-1]
+    precision = np.take_along_axis(tp, run_end, axis=-1) / (run_end + 1)
+    n_pos = tp[..., -1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = (lab * precision).sum(axis=-1) / n_pos
+    ap = np.where(n_pos > 0, ap, np.nan)
+    return ap if np.ndim(ap) else float(ap)
 
 
 # ----------------------------------------------------------------------------- checks
