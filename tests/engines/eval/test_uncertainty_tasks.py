@@ -12,7 +12,12 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.eval.labels import classification, clustering
 from repspace.engines.eval.pairclass import PairLabels, pairclass
-from repspace.engines.eval.uncertainty import average_precision_statistic, bootstrap_interval, mean_statistic
+from repspace.engines.eval.uncertainty import (
+    BATCH_ELEMENTS,
+    average_precision_statistic,
+    bootstrap_interval,
+    mean_statistic,
+)
 from repspace.engines.eval.words import Analogies, WordVectors, analogy
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
@@ -49,6 +54,20 @@ def test_average_precision_statistic_is_sklearns_row_by_row_with_ties():
     np.testing.assert_allclose(average_precision_statistic(labels.T, scores.T, axis=0), want, rtol=0, atol=1e-12)
     assert average_precision_statistic(labels[0], scores[0]) == pytest.approx(want[0], abs=1e-12)
     assert math.isnan(average_precision_statistic(np.zeros(4), np.arange(4.0)))  # no positive: undefined
+
+
+def test_many_units_are_resampled_in_batches_with_the_same_draws_on_both_paths():
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(7)
+    n = BATCH_ELEMENTS // 300 + 1  # 300 resamples do not fit in one batch
+    labels = rng.integers(0, 2, n)
+    scores = labels + rng.normal(0, 1.5, n)
+    fast = bootstrap_interval(average_precision_statistic, labels, scores, n_resamples=300, seed=1)
+    plain = bootstrap_interval(lambda lab, s: average_precision_score(lab, s), labels, scores, n_resamples=300,
+                               seed=1)
+    _same(fast, plain)
+    assert fast.low < float(average_precision_statistic(labels, scores)) < fast.high
 
 
 # ---------------------------------------------------------------------------- analogy

@@ -42,6 +42,7 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = [
+    "BATCH_ELEMENTS",
     "Comparison",
     "DEFAULT_RESAMPLES",
     "Interval",
@@ -57,6 +58,9 @@ __all__ = [
 DEFAULT_RESAMPLES = 1000
 
 Statistic = Callable[..., Any]
+
+#: Resamples x units drawn at once at most: bounds the memory of the resampled arrays (32 MiB of float64 each).
+BATCH_ELEMENTS = 2**22
 
 
 @dataclass(frozen=True)
@@ -303,6 +307,13 @@ def bootstrap_interval(statistic: Statistic, *samples: Any, n_resamples: int = D
         A bad ``n_resamples``, ``level`` or ``seed``; arrays with different
         unit counts, or fewer than 2 units.
 
+    Notes
+    -----
+    When ``n_resamples`` x units exceeds :data:`BATCH_ELEMENTS`, the resamples
+    are drawn and scored a batch at a time (scipy's ``batch``), so that memory
+    stays bounded on large tasks; the interval is as seeded and reproducible,
+    but not bit for bit the one a single batch would give.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -322,15 +333,18 @@ def bootstrap_interval(statistic: Statistic, *samples: Any, n_resamples: int = D
     if n_resamples == 0:
         return None
     rng = np.random.default_rng(seed)
+    # many units are resampled a batch at a time (the draws then differ from one batch's, as seeded as ever)
+    batch = None if n_resamples * n_units <= BATCH_ELEMENTS else max(1, BATCH_ELEMENTS // n_units)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if _vectorized(statistic, arrays, vectorized):
             res = stats.bootstrap(arrays, statistic, n_resamples=n_resamples, paired=True, vectorized=True,
-                                  axis=0, confidence_level=level, method="percentile", rng=rng)
+                                  axis=0, confidence_level=level, method="percentile", rng=rng, batch=batch)
         else:
             # the same draws as paired=True makes (one resample of the unit numbers per bootstrap sample)
             res = stats.bootstrap((np.arange(n_units),), _indexed(statistic, arrays), n_resamples=n_resamples,
-                                  vectorized=False, confidence_level=level, method="percentile", rng=rng)
+                                  vectorized=False, confidence_level=level, method="percentile", rng=rng,
+                                  batch=batch)
     low, high, used = _percentiles(res, level)
     if used == 0:
         return None
