@@ -185,6 +185,7 @@ def _ci_text(low: float, high: float) -> str:
 
 #: Columns shown when several subjects share one table (all scores are in --json).
 _HEADLINE = {
+    "sts": ["spearman", "pearson"],
     "retrieval": ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"],
     "pairclass": ["cosine_ap", "cosine_accuracy", "cosine_f1"],
     "classification": ["accuracy", "f1_macro", "knn_accuracy"],
