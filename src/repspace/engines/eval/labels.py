@@ -22,6 +22,7 @@ from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows, read_jsonl
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,6 +189,14 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
     run for each seed ``0 .. seeds - 1`` on the raw (not normalised) vectors;
     the score is the mean ``v_measure_score`` over the seeds.
 
+    No bootstrap interval is given (:attr:`TaskResult.interval` is ``None``):
+    the items are not independent units of this score. Resampling them with
+    replacement puts duplicate points in the data, which k-means treats as
+    weights (a duplicated point pulls its centroid) and which V-measure counts
+    as items already agreeing with each other, so a resample's clustering and
+    score are those of another, easier problem, not a draw of the same one.
+    The spread over k-means seeds is reported as ``v_measure_std`` instead.
+
     Parameters
     ----------
     vectors_or_encode, labels, texts
@@ -239,7 +248,8 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
 
 
 def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None = None, *, folds: int = 5,
-                   knn_k: int = 5, codec: Any = None, seed: int = 0, name: str | None = None) -> TaskResult:
+                   knn_k: int = 5, codec: Any = None, seed: int = 0, name: str | None = None,
+                   bootstrap: int = DEFAULT_RESAMPLES) -> TaskResult:
     """Cross-validated accuracy of a logistic regression (and of k nearest neighbours) on the vectors.
 
     The items are split by scikit-learn's ``StratifiedKFold(folds,
@@ -266,22 +276,33 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     codec : Codec, optional
         A compression fitted on all the task's vectors, applied before fitting.
     seed : int, optional
-        The folds' shuffling seed.
+        The folds' shuffling seed, and the bootstrap's.
     name : str, optional
         Task name; default ``classification`` or ``classification:<data set name>``.
+    bootstrap : int, optional
+        Resamples of the items behind the main score's interval; 0: no interval.
+        Every item is predicted once, by the fold that held it out, and the
+        units are those predictions, right (1) or wrong (0): the interval is
+        that of their mean (:func:`~repspace.engines.eval.uncertainty.bootstrap_interval`,
+        percentile, 95%), the pooled held-out accuracy, which equals the mean
+        over folds when the folds are the same size (and differs from it by a
+        fraction of an item's weight otherwise). The folds are not refitted per
+        resample: the interval is the uncertainty of the test items, not of
+        the fitting.
 
     Returns
     -------
     TaskResult
         Main metric ``accuracy`` (logistic regression); ``f1_macro`` (its
-        macro-averaged F1) and ``knn_accuracy`` beside it.
+        macro-averaged F1) and ``knn_accuracy`` beside it; the accuracy's
+        bootstrap interval over the items as :attr:`TaskResult.interval`.
 
     Raises
     ------
     InputError
         With fewer than 2 classes, a class with fewer members than
-        ``folds``, ``folds < 2``, ``knn_k < 1``, or mismatched vectors, texts
-        and labels.
+        ``folds``, ``folds < 2``, ``knn_k < 1``, ``bootstrap < 0``, or
+        mismatched vectors, texts and labels.
 
     Examples
     --------
@@ -290,6 +311,8 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     >>> r = classification(x, ["a"] * 20 + ["b"] * 20)
     >>> r.main_score, r.scores["knn_accuracy"], r.scores["f1_macro"]
     (1.0, 1.0, 1.0)
+    >>> r.interval.low, r.interval.high
+    (1.0, 1.0)
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score
@@ -299,6 +322,7 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     t0 = time.perf_counter()
     check_scalar(folds, "folds", int, low=2)
     check_scalar(knn_k, "knn_k", int, low=1)
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     info: dict[str, Any] = {}
     x, y, classes = _vectors_and_labels(vectors_or_encode, labels, texts, codec, info)
     counts = np.bincount(y)
@@ -307,6 +331,7 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
         raise InputError(f"class {small!r} has {int(counts.min())} member{'s' if counts.min() != 1 else ''}, "
                          f"fewer than the {folds} folds")
     acc, f1, knn_acc = [], [], []
+    correct = np.zeros(len(y))  # each item's held-out prediction, right (1) or wrong (0)
     not_converged = 0
     for train, test in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y):
         with warnings.catch_warnings(record=True) as caught:
@@ -320,6 +345,7 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
             if "converge" not in str(w.message).lower():
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         pred = clf.predict(x[test])
+        correct[test] = pred == y[test]
         acc.append(accuracy_score(y[test], pred))
         f1.append(f1_score(y[test], pred, average="macro"))
         knn = KNeighborsClassifier(n_neighbors=min(knn_k, len(train)), metric="cosine").fit(x[train], y[train])
@@ -329,4 +355,5 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
         info["not_converged_folds"] = int(not_converged)
     scores = {"accuracy": float(np.mean(acc)), "f1_macro": float(np.mean(f1)), "knn_accuracy": float(np.mean(knn_acc))}
     task = name or ("classification:" + info["dataset"] if "dataset" in info else "classification")
-    return TaskResult(task, "test", "accuracy", scores, time.perf_counter() - t0, info)
+    interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed)
+    return TaskResult(task, "test", "accuracy", scores, time.perf_counter() - t0, info, interval=interval)

@@ -18,11 +18,13 @@ from typing import Any
 
 import numpy as np
 
+from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import read_pair_rows
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, average_precision_statistic, bootstrap_interval
 
 _HEADER = ("sentence1", "sentence2", "label")
 
@@ -243,7 +245,8 @@ def pairclass_scores(a: np.ndarray, b: np.ndarray, labels: np.ndarray) -> dict[s
     }
 
 
-def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None, name: str | None = None) -> TaskResult:
+def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None, name: str | None = None,
+              bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
     """Score an encoder on labelled pairs by the cosine of their vectors.
 
     Parameters
@@ -257,13 +260,23 @@ def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None,
         sentences, applied before the cosines.
     name : str, optional
         Task name; default ``pairclass:<data set name>``.
+    bootstrap : int
+        Resamples of the pairs behind the main score's interval: the average
+        precision of each resample's (label, cosine) pairs
+        (:func:`~repspace.engines.eval.uncertainty.average_precision_statistic`,
+        :func:`~repspace.engines.eval.uncertainty.bootstrap_interval`, percentile,
+        95%; a resample without a positive pair, where it is undefined, is left
+        out); 0: no interval.
+    seed : int
+        The bootstrap's seed.
 
     Returns
     -------
     TaskResult
         Main metric ``cosine_ap``; the other scores of
         :func:`pairclass_scores` beside it; ``n_pairs`` and ``positive_rate``
-        in info.
+        in info; the average precision's bootstrap interval over the pairs as
+        :attr:`TaskResult.interval`.
 
     Examples
     --------
@@ -274,8 +287,11 @@ def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None,
     >>> r = pairclass(get_encoder("static"), pairs)
     >>> r.task_name, r.main_metric, 0.0 <= r.main_score <= 1.0
     ('pairclass:toy', 'cosine_ap', True)
+    >>> r.interval.level, pairclass(get_encoder("static"), pairs, bootstrap=0).interval
+    (0.95, None)
     """
     t0 = time.perf_counter()
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     if not isinstance(pairs, PairLabels):
         pairs = load_pairs(pairs)
     enc = as_encode(encode)
@@ -292,5 +308,7 @@ def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None,
     a = vectors[[position[t] for t in pairs.sentences1]]
     b = vectors[[position[t] for t in pairs.sentences2]]
     scores = pairclass_scores(a, b, pairs.labels)
+    interval = bootstrap_interval(average_precision_statistic, np.asarray(pairs.labels), _cosines(a, b),
+                                  n_resamples=bootstrap, seed=seed)
     return TaskResult(name or f"pairclass:{pairs.name}", pairs.split, "cosine_ap", scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)

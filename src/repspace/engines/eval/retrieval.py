@@ -605,6 +605,8 @@ def multivector_retrieval(
     k: int = APPROX_DEPTH,
     exact_check: bool = True,
     name: str | None = None,
+    bootstrap: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
 ) -> TaskResult:
     """Score late interaction (one vector per token) on a BEIR data set, searched with MUVERA.
 
@@ -630,11 +632,13 @@ def multivector_retrieval(
         Also run exact Chamfer search over every document and report MUVERA's
         recall@10 against it (``recall_vs_exact_chamfer`` in info) and exact
         Chamfer's own nDCG@10 (``exact_chamfer_ndcg_at_10``).
+    bootstrap, seed : int
+        The main score's interval over the queries, as in :func:`retrieval`.
 
     Returns
     -------
     TaskResult
-        The usual retrieval scores; info with ``index`` = ``muvera(...)>chamfer``.
+        The usual retrieval scores and interval; info with ``index`` = ``muvera(...)>chamfer``.
 
     Examples
     --------
@@ -659,7 +663,7 @@ def multivector_retrieval(
     kk = min(k, data.n_documents)
     _, rows = index.search(queries, kk, candidates=max(candidates, kk))
     found = [r[r >= 0] for r in rows]
-    scores = _scores_of(found, data, k)[0]
+    scores, interval = _scores_of(found, data, k, bootstrap, seed)
     info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "depth": k,
                             "index": f"muvera(k_sim={config.k_sim},d_proj={config.d_proj},reps={config.reps})"
                                      f">chamfer{candidates}", "layer": layer}
@@ -671,4 +675,4 @@ def multivector_retrieval(
             [len(set(a[:top].tolist()) & set(b[:top].tolist())) / max(len(b[:top]), 1) for a, b in zip(found, exact)]))
         info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data, k)[0]["ndcg_at_10"]
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)

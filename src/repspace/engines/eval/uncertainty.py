@@ -42,9 +42,11 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 
 __all__ = [
+    "BATCH_ELEMENTS",
     "Comparison",
     "DEFAULT_RESAMPLES",
     "Interval",
+    "average_precision_statistic",
     "bootstrap_interval",
     "holm",
     "mean_statistic",
@@ -56,6 +58,9 @@ __all__ = [
 DEFAULT_RESAMPLES = 1000
 
 Statistic = Callable[..., Any]
+
+#: Resamples x units drawn at once at most: bounds the memory of the resampled arrays (32 MiB of float64 each).
+BATCH_ELEMENTS = 2**22
 
 
 @dataclass(frozen=True)
@@ -164,6 +169,40 @@ def mean_statistic(x: np.ndarray, axis: int = -1) -> np.ndarray | float:
     return m if np.ndim(m) else float(m)
 
 
+def average_precision_statistic(labels: np.ndarray, scores: np.ndarray, axis: int = -1) -> np.ndarray | float:
+    """Average precision of ``scores`` for the 0/1 ``labels`` along ``axis``, as scikit-learn computes it.
+
+    Equals :func:`sklearn.metrics.average_precision_score` on 1-d data: the
+    precision at each distinct score (tied scores form one threshold), weighted
+    by the recall gained there. Vectorised like :func:`spearman_statistic`;
+    ``NaN`` where no label is 1 (undefined).
+
+    Examples
+    --------
+    >>> float(average_precision_statistic(np.array([1, 0, 1, 0]), np.array([0.9, 0.8, 0.3, 0.1])))
+    0.8333333333333333
+    >>> average_precision_statistic(np.array([[1, 0], [0, 0]]), np.array([[0.2, 0.1], [0.2, 0.1]])).tolist()
+    [1.0, nan]
+    """
+    labels = np.moveaxis(np.asarray(labels), axis, -1)
+    scores = np.moveaxis(np.asarray(scores, dtype=np.float64), axis, -1)
+    order = np.argsort(-scores, axis=-1, kind="stable")
+    s = np.take_along_axis(scores, order, axis=-1)
+    lab = np.take_along_axis(labels, order, axis=-1).astype(np.float64)
+    n = s.shape[-1]
+    tp = np.cumsum(lab, axis=-1)
+    # the last position of each run of tied scores: the threshold every item of the run is counted at
+    is_end = np.concatenate([s[..., 1:] != s[..., :-1], np.ones(s.shape[:-1] + (1,), dtype=bool)], axis=-1)
+    end_at = np.where(is_end, np.arange(n), n)
+    run_end = np.minimum.accumulate(end_at[..., ::-1], axis=-1)[..., ::-1]
+    precision = np.take_along_axis(tp, run_end, axis=-1) / (run_end + 1)
+    n_pos = tp[..., -1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ap = (lab * precision).sum(axis=-1) / n_pos
+    ap = np.where(n_pos > 0, ap, np.nan)
+    return ap if np.ndim(ap) else float(ap)
+
+
 # ----------------------------------------------------------------------------- checks
 
 
@@ -268,6 +307,13 @@ def bootstrap_interval(statistic: Statistic, *samples: Any, n_resamples: int = D
         A bad ``n_resamples``, ``level`` or ``seed``; arrays with different
         unit counts, or fewer than 2 units.
 
+    Notes
+    -----
+    When ``n_resamples`` x units exceeds :data:`BATCH_ELEMENTS`, the resamples
+    are drawn and scored a batch at a time (scipy's ``batch``), so that memory
+    stays bounded on large tasks; the interval is as seeded and reproducible,
+    but not bit for bit the one a single batch would give.
+
     Examples
     --------
     >>> rng = np.random.default_rng(0)
@@ -287,15 +333,18 @@ def bootstrap_interval(statistic: Statistic, *samples: Any, n_resamples: int = D
     if n_resamples == 0:
         return None
     rng = np.random.default_rng(seed)
+    # many units are resampled a batch at a time (the draws then differ from one batch's, as seeded as ever)
+    batch = None if n_resamples * n_units <= BATCH_ELEMENTS else max(1, BATCH_ELEMENTS // n_units)
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
         if _vectorized(statistic, arrays, vectorized):
             res = stats.bootstrap(arrays, statistic, n_resamples=n_resamples, paired=True, vectorized=True,
-                                  axis=0, confidence_level=level, method="percentile", rng=rng)
+                                  axis=0, confidence_level=level, method="percentile", rng=rng, batch=batch)
         else:
             # the same draws as paired=True makes (one resample of the unit numbers per bootstrap sample)
             res = stats.bootstrap((np.arange(n_units),), _indexed(statistic, arrays), n_resamples=n_resamples,
-                                  vectorized=False, confidence_level=level, method="percentile", rng=rng)
+                                  vectorized=False, confidence_level=level, method="percentile", rng=rng,
+                                  batch=batch)
     low, high, used = _percentiles(res, level)
     if used == 0:
         return None

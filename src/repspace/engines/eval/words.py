@@ -28,7 +28,12 @@ from repspace.core.errors import InputError
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
-from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, spearman_statistic
+from repspace.engines.eval.uncertainty import (
+    DEFAULT_RESAMPLES,
+    bootstrap_interval,
+    mean_statistic,
+    spearman_statistic,
+)
 
 #: 3CosMul's ε (Levy & Goldberg 2014); gensim's ``most_similar_cosmul`` uses 1e-6.
 COSMUL_EPS = 0.001
@@ -543,7 +548,8 @@ def _solve_analogies(unit: np.ndarray, canon: np.ndarray, q: np.ndarray, variant
 
 
 def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, restrict_vocab: int | None = None,
-            codec: Any = None, lowercase: bool = True, name: str | None = None) -> TaskResult:
+            codec: Any = None, lowercase: bool = True, name: str | None = None,
+            bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
     """Accuracy on analogy questions by 3CosAdd and 3CosMul, searching the whole vocabulary.
 
     For a question ``a b c d`` (a is to b as c is to d), 3CosAdd predicts
@@ -575,6 +581,13 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
         ``case_insensitive=True``): entries sharing a form count as one word.
     name : str, optional
         Task name; default ``analogy:<data set name>``.
+    bootstrap : int
+        Resamples of the answered questions behind the main score's interval
+        (the mean of each question's 3CosAdd right/wrong as 1/0,
+        :func:`~repspace.engines.eval.uncertainty.bootstrap_interval`, percentile,
+        95%); 0: no interval (nor with a single answered question).
+    seed : int
+        The bootstrap's seed.
 
     Returns
     -------
@@ -584,12 +597,13 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
         vocabulary, like gensim). Info: ``n_questions`` (answered),
         ``oov_questions`` (skipped), ``vocab_size`` and ``sections``
         (per section: ``n``, ``oov``, and the two accuracies, ``None`` for a
-        section with no answered question).
+        section with no answered question); the 3CosAdd accuracy's bootstrap
+        interval over the answered questions as :attr:`TaskResult.interval`.
 
     Raises
     ------
     InputError
-        When no question has all its words in the vocabulary.
+        When no question has all its words in the vocabulary, or ``bootstrap`` is negative.
 
     Examples
     --------
@@ -599,11 +613,14 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
     >>> r = analogy(wv, q)
     >>> r.main_score, r.scores["accuracy_3cosmul"], r.info["oov_questions"]
     (1.0, 1.0, 1)
+    >>> r.interval is None  # one answered question: nothing to resample
+    True
     """
     t0 = time.perf_counter()
     if not isinstance(questions, Analogies):
         questions = load_analogies(questions)
     check_scalar(restrict_vocab, "restrict_vocab", int, low=1, none=True)
+    check_scalar(bootstrap, "bootstrap", int, low=0)
     info: dict[str, Any] = {"dataset": questions.name}
     if not isinstance(vectors, WordVectors):
         if restrict_vocab is not None:
@@ -653,5 +670,9 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
         "accuracy_3cosadd": float(right_add[answered].mean()),
         "accuracy_3cosmul": float(right_mul[answered].mean()),
     }
+    correct = right_add[answered].astype(np.float64)  # the units: each answered question, right (1) or wrong (0)
+    interval = None
+    if len(correct) > 1:
+        interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed)
     return TaskResult(name or f"analogy:{questions.name}", "test", "accuracy_3cosadd", scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
@@ -59,6 +59,8 @@ TransformOpt = Annotated[Optional[str], typer.Option(
     "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
                         "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
                         "without labels.")]
+Bootstrap = Annotated[int, typer.Option(
+    "--bootstrap", min=0, help="Resamples of the 95% interval of the main score (0: none).")]
 #: ``--restrict-vocab`` of the word tasks (wordsim, analogy).
 RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")]
 
@@ -92,8 +94,10 @@ _NO_SWEEP: dict[str, Any] = {"dims": None, "precision": None, "methods": "prefix
 @dataclass(frozen=True)
 class ResultArgs(OptionGroup):
     """What becomes of the results (every task): recorded in the store, printed as JSON, written in MTEB's
-    results layout under the task and languages named; and the repair fitted on the task's vectors first."""
+    results layout under the task and languages named, with the main score's bootstrap interval; and the
+    repair fitted on the task's vectors first."""
 
+    bootstrap: Bootstrap = 1000
     save: Save = False
     json: Json = False
     transform: TransformOpt = None
@@ -160,8 +164,28 @@ _SHOWN = {
                   "map_at_100"],
     "sts": ["spearman", "pearson"],
 }
+#: The header of the main score's bootstrap interval.
+_CI = "95% CI"
+
+
+def _ci_column() -> Column:
+    """The interval's column: never wrapped (``[0.8120, 0.8450]`` stays on one line)."""
+    return Column(_CI, no_wrap=True)
+
+
+def _ci(result: Any) -> str:
+    """``[low, high]`` of a result's interval (``""`` without one)."""
+    ci = result.interval
+    return "" if ci is None else _ci_text(ci.low, ci.high)
+
+
+def _ci_text(low: float, high: float) -> str:
+    return f"[{low:.4f}, {high:.4f}]"
+
+
 #: Columns shown when several subjects share one table (all scores are in --json).
 _HEADLINE = {
+    "sts": ["spearman", "pearson"],
     "retrieval": ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"],
     "pairclass": ["cosine_ap", "cosine_accuracy", "cosine_f1"],
     "classification": ["accuracy", "f1_macro", "knn_accuracy"],
@@ -171,19 +195,26 @@ _HEADLINE = {
 def _print_results(report: Any) -> None:
     first = report.results[0]
     title = f"{first.task_name} ({first.split}): {first.info.get('subject', '')}"
+    with_ci = any(r.interval is not None for r in report.results)
     if len(report.results) == 1:
-        table = Table("metric", "score", title=title)
+        table = Table("metric", "score", *([_ci_column()] if with_ci else []), title=title)
         shown = _SHOWN.get(first.task_name.split(":")[0], list(first.scores))
         for key in [k for k in first.scores if k in shown]:
-            table.add_row(key + (" (main)" if key == first.main_metric else ""), f"{first.scores[key]:.4f}")
+            main = key == first.main_metric
+            table.add_row(key + (" (main)" if main else ""), f"{first.scores[key]:.4f}",
+                          *([_ci(first) if main else ""] if with_ci else []))
         out.print(table)
         if len(shown) < len(first.scores):
             note(f"{len(first.scores)} scores in --json and --output-dir")
     else:
         keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
-        table = Table("subject", *keys, "seconds", title=f"{first.task_name} ({first.split})")
+        # the interval's column right after the main score's
+        at = keys.index(first.main_metric) + 1 if first.main_metric in keys else len(keys)
+        heads = [*keys[:at], *([_ci_column()] if with_ci else []), *keys[at:]]
+        table = Table("subject", *heads, "seconds", title=f"{first.task_name} ({first.split})")
         for r in report.results:
-            table.add_row(r.info.get("subject", ""), *(f"{r.scores[k]:.4f}" for k in keys),
+            cells = [f"{r.scores[k]:.4f}" for k in keys]
+            table.add_row(r.info.get("subject", ""), *cells[:at], *([_ci(r)] if with_ci else []), *cells[at:],
                           f"{r.evaluation_time:.1f}")
         out.print(table)
     note(f"{first.evaluation_time:.1f} s")
@@ -434,7 +465,7 @@ def results_cmd(
     if json:
         print_json([s.to_dict() for s in saved])
         return
-    table = Table("id", "subject", "task", "split", "metric", "score", "generation", "recorded")
+    table = Table("id", "subject", "task", "split", "metric", "score", _ci_column(), "generation", "recorded")
     for s in saved:
         meta = s.result.get("repspace", {})
         layer = meta.get("layer")
@@ -444,5 +475,13 @@ def results_cmd(
             subject += f" [{' + '.join(repairs)}]"
         gen = "" if s.generation is None else f"{s.generation}{' (stale)' if s.stale else ''}"
         table.add_row(str(s.id), subject, s.task_name, s.split, s.main_metric, f"{s.main_score:.4f}",
-                      gen, s.created_at[:19])
+                      _saved_ci(s.result), gen, s.created_at[:19])
     out.print(table)
+
+
+def _saved_ci(result: dict[str, Any]) -> str:
+    """The ``[ci_low, ci_high]`` a recorded result carries beside its main score (``""`` without them)."""
+    entries = next(iter((result.get("scores") or {}).values()), None)
+    entry = entries[0] if isinstance(entries, list) and entries and isinstance(entries[0], dict) else {}
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    return _ci_text(low, high) if isinstance(low, (int, float)) and isinstance(high, (int, float)) else ""

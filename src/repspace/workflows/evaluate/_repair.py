@@ -61,6 +61,8 @@ from repspace.engines.eval.retrieval import (
     BeirData,
     retrieval_scores,
 )
+from repspace.engines.eval.ranking import query_scores
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
 from repspace.engines.eval.words import WordVectors
 from repspace.engines.geometry import HubnessResult, KnnGraph, hubness
 from repspace.engines.search.hubness import (
@@ -366,7 +368,8 @@ def hubness_info(result: HubnessResult, of: str) -> dict[str, Any]:
 
 def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData, method: str, *,
                       kappa: int = DEFAULT_KAPPA, codec: Any = None, k: int = DEPTH,
-                      name: str | None = None, encode_queries: Any = None) -> TaskResult:
+                      name: str | None = None, encode_queries: Any = None, bootstrap: int = DEFAULT_RESAMPLES,
+                      seed: int = 0) -> TaskResult:
     """Retrieval ranked by a hubness-reduced similarity (every document scored for every query, exactly).
 
     The documents' statistics come from their ``kappa`` nearest documents (cosine),
@@ -374,12 +377,15 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     fitted on the documents and applied to both first (as :func:`repspace.engines.eval.retrieval` does).
     Queries are embedded by their own side, as :func:`repspace.engines.eval.retrieval` does:
     ``encode_queries`` if given, else ``encode.encode_queries`` if it has one, else ``encode``.
+    ``bootstrap`` resamples of the queries (seeded by ``seed``; 0: none) give the main
+    score's interval, as :func:`repspace.engines.eval.retrieval` does.
 
     Returns
     -------
     TaskResult
         The scores of :func:`repspace.engines.eval.retrieval` (``k`` documents per
-        query, 1000 by default: every document is scored, so the ranking is exact);
+        query, 1000 by default: every document is scored, so the ranking is exact)
+        and the interval of nDCG@10 over the queries;
         info ``index`` = ``exact`` and ``hubness_reduction`` = ``{"method", "kappa", "metric", "statistics"}``.
 
     Examples
@@ -407,10 +413,15 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
     scores = retrieval_scores(run, data.qrels, k)
+    per_query = query_scores(run, data.qrels, (10,))
+    interval = None
+    if bootstrap and len(per_query) > 1:
+        interval = bootstrap_interval(mean_statistic, np.array([v[MAIN_METRIC] for v in per_query.values()]),
+                                      n_resamples=bootstrap, seed=seed)
     info["hubness_reduction"] = {"method": method, "kappa": kappa, "metric": "cosine",
                                  "statistics": "kappa nearest corpus documents"}
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info)
+                      time.perf_counter() - t0, info, interval=interval)
 
 
 def distinct(texts: Iterable[str]) -> list[str]:

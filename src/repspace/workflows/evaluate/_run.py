@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -10,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_choice
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
@@ -23,6 +24,7 @@ from repspace.engines.eval.mteb_format import (
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES
 from repspace.engines.eval.words import (
     WordVectors,
     analogy,
@@ -117,7 +119,7 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
              label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
              lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
              transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
-             measure_hubness: int | None = None) -> TaskResult:
+             measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
     """Run one task on one subject (with one transform and one compression setting); the result records them.
 
     Parameters
@@ -157,6 +159,12 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         Also record ``hubness`` (k-occurrence skewness, Robin Hood... at this k)
         of the rows the transform is fitted on, after it (cosine k-NN graph; with
         ``hubness``, the corpus graph under the reduced similarity).
+    bootstrap : int
+        Resamples of the task's units (pairs, queries, questions, items) behind
+        the 95% interval of the main score (:attr:`TaskResult.interval`); 0: none.
+        Clustering has none (see :func:`repspace.engines.eval.clustering`).
+    seed : int
+        The bootstrap's seed (for ``classification`` also the folds' shuffling seed).
 
     Examples
     --------
@@ -167,8 +175,11 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     >>> r = run_task("sts", encoder_subjects("static")[0], pairs, transform="center")
     >>> r.info["transform"], r.info["transform_fit"]["on"], r.info["transform_fit"]["n"]
     ('center', 'distinct sentences', 5)
+    >>> run_task("sts", encoder_subjects("static")[0], pairs, bootstrap=0).interval is None
+    True
     """
     _check_task(task)
+    _check_resampling(bootstrap, seed)
     spec = parse_transform(transform)
     method = parse_hubness(hubness)
     if isinstance(data, (str, Path)):
@@ -188,7 +199,7 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
             raise InputError("multi-vector retrieval takes an hf-layers encoder, without --space, sweeps or BM25")
         layer = subject.info.get("layer")
         result = multivector_retrieval(subject.info["encoder"], data, layer=-1 if layer is None else int(layer),
-                                       candidates=candidates)
+                                       candidates=candidates, bootstrap=bootstrap, seed=seed)
         return result.with_info(subject=subject.label, **subject.info)
     t0 = time.perf_counter()
     from_space = _documents_from_space(subject, data) if task == "retrieval" else 0
@@ -209,23 +220,25 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         if measure_hubness is not None:
             hub = neighbour_hubness(rows, measure_hubness, reduction=method, kappa=kappa)
             repair["hubness"] = hubness_info(hub, what)
+    resampling = {"bootstrap": bootstrap, "seed": seed}
     if task == "sts":
-        result = sts(encode, data, codec=codec)
+        result = sts(encode, data, codec=codec, **resampling)
     elif task == "retrieval" and method is not None:
-        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec, encode_queries=encode_queries)
+        result = hubness_retrieval(encode, data, method, kappa=kappa, codec=codec, encode_queries=encode_queries,
+                                   **resampling)
     elif task == "retrieval":
         result = retrieval(encode, data, codec=codec, index=index, lexical=lexical,
-                           lexical_weight=lexical_weight, encode_queries=encode_queries)
+                           lexical_weight=lexical_weight, encode_queries=encode_queries, **resampling)
     elif task in ("wordsim", "analogy"):
         words = _word_source(subject)
         if fitted is not None:
             words = fitted.words(words, restrict_vocab) if isinstance(words, WordVectors) else encode
         fn = wordsim if task == "wordsim" else analogy
-        result = fn(words, data, codec=codec, restrict_vocab=restrict_vocab)
+        result = fn(words, data, codec=codec, restrict_vocab=restrict_vocab, **resampling)
     elif task == "pairclass":
-        result = pairclass(encode, data, codec=codec)
+        result = pairclass(encode, data, codec=codec, **resampling)
     else:
-        fn = clustering if task == "clustering" else classification
+        fn = clustering if task == "clustering" else functools.partial(classification, **resampling)
         if label_field is not None:
             vectors, labels = space_labels(subject, label_field)
             if fitted is not None:
@@ -240,6 +253,12 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
         result = replace(result, evaluation_time=time.perf_counter() - t0)
     return result.with_info(subject=subject.label, **subject.info, **repair)
+
+
+def _check_resampling(bootstrap: Any, seed: Any) -> None:
+    """A bad ``bootstrap`` or ``seed`` is one error line, before anything is embedded."""
+    check_scalar(bootstrap, "bootstrap", int, low=0)
+    check_scalar(seed, "seed", int, low=0, high=2**32, include="left")
 
 
 def _fit_rows(task: str, subject: Subject, data: Any, label_field: str | None,
@@ -293,7 +312,8 @@ def _word_source(subject: Subject) -> Any:
 
 
 def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs: Sequence[Any] | None = None,
-             transforms: Sequence[str | None] | None = None, **options: Any) -> list[TaskResult]:
+             transforms: Sequence[str | None] | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+             **options: Any) -> list[TaskResult]:
     """Run a task over every subject, every transform and every compression setting.
 
     Each distinct text is embedded once per subject (the subjects' caches),
@@ -311,6 +331,9 @@ def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs
     transforms : sequence of str or None, optional
         Transform specs to sweep (``None`` or ``"none"`` for the vectors as they
         are), each fitted on the task's own vectors; see :func:`run_task`.
+    bootstrap, seed : int
+        Resamples behind each main score's 95% interval (0: none) and their
+        seed, the same for every subject and setting: see :func:`run_task`.
     **options
         Passed to :func:`run_task` (``transform=`` for a single one, ``hubness=``...).
 
@@ -328,6 +351,8 @@ def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs
     ...                  np.array([5.0, 4.0, 0.0]), "toy")
     >>> [r.task_name for r in evaluate("sts", encoder_subjects("static"), pairs)]
     ['sts:toy']
+    >>> [r.interval for r in evaluate("sts", encoder_subjects("static"), pairs, bootstrap=0)]
+    [None]
     """
     if not subjects:
         raise InputError("nothing to evaluate: give an encoder or a space")
@@ -335,11 +360,13 @@ def evaluate(task: str, subjects: Sequence[Subject], data: Any = None, *, codecs
         raise InputError("give transform= or transforms=, not both")
     specs = [parse_transform(t) for t in transforms] if transforms is not None else [options.pop("transform", None)]
     parse_hubness(options.get("hubness"))  # an unknown method fails before anything is embedded
+    _check_resampling(bootstrap, seed)
     out = []
     for subject in subjects:
         for spec in specs or [None]:
             for codec in (codecs or [None]):
-                out.append(run_task(task, subject, data, codec=codec, transform=spec, **options))
+                out.append(run_task(task, subject, data, codec=codec, transform=spec, bootstrap=bootstrap,
+                                    seed=seed, **options))
     return out
 
 
@@ -464,7 +491,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
         split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
         hubness: str | None = None, output_dir: str | Path | None = None, language: str | Sequence[str] | None = None,
-        mteb_task: str | None = None, **options: Any) -> EvalReport:
+        mteb_task: str | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+        **options: Any) -> EvalReport:
     """The whole ``repspace eval TASK`` command: resolve, load, evaluate, sweep, plot, record.
 
     Parameters
@@ -506,6 +534,12 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         ``retrieval`` only, checked against mteb's registry, which must be
         installed): the task name of the MTEB files, whose ``main_score`` is then
         that task's main score.
+    bootstrap : int
+        Resamples of the task's units behind each main score's 95% interval
+        (``ci_low``/``ci_high`` beside ``main_score`` in the results, the saved
+        ones and the MTEB files); 0: none. See :func:`run_task`.
+    seed : int
+        The bootstrap's seed: the same seed gives the same interval.
     **options
         ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
     """
@@ -517,6 +551,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     method = parse_hubness(hubness)
     if method is not None and task != "retrieval":
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
+    _check_resampling(bootstrap, seed)
     if encoder is not None and space is not None:
         raise InputError("give --encoder or --space, not both")
     if (space is not None or save) and store is None:
@@ -546,7 +581,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         codecs = compression.sweep_codecs(compression.parse_dims(dims or "full"),
                                           compression.parse_precisions(precision or "float32"),
                                           methods=methods, full_dim=transform_output_dim(spec, subjects[0].dim))
-    results = evaluate(task, subjects, data, codecs=codecs, transform=spec, hubness=method, **options)
+    results = evaluate(task, subjects, data, codecs=codecs, transform=spec, hubness=method, bootstrap=bootstrap,
+                       seed=seed, **options)
     if revision is None and subjects[0].space is not None:  # labels read from the space's metadata
         revision = f"{subjects[0].info['space_uid']}-{subjects[0].info['generation']}"
     results = [r.with_mteb(dataset_revision=revision, languages=languages,
