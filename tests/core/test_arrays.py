@@ -17,12 +17,14 @@ def _inputs() -> list[np.ndarray]:
     mixed[1] = 0.0  # a zero row
     mixed[3] = 1e-200  # squares underflow: the scaled norm
     mixed[4] = 1e300  # squares overflow
+    # One float32 row (a query) at float32's edges: zero, subnormal, the largest finite value.
+    edges = [np.full((1, 3), v, np.float32) for v in (0.0, 1e-40, np.finfo(np.float32).max)]
     return [one, one.astype(np.float32), few.astype(np.float32), mixed, rng.integers(-5, 5, (4, 3)),
-            np.zeros((2, 3)), np.zeros((0, 4))]
+            np.zeros((2, 3)), np.zeros((0, 4)), *edges]
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("case", range(7))
+@pytest.mark.parametrize("case", range(10))
 def test_small_inputs_match_the_block_loop_bit_for_bit(monkeypatch, case, dtype):
     X = _inputs()[case]
     fast = unit_rows(X, dtype)

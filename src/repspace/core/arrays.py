@@ -133,9 +133,16 @@ def unit_rows(X: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
     X = np.asarray(X)
     if X.ndim == 2 and X.size <= SMALL_ELEMENTS:  # one query: skip the block loop, same arithmetic
         block = np.asarray(X, dtype=np.float64)
-        with np.errstate(over="ignore", under="ignore"):
+        if X.dtype == np.float32:  # float32's squares and their sums neither overflow nor underflow in float64
             sq = np.einsum("ij,ij->i", block, block)
-        if sq.size and _TINY <= sq.min() and sq.max() < np.inf:  # no zero, tiny or overflowing row
+        else:
+            with np.errstate(over="ignore", under="ignore"):
+                sq = np.einsum("ij,ij->i", block, block)
+        if len(sq) == 1:  # one row: a Python comparison, not two array reductions
+            fine = _TINY <= float(sq[0]) < np.inf
+        else:
+            fine = bool(sq.size) and _TINY <= sq.min() and sq.max() < np.inf
+        if fine:  # no zero, tiny or overflowing row
             return (block / np.sqrt(sq)[:, None]).astype(dtype, copy=False)
     out = np.empty(X.shape, dtype)
     for start, block in row_blocks(X):

@@ -90,19 +90,24 @@ def check_scalar(value: Any, name: str, kind: type[int] | type[float] = int, *, 
     """
     if value is None and none:
         return None
-    what = _what(kind, low, high, include)
     ok_type = (int, np.integer) if kind is int else (int, float, np.integer, np.floating)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, ok_type):
-        raise InputError(f"{name} must be {what}, not {value!r}")
+        raise _refused(value, name, kind, low, high, include)
     number = int(value) if kind is int else float(value)
     if kind is float and not math.isfinite(number):
-        raise InputError(f"{name} must be {what}, not {value!r}")
+        raise _refused(value, name, kind, low, high, include)
     closed_low, closed_high = include in ("both", "left"), include in ("both", "right")
     if low is not None and (number < low or (number == low and not closed_low)):
-        raise InputError(f"{name} must be {what}, not {value!r}")
+        raise _refused(value, name, kind, low, high, include)
     if high is not None and (number > high or (number == high and not closed_high)):
-        raise InputError(f"{name} must be {what}, not {value!r}")
+        raise _refused(value, name, kind, low, high, include)
     return number
+
+
+def _refused(value: Any, name: str, kind: type, low: float | None, high: float | None,
+             include: Bounds) -> InputError:
+    # The message is only built for a refused value: check_scalar runs on every search.
+    return InputError(f"{name} must be {_what(kind, low, high, include)}, not {value!r}")
 
 
 def check_choice(value: Any, name: str, choices: Iterable[T]) -> T:

@@ -34,6 +34,10 @@ from repspace.core.store import (
 __all__ = ["STORE_ENV", "AddResult", "Item", "SavedResult", "Snapshot", "Space", "Store", "default_store_path"]
 
 
+#: :func:`repspace.workflows.search.search_space`, imported on the first search (it loads FAISS).
+_search_space: Any = None
+
+
 class Space(_core.Space):
     """A stored space that can search; see :class:`repspace.core.store.Space` for the rest.
 
@@ -57,9 +61,10 @@ class Space(_core.Space):
         options (``id``, ``where``, ``method``, ``ef``, ``index``, ``hybrid``, ...). The
         import is deferred so that opening a store does not load FAISS.
         """
-        from repspace.workflows.search import search_space
-
-        return search_space(self, query, k=k, **options)
+        global _search_space
+        if _search_space is None:
+            from repspace.workflows.search import search_space as _search_space
+        return _search_space(self, query, k=k, **options)
 
 
 class Store(_core.Store):

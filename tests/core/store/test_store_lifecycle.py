@@ -243,6 +243,25 @@ def test_info_follows_commits_of_this_and_other_connections(store, rng):
         sp.info()
 
 
+def test_cached_vectors_follow_commits_of_this_and_other_connections(store, rng):
+    sp = store.create_space("c", dim=2, metric="l2")
+    sp.add(["a"], [[0.0, 1.0]])
+    rows, vectors = sp.rows_and_vectors()
+    assert sp.rows_and_vectors()[1] is vectors  # nothing committed since: the cached arrays are reused
+    store.space("c").add(["b"], [[1.0, 0.0]])  # this connection, through another Space object
+    assert sp.rows_and_vectors()[1].tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    other = Store(store.path)  # another connection, as another process would hold
+    try:
+        other.space("c").delete(["a"])
+        rows, vectors = sp.rows_and_vectors()
+        assert rows.tolist() == [1] and vectors.tolist() == [[1.0, 0.0]]
+        other.delete_space("c")
+    finally:
+        other.close()
+    with pytest.raises(NotFoundError):
+        sp.rows_and_vectors()
+
+
 def test_info_after_a_failed_batch_is_unchanged(store):
     sp = store.create_space("w", dim=2, metric="l2")
     sp.add(["a"], [[0.0, 1.0]])

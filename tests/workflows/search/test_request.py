@@ -61,6 +61,22 @@ def test_a_vector_keeps_its_dtype():
     assert r.vector.dtype == np.int64 and r.text is None
 
 
+@pytest.mark.parametrize("k", [1, 7, 7.0, np.int64(3)])
+def test_a_plain_vector_request_equals_the_validated_one(k):
+    vector = np.ones(3, np.float32)
+    quick, full = SearchRequest.of(vector, k), SearchRequest.model_validate({"vector": vector, "k": k})
+    assert quick.vector is vector and full.vector is vector
+    assert {n: getattr(quick, n) for n in SearchRequest.model_fields if n != "vector"} == \
+        {n: getattr(full, n) for n in SearchRequest.model_fields if n != "vector"}
+    assert type(quick.k) is int
+
+
+@pytest.mark.parametrize("k", [0, -1, True, 2.5, "3", None])
+def test_a_plain_vector_request_checks_k_as_any_request(k):
+    with pytest.raises(InputError, match="k must be a positive integer"):
+        SearchRequest.of(np.ones(3, np.float32), k)
+
+
 def test_search_result_is_a_read_only_sequence_of_hits():
     plan = SearchPlan("exact", 2, 2, reason="2 items")
     res = SearchResult([Hit("a", 0.9, "A"), Hit("b", 0.5)], plan)

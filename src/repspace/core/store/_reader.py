@@ -63,6 +63,8 @@ class _Vectors:
     generation: int
     rows: np.ndarray
     vectors: np.ndarray
+    version: tuple[int, int] | None = None
+    """The store's :meth:`~repspace.core.store._db.Database.version` read before these were."""
 
 
 class SpaceReader(SpaceBase):
@@ -137,12 +139,21 @@ class SpaceReader(SpaceBase):
         """Live rows and their vectors (read-only), from one read, without the ids.
 
         When no row is dead the rows are simply ``0..n-1`` and only the vector
-        blocks are read. Cached per generation, like :meth:`snapshot`.
+        blocks are read. Cached per generation, like :meth:`snapshot`; while the
+        store's version token has not moved (no commit anywhere since the last
+        read) the cached arrays are returned after one statement, not a read
+        transaction (a search loop calls this once per query).
         """
+        version = self.store.db.version()
+        cached_vectors = self._vectors_only
+        if cached_vectors is not None and cached_vectors.version == version:
+            return cached_vectors.rows, cached_vectors.vectors
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self.header(c)
             for cached in (self._cache, self._vectors_only):
                 if cached is not None and cached.generation == generation:
+                    # The version read before the transaction: a commit in between only causes a re-read.
+                    self._vectors_only = _Vectors(generation, cached.rows, cached.vectors, version)
                     return cached.rows, cached.vectors
             if dead_rows:
                 cur = c.execute("SELECT row FROM items WHERE space_id = ? ORDER BY row", (sid,))
@@ -154,7 +165,7 @@ class SpaceReader(SpaceBase):
             vectors = vectors[rows]
         rows.flags.writeable = False
         vectors.flags.writeable = False
-        self._vectors_only = _Vectors(generation, rows, vectors)
+        self._vectors_only = _Vectors(generation, rows, vectors, version)
         return rows, vectors
 
     def rows(self) -> np.ndarray:

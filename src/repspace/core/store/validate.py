@@ -206,11 +206,14 @@ def check_query_direction(query: Any, dim: int, what: str = "the query vector") 
     ...     print(e)
     the query text (embedded) is all zeros: a cosine space compares directions, and it has none
     """
-    try:
-        with np.errstate(all="ignore"):
-            q = np.asarray(query, dtype=np.float32)
-    except (TypeError, ValueError, OverflowError):
-        return
+    if isinstance(query, np.ndarray) and query.dtype == np.float32:
+        q = query  # already float32 (a search's query): no conversion, nothing to overflow
+    else:
+        try:
+            with np.errstate(all="ignore"):
+                q = np.asarray(query, dtype=np.float32)
+        except (TypeError, ValueError, OverflowError):
+            return
     if q.ndim not in (1, 2) or q.size == 0 or q.shape[-1] != dim or not np.isfinite(q).all():
         return
     found = _first_undirected(q.reshape(-1, dim))
@@ -223,7 +226,10 @@ def _first_undirected(rows: np.ndarray) -> tuple[int, bool] | None:
     """``(position, all zeros)`` of the first float32 row whose length, computed as a search normalises it,
     is zero or not finite; None when every row has a direction."""
     with np.errstate(over="ignore", under="ignore"):
-        lengths = np.linalg.norm(rows, axis=1)
+        lengths = np.sqrt(np.add.reduce(rows * rows, axis=1))  # np.linalg.norm's own arithmetic, without its checks
+    if len(lengths) == 1:  # one query: Python comparisons, not array passes
+        if 0 < float(lengths[0]) < np.inf:
+            return None
     bad = ~(lengths > 0) | ~np.isfinite(lengths)
     if not bad.any():
         return None

@@ -38,6 +38,9 @@ def _paths(index_dir: Path, uid: str, m: int, ef_construction: int) -> tuple[Pat
     return folder / f"{stem}.faiss", folder / f"{stem}.json"
 
 
+#: The construction parameters when none are given (built once: a search loop asks for them per query).
+DEFAULT_HNSW = HNSWParams()
+
 #: What :func:`ensure_hnsw` returns: the index, its stamp, whether to mask dead rows, what was done.
 LoadedIndex = Loaded
 
@@ -56,7 +59,7 @@ def ensure_hnsw(
     space's description when the caller has just read it. See
     :func:`repspace.workflows.search.persist.ensure_index` for the rules (and ``recheck``).
     """
-    params = params or HNSWParams()
+    params = params or DEFAULT_HNSW
     path, stamp_path = index_paths(space, params)
     return ensure_index(
         space, path, stamp_path, {"m": params.m, "ef_construction": params.ef_construction},

@@ -329,6 +329,14 @@ def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np
 
 
 def _check_queries(queries: Any, dim: int) -> np.ndarray:
+    if isinstance(queries, np.ndarray) and queries.dtype == np.float32 and queries.ndim in (1, 2):
+        # Already float32 (a search loop's query): only the shape and finiteness can be wrong.
+        q = queries[None, :] if queries.ndim == 1 else queries
+        if q.shape[1] != dim:
+            raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
+        if not np.isfinite(q).all():
+            raise InputError("query vector has NaN or inf")
+        return np.ascontiguousarray(q)
     try:
         raw = np.asarray(queries)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow becomes inf, refused below
