@@ -61,10 +61,11 @@ def test_a_vector_keeps_its_dtype():
     assert r.vector.dtype == np.int64 and r.text is None
 
 
+@pytest.mark.parametrize("none", [{}, {"where": None, "index": None, "ef": None}])
 @pytest.mark.parametrize("k", [1, 7, 7.0, np.int64(3)])
-def test_a_plain_vector_request_equals_the_validated_one(k):
+def test_a_plain_vector_request_equals_the_validated_one(k, none):
     vector = np.ones(3, np.float32)
-    quick, full = SearchRequest.of(vector, k), SearchRequest.model_validate({"vector": vector, "k": k})
+    quick, full = SearchRequest.of(vector, k, **none), SearchRequest.model_validate({"vector": vector, "k": k})
     assert quick.vector is vector and full.vector is vector
     assert {n: getattr(quick, n) for n in SearchRequest.model_fields if n != "vector"} == \
         {n: getattr(full, n) for n in SearchRequest.model_fields if n != "vector"}

@@ -265,11 +265,11 @@ class SearchRequest(BaseModel):
         ...     print(e)
         k must be a positive integer, not 0
         """
-        if not options and isinstance(query, np.ndarray):
-            # A plain vector query, the loop of one query per call: every field but k at its default, so
-            # no rule between fields can break. k gets the field's own check and the rest is a copy of a
-            # validated default request (the model's validation costs ~17 us of a ~200 us exact search
-            # on 2,000 items there; BENCHMARKS.md, "One query per call").
+        if isinstance(query, np.ndarray) and all(v is None and n in _NONE_BY_DEFAULT for n, v in options.items()):
+            # A plain vector query, the loop of one query per call: every field but k at its default (None
+            # given for a field whose default is None is the default), so no rule between fields can break.
+            # k gets the field's own check and the rest is a copy of a validated default request (the
+            # model's validation costs ~17 us of a ~200 us exact search on 2,000 items there).
             try:
                 k = check_scalar(integral(k), "k", int, low=1)
             except InputError:
@@ -285,6 +285,10 @@ class SearchRequest(BaseModel):
             return cls.model_validate(fields)
         except ValidationError as e:
             raise input_error(e) from None
+
+
+#: The fields whose default is None: given as None, they are left at their default.
+_NONE_BY_DEFAULT = frozenset(name for name, f in SearchRequest.model_fields.items() if f.default is None)
 
 
 @functools.cache
