@@ -51,13 +51,14 @@ DATA: dict[str, Any] = json.loads(os.environ.get("REPSPACE_FUZZ_DATA", "{}"))
 LARGEST = 1e15
 
 
-def _pick(values: list[str], seed: object, keep: object) -> Any:
-    """A value of ``values`` chosen by ``seed``, or ``keep`` one time in :data:`KEEP` (an unknown name: a 404)."""
-    rng = random.Random(repr(seed))
-    return keep if rng.random() < 1 / KEEP else rng.choice(values)
+def _pick(values: list[str], seed: object, keep: object, keeps: bool) -> Any:
+    """A value of ``values`` chosen by ``seed``, or ``keep`` when the case ``keeps`` its generated names."""
+    return keep if keeps else random.Random(repr(seed)).choice(values)
 
 
-#: One valid case in KEEP keeps its generated names (they name nothing: a 404).
+#: One valid case in KEEP keeps its generated names (they name nothing: a 404). Drawn once per case, not per
+#: name: drawn per name, a route of two spaces and an id would keep one in three cases, and a run cut short by
+#: its time limit could see only 404s there ("missing test data").
 KEEP = 8
 
 
@@ -92,6 +93,7 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
         return meta is None or not meta.is_negative_at(ParameterLocation(location))
 
     seed = repr((case.path_parameters, case.query, case.body))  # the whole case: the coverage phase repeats paths
+    keeps = random.Random(seed).random() < 1 / KEEP
     if case.path_parameters and valid("path"):
         writes = str(case.method).upper() == "POST" and case.path.endswith("/items")
         for name in ("space", "a", "b"):
@@ -100,16 +102,17 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
                 if not writes and given == DATA["written"]:  # a name read back from GET /spaces: not read here
                     given = DATA["spaces"][0]
                 names = [DATA["written"]] if writes else DATA["spaces"]
-                case.path_parameters[name] = _pick(names, (name, seed), given)
+                case.path_parameters[name] = _pick(names, (name, seed), given, keeps)
         if isinstance(case.path_parameters.get("item_id"), str):
             segments = [i for i in DATA["ids"] if i not in (".", "..")]  # a client resolves those in a path
-            case.path_parameters["item_id"] = _pick(segments, ("item", seed), case.path_parameters["item_id"])
+            case.path_parameters["item_id"] = _pick(segments, ("item", seed), case.path_parameters["item_id"],
+                                                   keeps)
     if case.query and valid("query") and isinstance(case.query.get("id"), str):
-        case.query["id"] = _pick(DATA["ids"], ("query", seed), case.query["id"])
+        case.query["id"] = _pick(DATA["ids"], ("query", seed), case.query["id"], keeps)
     body = case.body
     if isinstance(body, dict) and valid("body"):
         if isinstance(body.get("id"), str):
-            body["id"] = _pick(DATA["ids"], ("body", seed), body["id"])
+            body["id"] = _pick(DATA["ids"], ("body", seed), body["id"], keeps)
         items = [i for i in body.get("items") or [] if isinstance(i, dict)]
         seen: set[str] = set()
         for n, item in enumerate(items):  # a batch names each id once (no JSON Schema says "unique by a key")

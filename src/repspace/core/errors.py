@@ -28,6 +28,7 @@ __all__ = [
     "EncoderError",
     "ConflictError",
     "DiskFullError",
+    "BackendError",
     "is_disk_full",
 ]
 
