@@ -225,3 +225,22 @@ def test_units_refuse_what_they_cannot_hold():
         Units("mean", ([1.0, 2.0],), ("x",), ids=["q", "q"])
     with pytest.raises(InputError, match="statistic, names and arrays"):
         Units.from_dict({"statistic": "mean"})
+
+
+def test_under_the_null_the_test_rejects_at_its_level_whatever_the_models_scales():
+    """Two equally good models, one with its cosines squashed into [0.3, 0.9]: p <= 0.05 about 5% of the time."""
+    trials, p_values = 300, []
+    for t in range(trials):
+        rng = np.random.default_rng(1000 + t)
+        gold = rng.uniform(0, 5, 100)
+        a, b = gold + rng.normal(0, 2, 100), np.tanh((gold + rng.normal(0, 2, 100)) / 10) * 0.3 + 0.6
+        (c,) = compare_results([_sts_result("a", gold, a), _sts_result("b", gold, b)], n_resamples=200, seed=t)
+        p_values.append(c.p_value)
+    rate = np.mean(np.asarray(p_values) <= 0.05)
+    assert abs(rate - 0.05) <= 3 * math.sqrt(0.05 * 0.95 / trials), rate  # 3 standard errors of a proportion
+    # a rank statistic is compared on ranks: a monotone rescaling of one model's scores changes nothing
+    gold = rng.uniform(0, 5, 80)
+    a, b = gold + rng.normal(0, 1, 80), gold + rng.normal(0, 2, 80)
+    plain = compare_results([_sts_result("a", gold, a), _sts_result("b", gold, b)], n_resamples=300)
+    squashed = compare_results([_sts_result("a", gold, a), _sts_result("b", gold, np.exp(b / 5))], n_resamples=300)
+    assert squashed == plain

@@ -8,6 +8,17 @@ the difference of their main scores, its paired bootstrap interval and a paired
 randomization test. The p-values of all the pairs are then corrected together
 by :func:`~repspace.engines.eval.uncertainty.holm`, so that "p <= 0.05" holds
 for the family of comparisons, not for each one alone.
+
+The randomization test swaps each unit's values between the two models. Per-query
+nDCG is on one scale for every model, but two models' cosines need not be (one
+model's similarities may all sit in [0.6, 1], another's in [-0.2, 0.9]), and
+swapping raw values across scales widens the null distribution, so the test
+loses power. The rank statistics (Spearman, average precision) do not depend on
+a model's scale, only on the order of its scores: for them each model's scores
+are replaced by their ranks (ties averaged) before the test, which leaves the
+difference and the bootstrap interval exactly as they were and makes the
+swapped values comparable (Deutsch et al. 2021 normalise metric scores before
+swapping for the same reason).
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+from scipy import stats
 
 from repspace.core.errors import InputError
 from repspace.engines.eval._results import TaskResult
@@ -29,6 +41,9 @@ from repspace.engines.eval.uncertainty import (
 from repspace.engines.eval.units import Units
 
 __all__ = ["compare_results", "result_label"]
+
+#: Statistics that depend on each model's scores only through their order: compared on ranks (see the module).
+RANK_STATISTICS = frozenset({"spearman", "average_precision"})
 
 
 def result_label(result: TaskResult) -> str:
@@ -81,7 +96,13 @@ def _paired(a: Units, b: Units, name_a: str, name_b: str) -> tuple[tuple[np.ndar
     for name, x, y in zip(a.names, a.arrays, b_arrays, strict=True):
         if name in a.shared and not np.array_equal(x, y):
             raise refuse(f"their {name} arrays differ")
+    if a.statistic in RANK_STATISTICS:  # each model's own scores on one scale: their ranks
+        return _ranked(a, a.arrays), _ranked(a, b_arrays)
     return a.arrays, b_arrays
+
+
+def _ranked(units: Units, arrays: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    return tuple(x if name in units.shared else stats.rankdata(x) for name, x in zip(units.names, arrays))
 
 
 def compare_results(results: Sequence[TaskResult], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
@@ -110,7 +131,8 @@ def compare_results(results: Sequence[TaskResult], *, n_resamples: int = DEFAULT
         ``difference`` is ``a``'s statistic minus ``b``'s (the difference of
         their main scores), ``ci_low``/``ci_high`` its paired bootstrap
         interval; ``p_value`` is the Holm-adjusted p-value of the paired
-        randomization test across all the pairs, ``p_raw`` the unadjusted one.
+        randomization test (on ranks for a rank statistic, see the module)
+        across all the pairs, ``p_raw`` the unadjusted one.
 
     Raises
     ------
