@@ -45,7 +45,7 @@ from repspace.workflows.evaluate._repair import (
     parse_transform,
     transform_output_dim,
 )
-from repspace.workflows.evaluate._compare import check_models, model_specs, model_subjects
+from repspace.workflows.evaluate._models import check_models, model_specs, model_subjects
 from repspace.workflows.evaluate._subjects import Subject
 
 #: Task names, in the order the CLI lists them.
