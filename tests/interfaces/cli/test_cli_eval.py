@@ -140,7 +140,7 @@ def test_save_then_list_results_on_a_stored_space(capsys, tmp_path, shared_data)
 
 @pytest.mark.parametrize("args, message", [
     (["eval", "sts", "/no/such.csv", "--encoder", "static"], "does not exist"),
-    (["eval", "sts", "{sts}", "--encoder", "static", "--space", "x"], "not both"),
+    (["eval", "sts", "{sts}", "--encoder", "static", "--space", "x"], "no space 'x'"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--precision", "float8"], "float8"),
     (["eval", "sts", "{sts}", "--encoder", "nope:zzz"], "nope"),
     (["eval", "clustering", "--encoder", "static"], "labelled FILE"),

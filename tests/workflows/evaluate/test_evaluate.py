@@ -107,7 +107,7 @@ def test_sweep_report_has_a_tradeoff_table_and_a_plot(stsb, tmp_path):
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"encoder": "static", "space": "x"}, "not both"),
+    ({"encoder": ["static", "minilm"], "layer": "all"}, "one layer of each"),
     ({"encoder": "hf-layers:minilm", "layer": "all", "dims": "16", "plot": "p.png"}, "one layer"),
     ({"encoder": "static", "layer": "all"}, "layered encoder"),
     ({"space": "x"}, "store is needed"),

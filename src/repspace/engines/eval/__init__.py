@@ -23,6 +23,7 @@ from repspace.engines.eval._encode import (
     as_query_encode,
 )
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.comparisons import compare_results
 from repspace.engines.eval.compression import (
     Codec,
     parse_dims,
@@ -56,6 +57,8 @@ from repspace.engines.eval.retrieval import (
     retrieval_from_vectors,
 )
 from repspace.engines.eval.sts import StsPairs, load_sts, sts, sts_scores
+from repspace.engines.eval.uncertainty import Comparison
+from repspace.engines.eval.units import Units
 from repspace.engines.eval.words import (
     Analogies,
     WordPairs,
@@ -68,6 +71,7 @@ from repspace.engines.eval.words import (
 
 __all__ = [
     "TaskResult", "MTEB_VERSION", "data_revision", "parse_languages",
+    "Units", "Comparison", "compare_results",
     "EncodeFn", "TextCache", "as_encode", "as_query_encode",
     "StsPairs", "load_sts", "sts", "sts_scores",
     "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",

@@ -15,6 +15,7 @@ from repspace.engines.eval.mteb_format import (
     safe_name,
 )
 from repspace.engines.eval.uncertainty import Interval
+from repspace.engines.eval.units import Units
 
 #: The subset name MTEB uses for single-subset tasks.
 DEFAULT_SUBSET = "default"
@@ -55,6 +56,12 @@ class TaskResult:
         The seeded bootstrap interval of the main score
         (:func:`repspace.engines.eval.uncertainty.bootstrap_interval`, resampling
         the task's units); written as ``ci_low``/``ci_high`` beside ``main_score``.
+    units : Units, optional
+        The per-unit arrays the main score is computed from
+        (:class:`~repspace.engines.eval.units.Units`): what
+        :func:`~repspace.engines.eval.comparisons.compare_results` tests two
+        models on. Written under ``repspace.units`` by :meth:`to_dict` (not in
+        the score entry, nor in :meth:`to_mteb`'s files).
 
     Examples
     --------
@@ -82,6 +89,7 @@ class TaskResult:
     mteb_task: str | None = None
     mteb_main_metric: str | None = None
     interval: Interval | None = None
+    units: Units | None = None
 
     def __post_init__(self) -> None:
         if self.main_metric not in self.scores:
@@ -96,6 +104,8 @@ class TaskResult:
         if self.interval is not None and not all(hasattr(self.interval, k) for k in ("low", "high", "to_dict")):
             raise InputError(f"the interval of {self.task_name} must be an Interval, "
                              f"not {type(self.interval).__name__}")
+        if self.units is not None and not all(hasattr(self.units, k) for k in ("arrays", "statistic", "to_dict")):
+            raise InputError(f"the units of {self.task_name} must be Units, not {type(self.units).__name__}")
         if self.mteb_task is not None and safe_name(self.mteb_task) != self.mteb_task:
             raise InputError(f"MTEB task name {self.mteb_task!r} must be letters, digits, '.', '_' and '-' only")
 
@@ -130,7 +140,8 @@ class TaskResult:
             "evaluation_time", "repspace": info}``; with an :attr:`interval`, the
             score entry has ``ci_low`` and ``ci_high`` after ``main_score`` (mteb
             keeps them as extra keys) and ``repspace`` has ``interval``
-            (:meth:`Interval.to_dict`).
+            (:meth:`Interval.to_dict`); with :attr:`units`, ``repspace`` has
+            ``units`` (:meth:`Units.to_dict`). :meth:`from_dict` reads it back.
         """
         entry: dict[str, Any] = {"main_score": self.main_score, **self._ci(self.main_metric),
                                  "hf_subset": DEFAULT_SUBSET, "languages": list(self.languages)}
@@ -141,8 +152,59 @@ class TaskResult:
             "mteb_version": MTEB_VERSION,
             "scores": {self.split: [entry]},
             "evaluation_time": self.evaluation_time,
-            "repspace": self._block(),
+            "repspace": self._block(units=True),
         }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> TaskResult:
+        """The result :meth:`to_dict` wrote (as read back from JSON or the store).
+
+        Parameters
+        ----------
+        data : dict
+            A :meth:`to_dict` dict: one split with one score entry, and the
+            ``repspace`` block (``main_metric``, ``task``; ``interval`` and
+            ``units`` when there were).
+
+        Raises
+        ------
+        InputError
+            When ``data`` is not such a dict.
+
+        Examples
+        --------
+        >>> r = TaskResult("sts:toy", "test", "spearman", {"spearman": 0.8, "pearson": 0.7}, 1.5,
+        ...                {"encoder": "static"}, interval=Interval(0.7, 0.9, 0.95, 1000),
+        ...                units=Units("spearman", [[1.0, 2.0, 3.0], [0.1, 0.3, 0.2]], ("gold", "cosine"), ("gold",)))
+        >>> back = TaskResult.from_dict(r.to_dict())
+        >>> back.to_dict() == r.to_dict(), back.units == r.units, back.info
+        (True, True, {'encoder': 'static'})
+        """
+        try:
+            (split, entries), = data["scores"].items()
+            entry = dict(entries[0])
+            block = dict(data.get("repspace") or {})
+            main_metric = str(block.pop("main_metric"))
+            task = str(block.pop("task", data["task_name"]))
+            evaluation_time = float(data.get("evaluation_time") or 0.0)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            raise InputError("a result must look like TaskResult.to_dict(): task_name, one split of scores and "
+                             "a repspace block naming its main metric") from None
+        interval, units = block.pop("interval", None), block.pop("units", None)
+        mteb_task = block.pop("mteb_task", None)
+        languages = entry.pop("languages", None) or DEFAULT_LANGUAGES
+        for key in ("main_score", "ci_low", "ci_high", "hf_subset", "mteb_version", "repspace"):
+            entry.pop(key, None)
+        scores = {k: float(v) for k, v in entry.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        try:
+            interval = None if interval is None else Interval(**interval)
+        except TypeError:
+            raise InputError(f"the interval of {task} must have low, high, level and n_resamples") from None
+        revision = data.get("dataset_revision")
+        return cls(task, str(split), main_metric, scores, evaluation_time, block,
+                   dataset_revision=None if revision in (None, NO_REVISION) else str(revision),
+                   languages=tuple(languages), mteb_task=mteb_task, interval=interval,
+                   units=None if units is None else Units.from_dict(units))
 
     def to_mteb(self, *, date: float | None = None) -> dict[str, Any]:
         """One MTEB results file (``<task>.json``), as mteb 2.x writes and reads it.
@@ -188,12 +250,14 @@ class TaskResult:
             return {}
         return {"ci_low": float(self.interval.low), "ci_high": float(self.interval.high)}
 
-    def _block(self) -> dict[str, Any]:
+    def _block(self, *, units: bool = False) -> dict[str, Any]:
         block = dict(self.info, main_metric=self.main_metric, task=self.task_name)
         if self.interval is not None:
             block["interval"] = self.interval.to_dict()
         if self.mteb_task is not None:
             block["mteb_task"] = self.mteb_task
+        if units and self.units is not None:
+            block["units"] = self.units.to_dict()
         return block
 
     def with_info(self, **info: Any) -> TaskResult:
@@ -203,6 +267,10 @@ class TaskResult:
     def with_interval(self, interval: Interval | None) -> TaskResult:
         """A copy with this :attr:`interval` of the main score (``None`` removes it)."""
         return replace(self, scores=dict(self.scores), info=dict(self.info), interval=interval)
+
+    def with_units(self, units: Units | None) -> TaskResult:
+        """A copy with these :attr:`units` (``None`` removes them)."""
+        return replace(self, scores=dict(self.scores), info=dict(self.info), units=units)
 
     def with_mteb(self, *, dataset_revision: str | None = None, languages: Any = None,
                   mteb_task: str | None = None, mteb_main_metric: str | None = None) -> TaskResult:

@@ -23,6 +23,7 @@ from repspace.core.files import read_csv_rows, read_jsonl
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
+from repspace.engines.eval.units import Units
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,7 +296,8 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     TaskResult
         Main metric ``accuracy`` (logistic regression); ``f1_macro`` (its
         macro-averaged F1) and ``knn_accuracy`` beside it; the accuracy's
-        bootstrap interval over the items as :attr:`TaskResult.interval`.
+        bootstrap interval over the items as :attr:`TaskResult.interval`; each
+        item's held-out prediction, right (1) or wrong (0), as :attr:`TaskResult.units`.
 
     Raises
     ------
@@ -356,4 +358,6 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     scores = {"accuracy": float(np.mean(acc)), "f1_macro": float(np.mean(f1)), "knn_accuracy": float(np.mean(knn_acc))}
     task = name or ("classification:" + info["dataset"] if "dataset" in info else "classification")
     interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed)
-    return TaskResult(task, "test", "accuracy", scores, time.perf_counter() - t0, info, interval=interval)
+    units = Units("mean", (correct,), ("correct",))
+    return TaskResult(task, "test", "accuracy", scores, time.perf_counter() - t0, info, interval=interval,
+                      units=units)

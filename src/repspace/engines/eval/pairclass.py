@@ -25,6 +25,7 @@ from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import read_pair_rows
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, average_precision_statistic, bootstrap_interval
+from repspace.engines.eval.units import Units
 
 _HEADER = ("sentence1", "sentence2", "label")
 
@@ -276,7 +277,7 @@ def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None,
         Main metric ``cosine_ap``; the other scores of
         :func:`pairclass_scores` beside it; ``n_pairs`` and ``positive_rate``
         in info; the average precision's bootstrap interval over the pairs as
-        :attr:`TaskResult.interval`.
+        :attr:`TaskResult.interval`; their labels and cosines as :attr:`TaskResult.units`.
 
     Examples
     --------
@@ -308,7 +309,8 @@ def pairclass(encode: Any, pairs: PairLabels | str | Path, *, codec: Any = None,
     a = vectors[[position[t] for t in pairs.sentences1]]
     b = vectors[[position[t] for t in pairs.sentences2]]
     scores = pairclass_scores(a, b, pairs.labels)
-    interval = bootstrap_interval(average_precision_statistic, np.asarray(pairs.labels), _cosines(a, b),
-                                  n_resamples=bootstrap, seed=seed)
+    labels, cosine = np.asarray(pairs.labels), _cosines(a, b)
+    interval = bootstrap_interval(average_precision_statistic, labels, cosine, n_resamples=bootstrap, seed=seed)
+    units = Units("average_precision", (labels, cosine), ("label", "cosine"), shared=("label",))
     return TaskResult(name or f"pairclass:{pairs.name}", pairs.split, "cosine_ap", scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=units)

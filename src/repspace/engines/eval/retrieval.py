@@ -36,6 +36,7 @@ from repspace.engines.eval._encode import as_encode, as_query_encode
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.ranking import query_scores
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, Interval, bootstrap_interval, mean_statistic
+from repspace.engines.eval.units import Units, query_units
 
 #: MTEB's cut-offs (``AbsTaskRetrieval.k_values``); every measure is reported at each.
 CUTOFFS = (1, 3, 5, 10, 20, 100, 1000)
@@ -68,8 +69,8 @@ def retrieval_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]]
 
 
 def _run_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], depth: int, bootstrap: int = 0,
-                seed: int = 0) -> tuple[dict[str, float], Interval | None]:
-    """:func:`retrieval_scores`, and the bootstrap interval of the main score over the judged queries."""
+                seed: int = 0) -> tuple[dict[str, float], Interval | None, Units]:
+    """:func:`retrieval_scores`, the bootstrap interval of the main score over the judged queries, and their units."""
     ks = tuple(k for k in CUTOFFS if k <= max(depth, 10))
     per_query = query_scores(run, qrels, ks)
     sums = dict.fromkeys(SCORE_KEYS, 0.0)
@@ -82,7 +83,7 @@ def _run_scores(run: dict[str, list[str]], qrels: dict[str, dict[str, int]], dep
     if bootstrap and n >= 2:
         main = np.array([values[MAIN_METRIC] for values in per_query.values()])
         interval = bootstrap_interval(mean_statistic, main, n_resamples=bootstrap, seed=seed)
-    return scores, interval
+    return scores, interval, query_units(per_query, MAIN_METRIC)
 
 
 def default_depth(index: str | None = None, lexical: str | None = None) -> int:
@@ -497,7 +498,8 @@ def retrieval(
         Main metric ``ndcg_at_10``; scores :data:`SCORE_KEYS` up to that cut-off;
         info with ``n_queries``, ``n_documents``, ``index``, ``depth``, ``dropped_qrels``,
         ``dropped_queries`` (and ``codec``, ``bytes_per_vector`` with a codec);
-        the main score's bootstrap interval as :attr:`TaskResult.interval`.
+        the main score's bootstrap interval as :attr:`TaskResult.interval`; each
+        judged query's nDCG@10, by query id, as :attr:`TaskResult.units` (whatever ``bootstrap``).
 
     Examples
     --------
@@ -531,11 +533,11 @@ def retrieval(
         check_choice(lexical, "lexical", ("bm25", "hybrid"))
     if lexical == "bm25":
         rows = _bm25_rows(data, k)
-        scores, interval = _scores_of(rows, data, k, bootstrap, seed)
+        scores, interval, units = _scores_of(rows, data, k, bootstrap, seed)
         info = {"n_queries": data.n_queries, "n_documents": data.n_documents, "index": "bm25", "depth": k,
                 "dropped_qrels": data.dropped_qrels, "dropped_queries": data.dropped_queries}
         return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                          time.perf_counter() - t0, info, interval=interval)
+                          time.perf_counter() - t0, info, interval=interval, units=units)
     docs = as_encode(encode)(list(data.corpus_texts))
     queries = as_query_encode(encode, encode_queries)(list(data.query_texts))
     if docs.shape[1] != queries.shape[1]:
@@ -566,9 +568,9 @@ def retrieval(
                     lexical_weight=float(lexical_weight))
     else:
         rows = _dense_rows(queries, docs, data, index, k)
-    scores, interval = _scores_of(rows, data, k, bootstrap, seed)
+    scores, interval, units = _scores_of(rows, data, k, bootstrap, seed)
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=units)
 
 
 def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
@@ -581,8 +583,9 @@ def _bm25_rows(data: BeirData, k: int) -> list[np.ndarray]:
 
 
 def _scores_of(rows: list[np.ndarray], data: BeirData, depth: int, bootstrap: int = 0,
-               seed: int = 0) -> tuple[dict[str, float], Interval | None]:
-    """The scores of the ranked rows, and the main score's interval over the queries (``bootstrap`` resamples)."""
+               seed: int = 0) -> tuple[dict[str, float], Interval | None, Units]:
+    """The scores of the ranked rows, the main score's interval over the queries (``bootstrap`` resamples) and
+    the per-query main scores."""
     ids = np.asarray(data.corpus_ids, dtype=object)
     run = {qid: ids[r].tolist() for qid, r in zip(data.query_ids, rows)}
     return _run_scores(run, data.qrels, depth, bootstrap, seed)
@@ -663,7 +666,7 @@ def multivector_retrieval(
     kk = min(k, data.n_documents)
     _, rows = index.search(queries, kk, candidates=max(candidates, kk))
     found = [r[r >= 0] for r in rows]
-    scores, interval = _scores_of(found, data, k, bootstrap, seed)
+    scores, interval, units = _scores_of(found, data, k, bootstrap, seed)
     info: dict[str, Any] = {"n_queries": data.n_queries, "n_documents": data.n_documents, "depth": k,
                             "index": f"muvera(k_sim={config.k_sim},d_proj={config.d_proj},reps={config.reps})"
                                      f">chamfer{candidates}", "layer": layer}
@@ -675,4 +678,4 @@ def multivector_retrieval(
             [len(set(a[:top].tolist()) & set(b[:top].tolist())) / max(len(b[:top]), 1) for a, b in zip(found, exact)]))
         info["exact_chamfer_ndcg_at_10"] = _scores_of(exact, data, k)[0]["ndcg_at_10"]
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=units)

@@ -24,6 +24,7 @@ from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._pairs import finite_score, read_pair_rows
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, spearman_statistic
+from repspace.engines.eval.units import Units
 
 _HEADER = ("sentence1", "sentence2", "score")
 
@@ -206,7 +207,8 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
     TaskResult
         Main metric ``spearman``; the other keys of :func:`sts_scores` beside it
         (``cosine_spearman`` equals ``spearman``); ``n_pairs`` in info; the
-        Spearman correlation's bootstrap interval as :attr:`TaskResult.interval`.
+        Spearman correlation's bootstrap interval as :attr:`TaskResult.interval`;
+        the pairs' gold scores and cosines as :attr:`TaskResult.units` (whatever ``bootstrap``).
 
     Examples
     --------
@@ -230,7 +232,8 @@ def sts(encode: Any, pairs: StsPairs, *, codec: Any = None, name: str | None = N
         vectors = codec.fit(vectors).transform(vectors)
         info.update(codec=codec.to_dict(), bytes_per_vector=int(codec.bytes_per_vector))
     scores = sts_scores(vectors[:n], vectors[n:], pairs.scores)
-    interval = bootstrap_interval(spearman_statistic, np.asarray(pairs.scores, dtype=np.float64),
-                                  paired_cosine(vectors[:n], vectors[n:]), n_resamples=bootstrap, seed=seed)
+    gold, cosine = np.asarray(pairs.scores, dtype=np.float64), paired_cosine(vectors[:n], vectors[n:])
+    interval = bootstrap_interval(spearman_statistic, gold, cosine, n_resamples=bootstrap, seed=seed)
+    units = Units("spearman", (gold, cosine), ("gold", "cosine"), shared=("gold",))
     return TaskResult(name or f"sts:{pairs.name}", pairs.split, "spearman", scores, time.perf_counter() - t0, info,
-                      interval=interval)
+                      interval=interval, units=units)

@@ -46,6 +46,7 @@ __all__ = [
     "Comparison",
     "DEFAULT_RESAMPLES",
     "Interval",
+    "STATISTICS",
     "average_precision_statistic",
     "bootstrap_interval",
     "holm",
@@ -111,12 +112,19 @@ class Comparison:
         The paired bootstrap interval of the difference (``None`` when no
         resampling was asked for).
     p_value : float or None
-        Two-sided p-value of the paired randomization test (``None`` likewise).
+        Two-sided p-value of the paired randomization test (``None`` likewise);
+        corrected for the other comparisons made with it when :attr:`p_raw` is set.
+    p_raw : float or None
+        The p-value before a correction for multiple comparisons (Holm's, by
+        :func:`repspace.engines.eval.comparisons.compare_results`); ``None`` when
+        none was applied.
 
     Examples
     --------
-    >>> Comparison("e5", "minilm", 0.02, 0.01, 0.03, 0.004).to_dict()["difference"]
-    0.02
+    >>> Comparison("e5", "minilm", 0.02, 0.01, 0.03, 0.004).to_dict()
+    {'a': 'e5', 'b': 'minilm', 'difference': 0.02, 'ci_low': 0.01, 'ci_high': 0.03, 'p_value': 0.004}
+    >>> Comparison("e5", "minilm", 0.02, 0.01, 0.03, 0.008, p_raw=0.004).to_dict()["p_raw"]
+    0.004
     """
 
     a: str
@@ -125,10 +133,15 @@ class Comparison:
     ci_low: float | None
     ci_high: float | None
     p_value: float | None
+    p_raw: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"a", "b", "difference", "ci_low", "ci_high", "p_value"}`` (JSON-ready)."""
-        return asdict(self)
+        """``{"a", "b", "difference", "ci_low", "ci_high", "p_value"}`` and ``p_raw`` when a correction was
+        applied (JSON-ready)."""
+        out = asdict(self)
+        if self.p_raw is None:
+            del out["p_raw"]
+        return out
 
 
 # ----------------------------------------------------------------------------- statistics
@@ -201,6 +214,14 @@ def average_precision_statistic(labels: np.ndarray, scores: np.ndarray, axis: in
         ap = (lab * precision).sum(axis=-1) / n_pos
     ap = np.where(n_pos > 0, ap, np.nan)
     return ap if np.ndim(ap) else float(ap)
+
+
+#: The statistics a result's per-unit data names (:class:`repspace.engines.eval.units.Units`), by name.
+STATISTICS: dict[str, Statistic] = {
+    "spearman": spearman_statistic,
+    "mean": mean_statistic,
+    "average_precision": average_precision_statistic,
+}
 
 
 # ----------------------------------------------------------------------------- checks

@@ -34,6 +34,7 @@ from repspace.engines.eval.uncertainty import (
     mean_statistic,
     spearman_statistic,
 )
+from repspace.engines.eval.units import Units
 
 #: 3CosMul's ε (Levy & Goldberg 2014); gensim's ``most_similar_cosmul`` uses 1e-6.
 COSMUL_EPS = 0.001
@@ -325,7 +326,8 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
         gold), ``pearson`` beside it; info ``n_pairs`` (pairs scored),
         ``oov_pairs`` (pairs dropped because a word is missing); the Spearman
         correlation's bootstrap interval over the scored pairs as
-        :attr:`TaskResult.interval`.
+        :attr:`TaskResult.interval`; their gold scores and cosines as
+        :attr:`TaskResult.units`, each pair named by its row in ``pairs``.
 
     Raises
     ------
@@ -357,7 +359,7 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
         rows, inverse = np.unique(np.concatenate([r1[found], r2[found]]), return_inverse=True)
         matrix = np.asarray(vectors.vectors[rows])
         i1, i2 = inverse[: found.sum()], inverse[found.sum():]
-        gold = pairs.scores[found]
+        gold, kept = pairs.scores[found], np.flatnonzero(found)
         info["oov_pairs"] = int((~found).sum())
         if restrict_vocab is not None:
             info["restrict_vocab"] = restrict_vocab
@@ -371,7 +373,7 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
         matrix = enc(distinct)
         i1 = np.asarray([position[norm(w)] for w in pairs.word1], dtype=np.int64)
         i2 = np.asarray([position[norm(w)] for w in pairs.word2], dtype=np.int64)
-        gold = pairs.scores
+        gold, kept = pairs.scores, np.arange(len(pairs.scores))
         info["oov_pairs"] = 0
     if len(matrix):
         matrix = _apply_codec(codec, matrix, info)
@@ -380,8 +382,10 @@ def wordsim(vectors: WordVectors | Any, pairs: WordPairs | str | Path, *, codec:
     info["n_pairs"] = int(len(gold))
     scores = _correlations(gold, cos)
     interval = bootstrap_interval(spearman_statistic, gold, cos, n_resamples=bootstrap, seed=seed)
+    # the units: each scored pair, named by its row in the file (two vocabularies may score different pairs)
+    units = Units("spearman", (gold, cos), ("gold", "cosine"), shared=("gold",), ids=kept.tolist())
     return TaskResult(name or f"wordsim:{pairs.name}", "test", "spearman", scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=units)
 
 
 # --------------------------------------------------------------------------- analogies
@@ -598,7 +602,9 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
         ``oov_questions`` (skipped), ``vocab_size`` and ``sections``
         (per section: ``n``, ``oov``, and the two accuracies, ``None`` for a
         section with no answered question); the 3CosAdd accuracy's bootstrap
-        interval over the answered questions as :attr:`TaskResult.interval`.
+        interval over the answered questions as :attr:`TaskResult.interval`;
+        their 3CosAdd right (1) or wrong (0) as :attr:`TaskResult.units`, each
+        named by its position in ``questions``.
 
     Raises
     ------
@@ -674,5 +680,6 @@ def analogy(vectors: WordVectors | Any, questions: Analogies | str | Path, *, re
     interval = None
     if len(correct) > 1:
         interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed)
+    units = Units("mean", (correct,), ("correct",), ids=np.flatnonzero(answered).tolist())
     return TaskResult(name or f"analogy:{questions.name}", "test", "accuracy_3cosadd", scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=units)

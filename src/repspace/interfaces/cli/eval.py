@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json as json_module
+import re
+import secrets
+import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -11,11 +15,11 @@ from rich.table import Column, Table
 
 from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import (
+    _RAW_CONTROLS_IN_JSON,
     comma_list,
     note,
     open_store,
     out,
-    print_json,
     progress_bar,
     settings,
 )
@@ -29,11 +33,18 @@ eval_app = command_group("eval", help=(
     "  repspace eval sts stsb-en-test.csv --dims 32,64,128,full --precision float32,int8,binary\n\n"
     "  repspace eval sts stsb-en-test.csv --transform center,whiten128\n\n"
     "  repspace eval retrieval cranfield-beir --hubness csls\n\n"
-    "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results"
+    "  repspace eval sts stsb-en-test.csv --mteb-task STSBenchmark --output-dir results\n\n"
+    "  repspace eval sts stsb-en-test.csv --encoder static --encoder minilm"
 ))
 
 Encoder = Annotated[Optional[str], typer.Option(help="Encoder spec (default minilm), e.g. static, hf-layers:minilm.")]
 SpaceOpt = Annotated[Optional[str], typer.Option("--space", help="Evaluate this stored space instead of an encoder.")]
+#: ``--encoder`` and ``--space`` of the eval commands: repeatable, each model is scored and every pair compared.
+Encoders = Annotated[Optional[list[str]], typer.Option(
+    "--encoder", help="Encoder spec (default minilm), e.g. static, hf-layers:minilm; repeat it (and --space) to "
+                      "compare models.")]
+Spaces = Annotated[Optional[list[str]], typer.Option(
+    "--space", help="Evaluate this stored space (beside or instead of encoders); repeatable.")]
 Layer = Annotated[Optional[str], typer.Option(help="hf-layers: a layer index, or 'all' (one forward pass).")]
 Pooling = Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")]
 Prompt = Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")]
@@ -61,6 +72,8 @@ TransformOpt = Annotated[Optional[str], typer.Option(
                         "without labels.")]
 Bootstrap = Annotated[int, typer.Option(
     "--bootstrap", min=0, help="Resamples of the 95% interval of the main score (0: none).")]
+Seed = Annotated[int, typer.Option(
+    "--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap and of the comparisons' tests.")]
 #: ``--restrict-vocab`` of the word tasks (wordsim, analogy).
 RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")]
 
@@ -69,8 +82,8 @@ RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only i
 class EncoderArgs(OptionGroup):
     """What is scored: an encoder (a layer of it, its pooling and prompt) or a stored space."""
 
-    encoder: Encoder = None
-    space: SpaceOpt = None
+    encoder: Encoders = None
+    space: Spaces = None
     layer: Layer = None
     pooling: Pooling = None
     prompt: Prompt = None
@@ -94,10 +107,11 @@ _NO_SWEEP: dict[str, Any] = {"dims": None, "precision": None, "methods": "prefix
 @dataclass(frozen=True)
 class ResultArgs(OptionGroup):
     """What becomes of the results (every task): recorded in the store, printed as JSON, written in MTEB's
-    results layout under the task and languages named, with the main score's bootstrap interval; and the
-    repair fitted on the task's vectors first."""
+    results layout under the task and languages named, with the main score's bootstrap interval (and several
+    models' comparisons) seeded; and the repair fitted on the task's vectors first."""
 
     bootstrap: Bootstrap = 1000
+    seed: Seed = 0
     save: Save = False
     json: Json = False
     transform: TransformOpt = None
@@ -112,7 +126,8 @@ def _layer(value: str | None) -> Any:
     return parse(value)
 
 
-def _go(task: str, source: Path | None, *, encoder: str | None, space: str | None, layer: str | None = None,
+def _go(task: str, source: Path | None, *, encoder: str | list[str] | None, space: str | list[str] | None,
+        layer: str | None = None,
         pooling: str | None = None, prompt: str | None = None, batch_size: int, dims: str | None, precision: str | None,
         methods: str, plot: Path | None, save: bool, json: bool, output_dir: Path | None = None,
         language: str | None = None, mteb_task: str | None = None, **options: Any) -> None:
@@ -121,19 +136,20 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
     enc_options = {k: v for k, v in (("pooling", pooling), ("prompt", prompt)) if v is not None}
     store = open_store() if (space is not None or save) else None
     with progress_bar(json) as bar:
-        report = run(task, source, store=store, encoder=encoder, space=space, layer=_layer(layer),
+        report = run(task, source, store=store, encoder=encoder or None, space=space or None, layer=_layer(layer),
                      encoder_options=enc_options or None, dims=dims, precision=precision,
                      methods=comma_list(methods), plot=plot, save=save,
                      batch_size=batch_size, progress=bar, output_dir=output_dir, language=language,
                      mteb_task=mteb_task, **options)
     if json:
-        print_json(report.to_dict())
+        _print_json(report.to_dict())
     elif report.tradeoff and "subject" in report.tradeoff[0]:
         _print_grid(report)
     elif report.tradeoff:
         _print_tradeoff(report)
     else:
         _print_results(report)
+        _print_comparisons(report)
     if not json:
         _note_repairs(report)
     if report.plot is not None:
@@ -144,6 +160,25 @@ def _go(task: str, source: Path | None, *, encoder: str | None, space: str | Non
     if report.written:
         n = len(report.written)
         note(f"wrote {n} MTEB result file{'s' if n != 1 else ''} under {output_dir}")
+
+
+def _print_json(data: Any) -> None:
+    """``print_json``, with each per-unit array (``repspace.units``) on one line, not a line per unit."""
+    token, folded = secrets.token_hex(8), []
+
+    def fold(value: Any, in_units: bool) -> Any:
+        if isinstance(value, dict):
+            return {k: fold(v, in_units or k == "units") for k, v in value.items()}
+        if isinstance(value, list):
+            if in_units and not any(isinstance(v, (list, dict)) for v in value):
+                folded.append(json_module.dumps(value, ensure_ascii=False, default=str))
+                return f"{token}:{len(folded) - 1}"
+            return [fold(v, in_units) for v in value]
+        return value
+
+    text = json_module.dumps(fold(data, False), ensure_ascii=False, indent=2, default=str)
+    text = re.sub(f'"{token}:(\\d+)"', lambda m: folded[int(m.group(1))], text)
+    sys.stdout.write(_RAW_CONTROLS_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
 
 
 def _note_repairs(report: Any) -> None:
@@ -212,15 +247,46 @@ def _print_results(report: Any) -> None:
         at = keys.index(first.main_metric) + 1 if first.main_metric in keys else len(keys)
         heads = [*keys[:at], *([_ci_column()] if with_ci else []), *keys[at:]]
         table = Table("subject", *heads, "seconds", title=f"{first.task_name} ({first.split})")
-        for r in report.results:
+        for r, name in zip(report.results, _names(report), strict=True):
             cells = [f"{r.scores[k]:.4f}" for k in keys]
-            table.add_row(r.info.get("subject", ""), *cells[:at], *([_ci(r)] if with_ci else []), *cells[at:],
+            table.add_row(name, *cells[:at], *([_ci(r)] if with_ci else []), *cells[at:],
                           f"{r.evaluation_time:.1f}")
         out.print(table)
     note(f"{first.evaluation_time:.1f} s")
     extra = {k: v for k, v in first.info.items() if k.startswith(("n_", "oov")) and isinstance(v, int)}
     if extra:
         note(", ".join(f"{k}={v}" for k, v in extra.items()))
+
+
+def _names(report: Any) -> list[str]:
+    """Each result's name in the table: as the comparisons name it (pairs 0-1, 0-2 ...), else its subject."""
+    if not report.comparisons:
+        return [r.info.get("subject", "") for r in report.results]
+    first = report.comparisons[0].a
+    return [first, *(c.b for c in report.comparisons if c.a == first)]
+
+
+#: The p-value at and below which a comparison is marked.
+_ALPHA = 0.05
+
+
+def _print_comparisons(report: Any) -> None:
+    """Every pair of models: the difference of their main scores, its 95% CI and the Holm-corrected p-value."""
+    if not report.comparisons:
+        return
+    first = report.results[0]
+    table = Table("a", "b", "a - b", _ci_column(), "p (Holm)", Column("", no_wrap=True),
+                  title=f"{first.task_name} ({first.split}): {first.main_metric}, every pair")
+    for c in report.comparisons:
+        table.add_row(c.a, c.b, f"{c.difference:+.4f}", "" if c.ci_low is None else _ci_text(c.ci_low, c.ci_high),
+                      "" if c.p_value is None else f"{c.p_value:.4f}",
+                      "*" if c.p_value is not None and c.p_value <= _ALPHA else "")
+    out.print(table)
+    if all(c.p_value is None for c in report.comparisons):
+        note("no interval or test without resamples (--bootstrap 0)")
+    else:
+        note(f"* p <= {_ALPHA}: paired randomization test, Holm-corrected across the {len(report.comparisons)} "
+             f"pair{'s' if len(report.comparisons) != 1 else ''}; the CI is the paired bootstrap's")
 
 
 def _print_tradeoff(report: Any) -> None:
@@ -362,8 +428,8 @@ def analogy_cmd(
     *,
     file: Annotated[Path, typer.Argument(help="Analogies in the questions-words format (': section', 'a b c d').")],
     restrict_vocab: RestrictVocab = None,
-    encoder: Encoder = None,
-    space: SpaceOpt = None,
+    encoder: Encoders = None,
+    space: Spaces = None,
     batch_size: BatchSize = 64,
     results: ResultArgs,
 ) -> None:
@@ -449,21 +515,53 @@ Average precision (main) of cosine for telling paired from unpaired sentences.
 
 @eval_app.command("results")
 def results_cmd(
-    space: Annotated[Optional[str], typer.Argument(help="Only results about this space.")] = None,
+    space: Annotated[Optional[list[str]], typer.Argument(
+        help="Only results about this space; with --compare, the ids of the results to compare.",
+        metavar="[SPACE | ID...]")] = None,
     task: Annotated[Optional[str], typer.Option(help="Only this task (sts:stsb-en-test) or family (sts).")] = None,
+    compare: Annotated[bool, typer.Option(
+        "--compare", help="Compare the results pair by pair (difference, 95% CI, Holm-corrected p): those whose "
+                          "ids are given, else all of one task.")] = False,
+    bootstrap: Annotated[int, typer.Option(
+        "--bootstrap", min=0, help="--compare: resamples of each pair's interval and test (0: none).")] = 1000,
+    seed: Seed = 0,
     json: Json = False,
 ) -> None:
-    """Results recorded with --save; 'stale' marks spaces that changed since.
+    """Results recorded with --save; 'stale' marks spaces that changed since. --compare tests them against each other.
 
     Examples:
 
       repspace eval results
 
       repspace eval results glove --task wordsim --json
+
+      repspace eval results --compare --task sts
+
+      repspace eval results --compare 3 4 7
     """
-    saved = open_store(create=False).results(space=space, task=task)
+    from repspace.core.errors import InputError
+
+    args = list(space or [])
+    if compare:
+        from repspace.workflows.evaluate import compare_saved
+
+        bad = [a for a in args if not a.isdigit()]
+        if bad:
+            raise InputError(f"--compare takes the ids of saved results (repspace eval results lists them), "
+                             f"not {bad[0]!r}")
+        report = compare_saved(open_store(create=False), [int(a) for a in args] or None, task=task,
+                               n_resamples=bootstrap, seed=seed)
+        if json:
+            _print_json(report.to_dict())
+        else:
+            _print_results(report)
+            _print_comparisons(report)
+        return
+    if len(args) > 1:
+        raise InputError(f"give one space, not {len(args)} (result ids go with --compare)")
+    saved = open_store(create=False).results(space=args[0] if args else None, task=task)
     if json:
-        print_json([s.to_dict() for s in saved])
+        _print_json([s.to_dict() for s in saved])
         return
     table = Table("id", "subject", "task", "split", "metric", "score", _ci_column(), "generation", "recorded")
     for s in saved:

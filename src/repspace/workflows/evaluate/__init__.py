@@ -8,6 +8,7 @@ query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluat
 and writes results in MTEB's results layout (:func:`write_mteb`).
 """
 
+from repspace.workflows.evaluate._compare import compare_saved
 from repspace.workflows.evaluate._mteb import (
     MtebTask,
     lookup_mteb_task,
@@ -45,6 +46,7 @@ __all__ = [
     "FittedTransform",
     "MtebTask",
     "Subject",
+    "compare_saved",
     "encoder_subjects",
     "evaluate",
     "fit_transform",

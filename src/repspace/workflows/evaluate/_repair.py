@@ -63,6 +63,7 @@ from repspace.engines.eval.retrieval import (
 )
 from repspace.engines.eval.ranking import query_scores
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
+from repspace.engines.eval.units import query_units
 from repspace.engines.eval.words import WordVectors
 from repspace.engines.geometry import HubnessResult, KnnGraph, hubness
 from repspace.engines.search.hubness import (
@@ -421,7 +422,7 @@ def hubness_retrieval(encode: Callable[[list[str]], np.ndarray], data: BeirData,
     info["hubness_reduction"] = {"method": method, "kappa": kappa, "metric": "cosine",
                                  "statistics": "kappa nearest corpus documents"}
     return TaskResult(name or f"retrieval:{data.name}", data.split, MAIN_METRIC, scores,
-                      time.perf_counter() - t0, info, interval=interval)
+                      time.perf_counter() - t0, info, interval=interval, units=query_units(per_query, MAIN_METRIC))
 
 
 def distinct(texts: Iterable[str]) -> list[str]:

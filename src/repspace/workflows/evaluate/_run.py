@@ -24,7 +24,8 @@ from repspace.engines.eval.mteb_format import (
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
-from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES
+from repspace.engines.eval.comparisons import compare_results
+from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, Comparison
 from repspace.engines.eval.words import (
     WordVectors,
     analogy,
@@ -44,6 +45,7 @@ from repspace.workflows.evaluate._repair import (
     parse_transform,
     transform_output_dim,
 )
+from repspace.workflows.evaluate._models import check_models, model_specs, model_subjects
 from repspace.workflows.evaluate._subjects import Subject
 
 #: Task names, in the order the CLI lists them.
@@ -410,7 +412,7 @@ def save_results(store: Store, subjects: Sequence[Subject], results: Sequence[Ta
 
 @dataclass(frozen=True)
 class EvalReport:
-    """What :func:`run` did: the results, the sweep table and files written.
+    """What :func:`run` did: the results, the sweep table, the comparisons of several models and files written.
 
     Attributes
     ----------
@@ -425,6 +427,10 @@ class EvalReport:
         Ids of the results recorded in the store (``save=True``).
     written : list of Path
         The MTEB result files written (``output_dir``), one per result.
+    comparisons : list of Comparison
+        With several models: every pair's difference, paired interval and
+        Holm-corrected p-value (:func:`repspace.engines.eval.comparisons.compare_results`);
+        empty otherwise.
 
     Examples
     --------
@@ -446,10 +452,15 @@ class EvalReport:
     plot: Path | None = None
     saved: list[int] = field(default_factory=list)
     written: list[Path] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
 
-    def to_dict(self) -> list[dict[str, Any]]:
-        """The ``--json`` output: a TaskResult per subject and setting (mteb's ``TaskResult.from_dict`` reads each)."""
-        return [r.to_dict() for r in self.results]
+    def to_dict(self) -> list[dict[str, Any]] | dict[str, list[dict[str, Any]]]:
+        """The ``--json`` output: a TaskResult per subject and setting (mteb's ``TaskResult.from_dict`` reads each);
+        with comparisons, ``{"results": [...], "comparisons": [...]}`` (:meth:`Comparison.to_dict`)."""
+        results = [r.to_dict() for r in self.results]
+        if not self.comparisons:
+            return results
+        return {"results": results, "comparisons": [c.to_dict() for c in self.comparisons]}
 
     def grid(self) -> dict[str, Any]:
         """A sweep as a grid: ``{"subjects", "layers", "codecs", "scores"}``, ``scores[i][j]`` the main score of
@@ -485,8 +496,9 @@ def _tradeoff(results: Sequence[TaskResult], *, several: bool) -> list[dict[str,
             for row in compression.tradeoff_rows(group)]
 
 
-def run(task: str, source: str | Path | None, *, store: Store | None = None, encoder: str | None = None,
-        space: str | None = None, layer: int | str | None = None, encoder_options: dict[str, Any] | None = None,
+def run(task: str, source: str | Path | None, *, store: Store | None = None,
+        encoder: str | Sequence[str] | None = None, space: str | Sequence[str] | None = None,
+        layer: int | str | None = None, encoder_options: dict[str, Any] | None = None,
         dims: str | None = None, precision: str | None = None, methods: Sequence[str] = ("prefix", "pca"),
         plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
         split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
@@ -504,10 +516,15 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         ``clustering``/``classification`` on a space with ``label_field``.
     store : Store, optional
         Needed for ``space`` and ``save``.
-    encoder : str, optional
-        Registry spec; the default when neither ``encoder`` nor ``space`` is given is ``minilm``.
-    space : str, optional
-        A stored space instead of an encoder.
+    encoder : str or list of str, optional
+        Registry spec, or several; the default when neither ``encoder`` nor ``space`` is given is ``minilm``.
+    space : str or list of str, optional
+        A stored space, or several, scored instead of or beside the encoders.
+        With two or more models in all, each is evaluated on the same data
+        and every pair is compared (:attr:`EvalReport.comparisons`,
+        :func:`repspace.engines.eval.comparisons.compare_results` with
+        ``bootstrap`` resamples and ``seed``); several models do not combine
+        with a sweep, with several layers, or with clustering.
     layer : int or ``"all"``, optional
         For layered encoders.
     dims, precision : str, optional
@@ -539,12 +556,11 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         (``ci_low``/``ci_high`` beside ``main_score`` in the results, the saved
         ones and the MTEB files); 0: none. See :func:`run_task`.
     seed : int
-        The bootstrap's seed: the same seed gives the same interval.
+        The bootstrap's seed (and the comparisons'): the same seed gives the same interval.
     **options
         ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
     """
     from repspace.engines.eval import compression
-    from repspace.workflows.evaluate._subjects import encoder_subjects, space_subject
 
     _check_task(task)
     spec = parse_transform(transform)  # malformed specs and methods fail before any model loads
@@ -552,16 +568,16 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     if method is not None and task != "retrieval":
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     _check_resampling(bootstrap, seed)
-    if encoder is not None and space is not None:
-        raise InputError("give --encoder or --space, not both")
-    if (space is not None or save) and store is None:
+    encoders, spaces = model_specs(encoder, space)
+    sweep = dims is not None or precision is not None
+    check_models(task, encoders, spaces, layer=layer, sweep=sweep)
+    if (spaces or save) and store is None:
         raise InputError("a store is needed for --space and --save")
     if output_dir is not None and Path(output_dir).exists() and not Path(output_dir).is_dir():
         raise InputError(f"--output-dir {output_dir} is a file, not a folder")
     named = lookup_mteb_task(mteb_task, task) if mteb_task is not None else None
     languages = parse_languages(language) if language is not None else (
         named.languages if named is not None and named.languages else DEFAULT_LANGUAGES)
-    sweep = dims is not None or precision is not None
     if sweep and plot is not None and (layer == "all" or (isinstance(layer, Sequence) and not isinstance(layer, str))):
         raise InputError("a trade-off plot draws one layer; pick one with --layer N (a sweep of several layers "
                          "is the layer x codec grid, printed as a table)")
@@ -569,13 +585,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     if named is not None and data is not None:
         named.check_split(data.split)
     revision = data_revision(source) if source is not None else None
-    if space is not None:
-        if layer is not None or encoder_options:
-            raise InputError("--layer and encoder options apply to --encoder, not to a stored space")
-        subjects = [space_subject(store, space, batch_size=batch_size, progress=progress)]
-    else:
-        subjects = encoder_subjects(encoder or "minilm", layer=layer, options=encoder_options,
-                                    batch_size=batch_size, progress=progress)
+    subjects = model_subjects(store, encoders, spaces, layer=layer, encoder_options=encoder_options,
+                              batch_size=batch_size, progress=progress)
     codecs = None
     if sweep:
         codecs = compression.sweep_codecs(compression.parse_dims(dims or "full"),
@@ -594,6 +605,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         if len(subjects) == 1:
             plot_path = compression.plot_tradeoff(results, Path(plot or f"{task}-tradeoff.png"),
                                                   title=f"{results[0].task_name}: {subjects[0].label}")
+    several = len(encoders) + len(spaces) > 1
+    comparisons = compare_results(results, n_resamples=bootstrap, seed=seed) if several else []
     saved = save_results(store, subjects, results) if save else []
     written = write_mteb(output_dir, results, subjects) if output_dir is not None else []
-    return EvalReport(results, tradeoff, plot_path, saved, written)
+    return EvalReport(results, tradeoff, plot_path, saved, written, comparisons)
