@@ -23,6 +23,7 @@ from repspace.engines.eval._encode import (
     as_query_encode,
 )
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.bitext import BitextPairs, bitext, bitext_scores, load_bitext
 from repspace.engines.eval.compression import (
     Codec,
     parse_dims,
@@ -49,6 +50,7 @@ from repspace.engines.eval.pairclass import (
     pairclass_scores,
 )
 from repspace.engines.eval.ranking import ranking_scores
+from repspace.engines.eval.reranking import RerankingData, load_reranking, reranking, reranking_scores
 from repspace.engines.eval.retrieval import (
     BeirData,
     load_beir,
@@ -56,6 +58,12 @@ from repspace.engines.eval.retrieval import (
     retrieval_from_vectors,
 )
 from repspace.engines.eval.sts import StsPairs, load_sts, sts, sts_scores
+from repspace.engines.eval.summarization import (
+    SummarizationData,
+    load_summarization,
+    summarization,
+    summarization_scores,
+)
 from repspace.engines.eval.words import (
     Analogies,
     WordPairs,
@@ -74,5 +82,8 @@ __all__ = [
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",
     "LabelledTexts", "load_labelled", "clustering", "classification",
     "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
+    "RerankingData", "load_reranking", "reranking", "reranking_scores",
+    "BitextPairs", "load_bitext", "bitext", "bitext_scores",
+    "SummarizationData", "load_summarization", "summarization", "summarization_scores",
     "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
 ]
