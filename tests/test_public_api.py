@@ -85,6 +85,7 @@ def test_the_api_page_lists_every_module_and_name() -> None:
 #: (or, for RayRun, a record filled in while a job runs): data sets, parameters, stored-state handles.
 NOT_RESULTS = {
     "Records", "StsPairs", "BeirData", "WordVectors", "WordPairs", "Analogies", "LabelledTexts", "PairLabels",
+    "RerankingData", "BitextPairs", "SummarizationData",
     "FittedTransform", "MtebTask", "Subject", "Dictionary", "TokenStates", "FDEConfig", "HNSWParams", "IndexSpec",
     "ShardEntry", "Snapshot", "RayRun",
 }

@@ -148,7 +148,7 @@ def test_save_then_list_results_on_a_stored_space(capsys, tmp_path, shared_data)
     (["eval", "sts", "{sts}", "--encoder", "static", "--language", "en"], "language 'en' is not an ISO 639-3"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "NoSuchTask"], "mteb has no task"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--mteb-task", "SciFact"], "Retrieval task, not STS"),
-    (["eval", "wordsim", "{sts}", "--encoder", "static", "--mteb-task", "STSBenchmark"], "sts and retrieval"),
+    (["eval", "wordsim", "{sts}", "--encoder", "static", "--mteb-task", "STSBenchmark"], "applies to sts, retrieval"),
     (["eval", "sts", "{sts}", "--encoder", "static", "--output-dir", "{sts}"], "is a file, not a folder"),
 ])
 def test_bad_input_is_one_error_line_and_a_nonzero_exit(capsys, tmp_path, sts_file, args, message):

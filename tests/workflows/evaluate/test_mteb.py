@@ -123,7 +123,7 @@ def test_lookup_of_a_registered_task():
     ("NoSuchTask", "sts", "mteb has no task 'NoSuchTask'"),
     ("SciFact", "sts", "MTEB's SciFact is a Retrieval task, not STS"),
     ("STSBenchmarkMultilingualSTS", "sts", "has the subsets en, de"),
-    ("STSBenchmark", "clustering", "applies to sts and retrieval"),
+    ("STSBenchmark", "clustering", "applies to sts, retrieval"),
     ("STS/Benchmark", "sts", "letters, digits"),
 ])
 def test_lookup_refuses_what_the_data_cannot_be(name, task, message):

@@ -23,6 +23,7 @@ from repspace.engines.eval._encode import (
     as_query_encode,
 )
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.bitext import BitextPairs, bitext, bitext_scores, load_bitext
 from repspace.engines.eval.comparisons import compare_results
 from repspace.engines.eval.compression import (
     Codec,
@@ -50,6 +51,7 @@ from repspace.engines.eval.pairclass import (
     pairclass_scores,
 )
 from repspace.engines.eval.ranking import ranking_scores
+from repspace.engines.eval.reranking import RerankingData, load_reranking, reranking, reranking_scores
 from repspace.engines.eval.retrieval import (
     BeirData,
     load_beir,
@@ -59,6 +61,12 @@ from repspace.engines.eval.retrieval import (
 from repspace.engines.eval.sts import StsPairs, load_sts, sts, sts_scores
 from repspace.engines.eval.uncertainty import Comparison
 from repspace.engines.eval.units import Units
+from repspace.engines.eval.summarization import (
+    SummarizationData,
+    load_summarization,
+    summarization,
+    summarization_scores,
+)
 from repspace.engines.eval.words import (
     Analogies,
     WordPairs,
@@ -78,5 +86,8 @@ __all__ = [
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",
     "LabelledTexts", "load_labelled", "clustering", "classification",
     "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
+    "RerankingData", "load_reranking", "reranking", "reranking_scores",
+    "BitextPairs", "load_bitext", "bitext", "bitext_scores",
+    "SummarizationData", "load_summarization", "summarization", "summarization_scores",
     "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
 ]

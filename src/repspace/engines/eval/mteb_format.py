@@ -117,13 +117,14 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def data_revision(path: str | Path) -> str:
+def data_revision(path: str | Path | Sequence[str | Path]) -> str:
     """A content hash of a data set's files: mteb's ``dataset_revision`` for data read from disk.
 
     Parameters
     ----------
-    path : str or Path
-        A data file, or a BEIR folder.
+    path : str, Path or sequence of them
+        A data file, a BEIR folder, or several files that make one data set
+        (the two sides of a bitext task).
 
     Returns
     -------
@@ -133,6 +134,7 @@ def data_revision(path: str | Path) -> str:
         ``corpus.jsonl``, ``queries.jsonl`` and every ``qrels/*.tsv``, sorted by
         path: ``cd FOLDER && sha256sum corpus.jsonl qrels/*.tsv queries.jsonl | sha256sum``.
         Every split of a folder shares one revision, as a Hugging Face commit does.
+        For several files, the SHA-256 of their ``sha256sum`` lines in the order given.
 
     Raises
     ------
@@ -147,6 +149,13 @@ def data_revision(path: str | Path) -> str:
     >>> data_revision(p) == hashlib.sha256(b"a,b,1\\n").hexdigest()
     True
     """
+    if not isinstance(path, (str, Path)):
+        files = [Path(p) for p in path]
+        missing = [p for p in files if not p.is_file()]
+        if missing or not files:
+            raise InputError(f"data {missing[0] if missing else 'files'} do{'es' if missing else ''} not exist")
+        lines = "".join(f"{_sha256(f)}  {f.name}\n" for f in files)
+        return hashlib.sha256(lines.encode("utf-8")).hexdigest()
     path = Path(path)
     if path.is_file():
         return _sha256(path)

@@ -64,8 +64,8 @@ Language = Annotated[Optional[str], typer.Option(
     "--language", help="The data's languages as MTEB writes them, e.g. eng-Latn or eng-Latn,deu-Latn "
                        "(default eng-Latn, the language of the data sets repspace ships).")]
 MtebTask = Annotated[Optional[str], typer.Option(
-    "--mteb-task", help="Name the task as this registered MTEB task (sts, retrieval; checked against the "
-                        "installed mteb), e.g. STSBenchmark.")]
+    "--mteb-task", help="Name the task as this registered MTEB task (sts, retrieval, reranking, bitext, "
+                        "summarization; checked against the installed mteb), e.g. STSBenchmark.")]
 TransformOpt = Annotated[Optional[str], typer.Option(
     "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
                         "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
@@ -198,6 +198,7 @@ _SHOWN = {
     "retrieval": ["ndcg_at_10", "ndcg_at_100", "recall_at_10", "recall_at_100", "precision_at_10", "mrr_at_10",
                   "map_at_100"],
     "sts": ["spearman", "pearson"],
+    "reranking": ["map_at_1000", "mrr_at_10", "ndcg_at_10", "recall_at_10"],
 }
 #: The header of the main score's bootstrap interval.
 _CI = "95% CI"
@@ -224,6 +225,8 @@ _HEADLINE = {
     "retrieval": ["ndcg_at_10", "recall_at_10", "recall_at_100", "mrr_at_10", "map_at_100"],
     "pairclass": ["cosine_ap", "cosine_accuracy", "cosine_f1"],
     "classification": ["accuracy", "f1_macro", "knn_accuracy"],
+    "reranking": ["map_at_1000", "mrr_at_10", "ndcg_at_10"],
+    "summarization": ["spearman", "pearson", "dot_spearman"],
 }
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from repspace.core.errors import InputError
 from repspace.engines.eval import TaskResult
+from repspace.engines.eval.bitext import SCORE_KEYS as BITEXT_SCORES
 from repspace.engines.eval.compression import Codec
 from repspace.engines.eval.mteb_format import (
     model_meta,
@@ -46,10 +47,15 @@ from repspace.engines.eval.mteb_format import (
     write_model_meta,
     write_task_result,
 )
+from repspace.engines.eval.retrieval import SCORE_KEYS as RANKING_SCORES
+from repspace.engines.eval.summarization import SCORE_KEYS as SUMMARIZATION_SCORES
 from repspace.workflows.evaluate._subjects import Subject
 
 #: The repspace tasks that score as MTEB does, and MTEB's type of each (``--mteb-task`` accepts these only).
-MTEB_TYPES = {"sts": "STS", "retrieval": "Retrieval"}
+MTEB_TYPES = {"sts": "STS", "retrieval": "Retrieval", "reranking": "Reranking", "bitext": "BitextMining",
+              "summarization": "Summarization"}
+#: The scores of the tasks whose every score is known beforehand: an MTEB task naming another main score is refused.
+_SCORES = {"reranking": RANKING_SCORES, "bitext": BITEXT_SCORES, "summarization": SUMMARIZATION_SCORES}
 #: mteb's revision of a model whose revision is not known.
 NO_MODEL_REVISION = "no_revision_available"
 # The library of an encoder (its provenance's encoder_version) to mteb's framework names.
@@ -108,8 +114,8 @@ def lookup_mteb_task(name: str, task: str) -> MtebTask:
     name : str
         An MTEB task name (``STSBenchmark``, ``SciFact``).
     task : str
-        The repspace task (``sts`` or ``retrieval``: the two whose scores
-        repspace computes as MTEB does).
+        The repspace task: one of :data:`MTEB_TYPES`, those whose scores
+        repspace computes as MTEB does.
 
     Returns
     -------
@@ -119,7 +125,9 @@ def lookup_mteb_task(name: str, task: str) -> MtebTask:
     ------
     InputError
         When mteb is not installed, the name is not registered, its type is
-        not this task's, or it has no ``default`` subset (repspace writes one).
+        not this task's, it has no ``default`` subset (repspace writes one), its
+        main score is not one this task computes, or MTEB scores it with a
+        deprecated evaluator (SummEval: use ``SummEvalSummarization.v2``).
 
     Examples
     --------
@@ -129,10 +137,12 @@ def lookup_mteb_task(name: str, task: str) -> MtebTask:
     >>> lookup_mteb_task("STSBenchmark", "wordsim")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: --mteb-task applies to sts and retrieval (scored as MTEB does), not to wordsim
+    repspace.core.errors.InputError: --mteb-task applies to sts, retrieval, reranking, bitext and summarization \
+(scored as MTEB does), not to wordsim
     """
     if task not in MTEB_TYPES:
-        raise InputError(f"--mteb-task applies to {' and '.join(MTEB_TYPES)} (scored as MTEB does), not to {task}")
+        *first, last = MTEB_TYPES
+        raise InputError(f"--mteb-task applies to {', '.join(first)} and {last} (scored as MTEB does), not to {task}")
     if safe_name(name) != name:
         raise InputError(f"MTEB task name {name!r} must be letters, digits, '.', '_' and '-' only")
     try:
@@ -151,8 +161,17 @@ def lookup_mteb_task(name: str, task: str) -> MtebTask:
     if "default" not in subsets:
         raise InputError(f"MTEB's {name} has the subsets {', '.join(subsets[:5])}{'...' if len(subsets) > 5 else ''}; "
                          "repspace writes a single 'default' subset")
+    evaluator = getattr(getattr(found, "evaluator", None), "__name__", "")
+    if evaluator.startswith("Deprecated"):
+        newer = getattr(meta, "superseded_by", None)
+        raise InputError(f"MTEB scores {name} with its {evaluator} (it averages each correlation with its p-value), "
+                         f"which repspace does not reproduce{f'; name {newer}' if newer else ''}")
+    main = str(meta.main_score)
+    if task in _SCORES and main not in _SCORES[task]:
+        raise InputError(f"MTEB's main score of {name} is {main}, which repspace's {task} does not compute "
+                         f"({', '.join(_SCORES[task][:6])}...)")
     langs = tuple(meta.hf_subsets_to_langscripts.get("default") or ())
-    return MtebTask(name, str(meta.main_score), langs, tuple(found.eval_splits))
+    return MtebTask(name, main, langs, tuple(found.eval_splits))
 
 
 def _revision(recipe: dict[str, Any]) -> str:

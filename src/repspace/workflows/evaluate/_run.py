@@ -47,9 +47,10 @@ from repspace.workflows.evaluate._repair import (
 )
 from repspace.workflows.evaluate._models import check_models, model_specs, model_subjects
 from repspace.workflows.evaluate._subjects import Subject
+from repspace.workflows.evaluate._tasks import MINED_TASKS, fit_texts, load_mined, score_mined
 
 #: Task names, in the order the CLI lists them.
-TASKS = ("sts", "retrieval", "wordsim", "analogy", "clustering", "classification", "pairclass")
+TASKS = ("sts", "retrieval", "wordsim", "analogy", "clustering", "classification", "pairclass", *MINED_TASKS)
 
 
 def load_data(task: str, source: str | Path, *, split: str = "test", text_col: str = "text",
@@ -61,7 +62,7 @@ def load_data(task: str, source: str | Path, *, split: str = "test", text_col: s
     task : str
         One of :data:`TASKS`.
     source : str or Path
-        The file (folder for ``retrieval``).
+        The file (folder for ``retrieval``; for ``bitext`` also a pair of files, one sentence per line).
     split : str
         ``retrieval``: which ``qrels/<split>.tsv``.
     text_col, label_col : str
@@ -86,6 +87,8 @@ def load_data(task: str, source: str | Path, *, split: str = "test", text_col: s
         return load_analogies(source)
     if task == "pairclass":
         return load_pairs(source)
+    if task in MINED_TASKS:
+        return load_mined(task, source)
     return load_labelled(source, text_col=text_col, label_col=label_col)
 
 
@@ -184,7 +187,7 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     _check_resampling(bootstrap, seed)
     spec = parse_transform(transform)
     method = parse_hubness(hubness)
-    if isinstance(data, (str, Path)):
+    if isinstance(data, (str, Path)) or (task == "bitext" and isinstance(data, (tuple, list))):
         data = load_data(task, data)
     if method is not None:
         if task != "retrieval":
@@ -239,6 +242,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         result = fn(words, data, codec=codec, restrict_vocab=restrict_vocab, **resampling)
     elif task == "pairclass":
         result = pairclass(encode, data, codec=codec, **resampling)
+    elif task in MINED_TASKS:
+        result = score_mined(task, encode, encode_queries, data, codec=codec, **resampling)
     else:
         fn = clustering if task == "clustering" else functools.partial(classification, **resampling)
         if label_field is not None:
@@ -273,6 +278,9 @@ def _fit_rows(task: str, subject: Subject, data: Any, label_field: str | None,
         return subject.encode(distinct(texts)), "distinct sentences"
     if task == "retrieval":
         return subject.encode(list(data.corpus_texts)), "corpus documents"
+    if task in MINED_TASKS:
+        texts, what = fit_texts(task, data)
+        return subject.encode(texts), what
     if task in ("clustering", "classification"):
         if label_field is not None:
             vectors, _ = space_labels(subject, label_field)
@@ -547,9 +555,9 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         The data's languages as MTEB writes them (``eng-Latn``, ``eng-Latn,deu-Latn``);
         default that of ``mteb_task``, else ``eng-Latn``.
     mteb_task : str, optional
-        The registered MTEB task the data is (``STSBenchmark``; ``sts`` and
-        ``retrieval`` only, checked against mteb's registry, which must be
-        installed): the task name of the MTEB files, whose ``main_score`` is then
+        The registered MTEB task the data is (``STSBenchmark``; ``sts``, ``retrieval``,
+        ``reranking``, ``bitext`` and ``summarization`` only, checked against mteb's registry,
+        which must be installed): the task name of the MTEB files, whose ``main_score`` is then
         that task's main score.
     bootstrap : int
         Resamples of the task's units behind each main score's 95% interval
