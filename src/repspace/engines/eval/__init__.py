@@ -29,6 +29,7 @@ from repspace.engines.eval.compression import (
     parse_precisions,
     plot_tradeoff,
     sweep_codecs,
+    tradeoff_figure,
     tradeoff_rows,
 )
 from repspace.engines.eval.labels import (
@@ -74,5 +75,6 @@ __all__ = [
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",
     "LabelledTexts", "load_labelled", "clustering", "classification",
     "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
-    "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
+    "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "tradeoff_figure",
+    "plot_tradeoff",
 ]
