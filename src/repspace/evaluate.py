@@ -19,6 +19,7 @@ Examples
 
 from repspace.engines import eval as _eval
 from repspace.engines.eval import *  # noqa: F403 - every name of its __all__
+from repspace.engines.eval.thresholds import SimilarityThreshold, similarity_threshold
 from repspace.workflows import evaluate as _workflow
 from repspace.workflows.evaluate import *  # noqa: F403 - every name of its __all__ (run is the CLI's entry point)
 from repspace.workflows.upgrade import UpgradeCheck, UpgradeRow, upgrade_check, upgrade_retrieval
@@ -26,6 +27,8 @@ from repspace.workflows.upgrade import UpgradeCheck, UpgradeRow, upgrade_check, 
 __all__ = [
     *_eval.__all__,
     *(name for name in _workflow.__all__ if name != "run"),
+    "SimilarityThreshold",
+    "similarity_threshold",
     "UpgradeCheck",
     "UpgradeRow",
     "upgrade_check",

@@ -1,6 +1,6 @@
 """Compression codecs against independent references: slicing, scikit-learn's PCA,
 sentence-transformers' quantize_embeddings, packed-bit Hamming distances; the sweep
-helpers, the trade-off table and the PNG plot."""
+helpers, the trade-off table (with each score's interval) and the PNG plot (its intervals as whiskers)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from repspace.engines.eval.compression import (
     parse_precisions,
     plot_tradeoff,
     sweep_codecs,
+    tradeoff_figure,
     tradeoff_rows,
 )
+from repspace.engines.eval.uncertainty import Interval
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
@@ -330,11 +332,13 @@ def test_tradeoff_rows(sweep_results):
     rows = tradeoff_rows(sweep_results)
     assert len(rows) == len(sweep_results)
     assert [r["bytes_per_vector"] for r in rows] == sorted(r["bytes_per_vector"] for r in rows)
-    assert set(rows[0]) == {"codec", "method", "dims", "precision", "bytes_per_vector", "main_score", "relative"}
+    assert set(rows[0]) == {"codec", "method", "dims", "precision", "bytes_per_vector", "main_score", "ci_low",
+                            "ci_high", "relative"}
     assert rows[0]["bytes_per_vector"] == 1 and rows[0]["precision"] == "binary"
     full = next(r for r in rows if r["codec"] == "full")
     assert full == {"codec": "full", "method": "prefix", "dims": None, "precision": "float32",
-                    "bytes_per_vector": 256, "main_score": full["main_score"], "relative": 1.0}
+                    "bytes_per_vector": 256, "main_score": full["main_score"], "ci_low": None, "ci_high": None,
+                    "relative": 1.0}
     for r in rows:
         assert r["relative"] == pytest.approx(r["main_score"] / full["main_score"])
     # Without the uncompressed result there is nothing to be relative to.
@@ -366,3 +370,67 @@ def test_plot_tradeoff_without_full_point_and_errors(tmp_path, sweep_results):
     with pytest.raises(InputError, match="different main metrics"):
         plot_tradeoff([sweep_results[0], other], tmp_path / "mixed.png")
     assert not (tmp_path / "bad.png").exists()
+
+
+def with_intervals(results: list[TaskResult]) -> list[TaskResult]:
+    """Every other result given an interval, lopsided about its score (as percentile intervals may be)."""
+    return [r.with_interval(Interval(r.main_score - 0.03 - i / 1000, r.main_score + 0.01 + i / 2000, 0.95, 500))
+            if i % 2 == 0 else r for i, r in enumerate(results)]
+
+
+def test_tradeoff_rows_carry_each_interval(sweep_results):
+    results = with_intervals(sweep_results)
+    rows = tradeoff_rows(results)
+    by_codec = {r["codec"]: r for r in rows}
+    for r in results:
+        codec = Codec(r.info["codec"]["dims"], r.info["codec"]["method"], r.info["codec"]["precision"]).name
+        row = by_codec[codec]
+        if r.interval is None:
+            assert row["ci_low"] is None and row["ci_high"] is None
+        else:
+            assert (row["ci_low"], row["ci_high"]) == (r.interval.low, r.interval.high)
+    assert sum(row["ci_low"] is not None for row in rows) == (len(results) + 1) // 2
+
+
+def _whiskers(fig) -> list[tuple[float, float, float]]:
+    """``(x, low end, high end)`` of every error bar drawn, read from matplotlib's own containers."""
+    from matplotlib.container import ErrorbarContainer
+
+    (ax,) = fig.axes
+    out = []
+    for c in ax.containers:
+        assert isinstance(c, ErrorbarContainer)
+        _, caps, (bars,) = c.lines
+        assert len(caps) == 2  # a cap at each end
+        for (x0, y0), (x1, y1) in bars.get_segments():
+            assert x0 == x1 and y0 <= y1
+            out.append((float(x0), float(y0), float(y1)))
+    return sorted(out)
+
+
+def test_the_plot_draws_one_whisker_per_interval_from_its_low_to_its_high_end(tmp_path, sweep_results):
+    results = with_intervals(sweep_results)
+    expected = sorted((float(r.info["bytes_per_vector"]), r.interval.low, r.interval.high)
+                      for r in results if r.interval is not None)
+    drawn = _whiskers(tradeoff_figure(results, title="STS-B"))
+    assert len(drawn) == len(expected)
+    for (x, lo, hi), (ex, elo, ehi) in zip(drawn, expected, strict=True):
+        # the bar is drawn from low up by (high - low): its top is low + (high - low), one rounding from high
+        assert x == ex and lo == elo and hi == pytest.approx(ehi, abs=1e-12)
+    assert plot_tradeoff(results, tmp_path / "ci.png").stat().st_size > 1000
+    assert _whiskers(tradeoff_figure(sweep_results)) == []  # no interval, no whisker
+
+
+def test_whiskers_take_their_line_s_colour_and_the_axis_says_what_they_are(sweep_results):
+    import matplotlib.colors as mcolors
+
+    results = with_intervals(sweep_results)
+    (ax,) = tradeoff_figure(results).axes
+    assert "95% bootstrap interval" in ax.get_ylabel()
+    colours = {ln.get_label(): mcolors.to_rgb(ln.get_color()) for ln in ax.get_lines()
+               if not ln.get_label().startswith("_")}
+    groups = {(r.info["codec"]["method"], r.info["codec"]["precision"]) for r in results if r.interval is not None}
+    assert len(ax.containers) == len(groups)  # one error-bar container per line with an interval
+    for c in ax.containers:
+        assert tuple(c.lines[2][0].get_color()[0][:3]) in colours.values()
+    assert "bootstrap" not in tradeoff_figure(sweep_results).axes[0].get_ylabel()

@@ -31,6 +31,7 @@ from repspace.engines.eval.compression import (
     parse_precisions,
     plot_tradeoff,
     sweep_codecs,
+    tradeoff_figure,
     tradeoff_rows,
 )
 from repspace.engines.eval.labels import (
@@ -89,5 +90,6 @@ __all__ = [
     "RerankingData", "load_reranking", "reranking", "reranking_scores",
     "BitextPairs", "load_bitext", "bitext", "bitext_scores",
     "SummarizationData", "load_summarization", "summarization", "summarization_scores",
-    "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
+    "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "tradeoff_figure",
+    "plot_tradeoff",
 ]

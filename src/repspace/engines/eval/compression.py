@@ -11,7 +11,7 @@ is (:mod:`repspace.core.codecs`): ``pca64,int8``, ``prefix128,fp16``,
 transformed vectors with cosine similarity, and record
 :meth:`Codec.to_dict` and :attr:`Codec.bytes_per_vector` in the result's
 ``info``; :func:`tradeoff_rows` and :func:`plot_tradeoff` then show quality
-against bytes per vector.
+against bytes per vector, each score with its bootstrap interval when the results carry one.
 
 Examples
 --------
@@ -54,6 +54,7 @@ __all__ = [
     "parse_precisions",
     "sweep_codecs",
     "tradeoff_rows",
+    "tradeoff_figure",
     "plot_tradeoff",
 ]
 
@@ -490,6 +491,12 @@ def _is_reference(codec: dict[str, Any]) -> bool:
     return codec["dims"] is None and codec["precision"] == "float32"
 
 
+def _ends(result: TaskResult) -> tuple[float | None, float | None]:
+    """The ends of a result's interval of its main score, ``(None, None)`` without one."""
+    ci = result.interval
+    return (None, None) if ci is None else (float(ci.low), float(ci.high))
+
+
 def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     """One row per sweep result, smallest vectors first.
 
@@ -502,23 +509,28 @@ def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     -------
     list of dict
         ``{"codec", "method", "dims", "precision", "bytes_per_vector",
-        "main_score", "relative"}``; ``relative`` is the score divided by the
-        ``full`` (uncompressed float32) result's (None when there is none, or it is 0).
+        "main_score", "ci_low", "ci_high", "relative"}``; ``ci_low``/``ci_high``
+        are the ends of the main score's bootstrap interval
+        (:attr:`TaskResult.interval`; None without one); ``relative`` is the
+        score divided by the ``full`` (uncompressed float32) result's (None when
+        there is none, or it is 0).
 
     Examples
     --------
     >>> import numpy as np
+    >>> from repspace.engines.eval.uncertainty import Interval
     >>> full = Codec().fit(np.ones((1, 256)))
     >>> rs = [TaskResult("sts", "test", "spearman", {"spearman": s}, 0.0,
-    ...                  {"codec": c.to_dict(), "bytes_per_vector": c.bytes_per_vector})
-    ...       for c, s in [(full, 0.8), (Codec(64, "pca", "binary"), 0.4)]]
-    >>> [(r["codec"], r["bytes_per_vector"], r["relative"]) for r in tradeoff_rows(rs)]
-    [('pca64,binary', 8, 0.5), ('full', 1024, 1.0)]
+    ...                  {"codec": c.to_dict(), "bytes_per_vector": c.bytes_per_vector}, interval=ci)
+    ...       for c, s, ci in [(full, 0.8, Interval(0.75, 0.84, 0.95, 1000)), (Codec(64, "pca", "binary"), 0.4, None)]]
+    >>> [(r["codec"], r["bytes_per_vector"], r["ci_low"], r["ci_high"], r["relative"]) for r in tradeoff_rows(rs)]
+    [('pca64,binary', 8, None, None, 0.5), ('full', 1024, 0.75, 0.84, 1.0)]
     """
     parsed = [(_codec_info(r), r) for r in results]
     ref = next((r.main_score for (c, _), r in parsed if _is_reference(c)), None)
     rows = []
     for (codec, nbytes), r in parsed:
+        low, high = _ends(r)
         rows.append({
             "codec": str(CodecSpec(codec["method"], codec["dims"], codec["precision"])),
             "method": codec["method"],
@@ -526,6 +538,8 @@ def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
             "precision": codec["precision"],
             "bytes_per_vector": nbytes,
             "main_score": r.main_score,
+            "ci_low": low,
+            "ci_high": high,
             "relative": (r.main_score / ref) if ref not in (None, 0) else None,
         })
     rows.sort(key=lambda row: (row["bytes_per_vector"], METHODS.index(row["method"]) if row["method"] in METHODS
@@ -533,12 +547,98 @@ def tradeoff_rows(results: Sequence[TaskResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def plot_tradeoff(results: Sequence[TaskResult], path: str | Path, *, title: str | None = None) -> Path:
-    """Plot quality against bytes per vector: one line per (method, precision); write a PNG.
+def tradeoff_figure(results: Sequence[TaskResult], *, title: str | None = None) -> Any:
+    """Draw quality against bytes per vector: one line per (method, precision), each interval a whisker.
 
     The x axis is bytes per vector on a log2 scale, ticks labelled with the
-    byte counts present; the y axis is the results' main metric. The
-    uncompressed ``full`` (float32) point, when present, is marked with a star.
+    byte counts present; the y axis is the results' main metric. A result with
+    an interval (:attr:`TaskResult.interval`) gets an error bar from its
+    ``low`` to its ``high`` end, in its line's colour (one
+    :class:`~matplotlib.container.ErrorbarContainer` per line, in
+    ``ax.containers``). The uncompressed ``full`` (float32) point, when
+    present, is marked with a star.
+
+    Parameters
+    ----------
+    results : sequence of TaskResult
+        Sweep results of one task (same main metric), each carrying
+        ``info["codec"]`` and ``info["bytes_per_vector"]``.
+    title : str, optional
+        Defaults to ``"<task>: quality vs bytes per vector"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A figure of its own (not registered with pyplot: nothing to close), one axes.
+
+    Examples
+    --------
+    >>> from repspace.engines.eval.uncertainty import Interval
+    >>> cs = [Codec(d, "prefix", "int8") for d in (8, 16)]
+    >>> rs = [TaskResult("sts", "test", "spearman", {"spearman": s}, 0.0,
+    ...                  {"codec": c.to_dict(), "bytes_per_vector": c.bytes_per_vector},
+    ...                  interval=Interval(s - 0.05, s + 0.03, 0.95, 1000)) for c, s in zip(cs, (0.6, 0.7))]
+    >>> (ax,) = tradeoff_figure(rs).axes
+    >>> [[(float(x), round(float(y), 2)) for x, y in seg] for seg in ax.containers[0].lines[2][0].get_segments()]
+    [[(8.0, 0.55), (8.0, 0.63)], [(16.0, 0.65), (16.0, 0.73)]]
+    """
+    results = list(results)
+    if not results:
+        raise InputError("nothing to plot: no results")
+    parsed = [(*_codec_info(r), r) for r in results]
+    metrics = list(dict.fromkeys(r.main_metric for r in results))
+    if len(metrics) > 1:
+        raise InputError(f"cannot plot results with different main metrics together: {', '.join(metrics)}")
+    tasks = list(dict.fromkeys(r.task_name for r in results))
+
+    from matplotlib.figure import Figure
+
+    groups: dict[tuple[str, str], list[tuple[int, float, float | None, float | None]]] = {}
+    for codec, nbytes, r in parsed:
+        groups.setdefault((codec["method"], codec["precision"]), []).append((nbytes, r.main_score, *_ends(r)))
+
+    def order(key: tuple[str, str]) -> tuple[int, int, str]:
+        m, p = key
+        return (METHODS.index(m) if m in METHODS else len(METHODS),
+                PRECISIONS.index(p) if p in PRECISIONS else len(PRECISIONS), f"{m}/{p}")
+
+    markers = {"float32": "o", "float16": "s", "int8": "^", "binary": "D"}
+    colors = {"float32": "C0", "float16": "C1", "int8": "C2", "binary": "C3"}
+    styles = {"prefix": "-", "pca": "--"}
+    fig = Figure(figsize=(8, 5))
+    ax = fig.subplots()
+    for m, p in sorted(groups, key=order):
+        pts = sorted(groups[(m, p)], key=lambda pt: pt[:2])
+        (line,) = ax.plot([x for x, *_ in pts], [y for _, y, *_ in pts], linestyle=styles.get(m, ":"),
+                          marker=markers.get(p, "o"), color=colors.get(p), label=f"{m} {p}")
+        ci = [(x, low, high) for x, _, low, high in pts if low is not None and high is not None]
+        if ci:
+            # drawn from the low end up by the interval's length: the ends are the interval's whatever the score
+            ax.errorbar([x for x, _, _ in ci], [low for _, low, _ in ci],
+                        yerr=[[0.0] * len(ci), [high - low for _, low, high in ci]], fmt="none",
+                        ecolor=line.get_color(), elinewidth=1, capsize=3, alpha=0.7, label="_nolegend_")
+    ref = [(nbytes, r.main_score) for codec, nbytes, r in parsed if _is_reference(codec)]
+    if ref:
+        ax.scatter([ref[0][0]], [ref[0][1]], marker="*", s=280, color="gold", edgecolors="black",
+                   zorder=5, label="full float32 (uncompressed)")
+    ax.set_xscale("log", base=2)
+    ticks = sorted({nbytes for _, nbytes, _ in parsed})
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(t) for t in ticks], rotation=45 if len(ticks) > 8 else 0)
+    ax.minorticks_off()
+    ax.set_xlabel("bytes per vector")
+    with_ci = any(r.interval is not None for _, _, r in parsed)
+    level = next((r.interval.level for _, _, r in parsed if r.interval is not None), None)
+    ax.set_ylabel(metrics[0] + (f" (whiskers: {level:.0%} bootstrap interval)" if with_ci else ""))
+    ax.set_title(title if title is not None else f"{', '.join(tasks)}: quality vs bytes per vector")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def plot_tradeoff(results: Sequence[TaskResult], path: str | Path, *, title: str | None = None) -> Path:
+    """Plot quality against bytes per vector (:func:`tradeoff_figure`, intervals as whiskers); write a PNG.
 
     Parameters
     ----------
@@ -565,56 +665,8 @@ def plot_tradeoff(results: Sequence[TaskResult], path: str | Path, *, title: str
     >>> out.suffix, out.stat().st_size > 1000
     ('.png', True)
     """
-    results = list(results)
-    if not results:
-        raise InputError("nothing to plot: no results")
-    parsed = [(*_codec_info(r), r) for r in results]
-    metrics = list(dict.fromkeys(r.main_metric for r in results))
-    if len(metrics) > 1:
-        raise InputError(f"cannot plot results with different main metrics together: {', '.join(metrics)}")
-    tasks = list(dict.fromkeys(r.task_name for r in results))
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    fig = tradeoff_figure(results, title=title)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    groups: dict[tuple[str, str], list[tuple[int, float]]] = {}
-    for codec, nbytes, r in parsed:
-        groups.setdefault((codec["method"], codec["precision"]), []).append((nbytes, r.main_score))
-
-    def order(key: tuple[str, str]) -> tuple[int, int, str]:
-        m, p = key
-        return (METHODS.index(m) if m in METHODS else len(METHODS),
-                PRECISIONS.index(p) if p in PRECISIONS else len(PRECISIONS), f"{m}/{p}")
-
-    markers = {"float32": "o", "float16": "s", "int8": "^", "binary": "D"}
-    colors = {"float32": "C0", "float16": "C1", "int8": "C2", "binary": "C3"}
-    styles = {"prefix": "-", "pca": "--"}
-    fig, ax = plt.subplots(figsize=(8, 5))
-    try:
-        for m, p in sorted(groups, key=order):
-            pts = sorted(groups[(m, p)])
-            ax.plot([x for x, _ in pts], [y for _, y in pts], linestyle=styles.get(m, ":"),
-                    marker=markers.get(p, "o"), color=colors.get(p), label=f"{m} {p}")
-        ref = [(nbytes, r.main_score) for codec, nbytes, r in parsed if _is_reference(codec)]
-        if ref:
-            ax.scatter([ref[0][0]], [ref[0][1]], marker="*", s=280, color="gold", edgecolors="black",
-                       zorder=5, label="full float32 (uncompressed)")
-        ax.set_xscale("log", base=2)
-        ticks = sorted({nbytes for _, nbytes, _ in parsed})
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([str(t) for t in ticks], rotation=45 if len(ticks) > 8 else 0)
-        ax.minorticks_off()
-        ax.set_xlabel("bytes per vector")
-        ax.set_ylabel(metrics[0])
-        ax.set_title(title if title is not None else f"{', '.join(tasks)}: quality vs bytes per vector")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-        fig.tight_layout()
-        fig.savefig(path, dpi=120, format="png")
-    finally:
-        plt.close(fig)
+    fig.savefig(path, dpi=120, format="png")
     return path

@@ -106,6 +106,7 @@ def build_app() -> Any:
         encoders,
         eval,
         eval_tasks,
+        eval_threshold,
         index,
         ingest,
         interpret,

@@ -5,7 +5,8 @@ feeds them encoders (every layer from one pass) or stored spaces, and writes
 what they return to the store. It also evaluates *repaired* spaces: a transform
 (:mod:`repspace.engines.transforms`) fitted on the task's own vectors without labels, and
 query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluate._repair`),
-and writes results in MTEB's results layout (:func:`write_mteb`).
+and writes results in MTEB's results layout (:func:`write_mteb`). :func:`model_thresholds` reads a
+model's similarity thresholds off a pair file.
 """
 
 from repspace.workflows.evaluate._compare import compare_saved
@@ -38,6 +39,7 @@ from repspace.workflows.evaluate._subjects import (
     encoder_subjects,
     space_subject,
 )
+from repspace.workflows.evaluate._thresholds import model_thresholds
 
 __all__ = [
     "HUBNESS_METHODS",
@@ -53,6 +55,7 @@ __all__ = [
     "hubness_retrieval",
     "load_data",
     "lookup_mteb_task",
+    "model_thresholds",
     "neighbour_hubness",
     "parse_hubness",
     "parse_transform",

@@ -471,23 +471,34 @@ class EvalReport:
         return {"results": results, "comparisons": [c.to_dict() for c in self.comparisons]}
 
     def grid(self) -> dict[str, Any]:
-        """A sweep as a grid: ``{"subjects", "layers", "codecs", "scores"}``, ``scores[i][j]`` the main score of
-        subject ``i`` (layer ``layers[i]``, None for a subject without layers) with codec ``j`` (None where that
-        codec was not run), codecs smallest first.
+        """A sweep as a grid: ``{"subjects", "layers", "codecs", "scores", "intervals"}``, ``scores[i][j]`` the main
+        score of subject ``i`` (layer ``layers[i]``, None for a subject without layers) with codec ``j`` (None where
+        that codec was not run), codecs smallest first; ``intervals[i][j]`` its bootstrap interval ``[low, high]``
+        (None where the cell has none).
 
         Examples
         --------
-        >>> r = EvalReport([], tradeoff=[{"subject": "m[0]", "layer": 0, "codec": "prefix16", "main_score": 0.5},
-        ...                              {"subject": "m[1]", "layer": 1, "codec": "prefix16", "main_score": 0.7}])
+        >>> r = EvalReport([], tradeoff=[
+        ...     {"subject": "m[0]", "layer": 0, "codec": "prefix16", "main_score": 0.5, "ci_low": 0.4, "ci_high": 0.6},
+        ...     {"subject": "m[1]", "layer": 1, "codec": "prefix16", "main_score": 0.7}])
         >>> r.grid()
-        {'subjects': ['m[0]', 'm[1]'], 'layers': [0, 1], 'codecs': ['prefix16'], 'scores': [[0.5], [0.7]]}
+        {'subjects': ['m[0]', 'm[1]'], 'layers': [0, 1], 'codecs': ['prefix16'], 'scores': [[0.5], [0.7]], \
+'intervals': [[[0.4, 0.6]], [None]]}
         """
         layer_of = {row.get("subject"): row.get("layer") for row in self.tradeoff}
         subjects = list(layer_of)
         codecs = list(dict.fromkeys(row["codec"] for row in self.tradeoff))
-        cell = {(row.get("subject"), row["codec"]): row["main_score"] for row in self.tradeoff}
+        cell = {(row.get("subject"), row["codec"]): row for row in self.tradeoff}
+
+        def interval(row: dict[str, Any] | None) -> list[float] | None:
+            if row is None or row.get("ci_low") is None or row.get("ci_high") is None:
+                return None
+            return [row["ci_low"], row["ci_high"]]
+
+        rows = [[cell.get((s, c)) for c in codecs] for s in subjects]
         return {"subjects": subjects, "layers": [layer_of[s] for s in subjects], "codecs": codecs,
-                "scores": [[cell.get((s, c)) for c in codecs] for s in subjects]}
+                "scores": [[None if r is None else r["main_score"] for r in row] for row in rows],
+                "intervals": [[interval(r) for r in row] for row in rows]}
 
 
 def _tradeoff(results: Sequence[TaskResult], *, several: bool) -> list[dict[str, Any]]:
