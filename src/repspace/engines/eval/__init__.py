@@ -23,6 +23,7 @@ from repspace.engines.eval._encode import (
     as_query_encode,
 )
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.bias import load_word_set, weat, weat_association, weat_p_value
 from repspace.engines.eval.compression import (
     Codec,
     parse_dims,
@@ -31,6 +32,7 @@ from repspace.engines.eval.compression import (
     sweep_codecs,
     tradeoff_rows,
 )
+from repspace.engines.eval.evalrank import evalrank, partner_ranks, positive_rows
 from repspace.engines.eval.labels import (
     LabelledTexts,
     classification,
@@ -75,4 +77,6 @@ __all__ = [
     "LabelledTexts", "load_labelled", "clustering", "classification",
     "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
     "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "plot_tradeoff",
+    "evalrank", "partner_ranks", "positive_rows",
+    "load_word_set", "weat", "weat_association", "weat_p_value",
 ]

@@ -105,6 +105,7 @@ def build_app() -> Any:
         distill,
         encoders,
         eval,
+        eval_intrinsic,
         index,
         ingest,
         interpret,

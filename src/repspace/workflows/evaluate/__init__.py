@@ -8,6 +8,12 @@ query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluat
 and writes results in MTEB's results layout (:func:`write_mteb`).
 """
 
+from repspace.workflows.evaluate._intrinsic import (
+    EVALRANK_KINDS,
+    load_evalrank_data,
+    run_evalrank,
+    run_weat,
+)
 from repspace.workflows.evaluate._mteb import (
     MtebTask,
     lookup_mteb_task,
@@ -39,6 +45,7 @@ from repspace.workflows.evaluate._subjects import (
 )
 
 __all__ = [
+    "EVALRANK_KINDS",
     "HUBNESS_METHODS",
     "TASKS",
     "EvalReport",
@@ -50,12 +57,15 @@ __all__ = [
     "fit_transform",
     "hubness_retrieval",
     "load_data",
+    "load_evalrank_data",
     "lookup_mteb_task",
     "neighbour_hubness",
     "parse_hubness",
     "parse_transform",
     "run",
+    "run_evalrank",
     "run_task",
+    "run_weat",
     "save_results",
     "space_labels",
     "space_subject",
