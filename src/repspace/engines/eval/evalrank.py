@@ -16,9 +16,9 @@ Protocol, as in the paper's toolkit (``BinWang28/EvalRank-Embedding-Evaluation``
 - Positive pairs: the top quarter of a data set by gold score (``top_share=0.25``,
   the toolkit's ``--ws_pos_ratio``/``--ss_pos_ratio``), the pairs sorted by
   score, highest first, ties in file order. For STS data the default here is the
-  absolute cut ``gold >= 4.0`` of 5 instead, which on STS-B test is the top 24.5%
-  (the same quarter, stable across splits). A pair of an item with itself is
-  dropped; a pair listed twice (either way round) counts once.
+  absolute cut ``gold >= 4.0`` of 5 instead (on STS-B test the top 24.5%: about
+  the same quarter, but a property of each pair rather than of the file). A pair
+  of an item with itself is dropped; a pair listed twice (either way round) counts once.
 - Both directions: a positive pair ``(a, b)`` is two queries, ``a -> b`` and
   ``b -> a`` (the toolkit adds ``[w2, w1]`` for every ``[w1, w2]``); every score is
   the mean over these queries.
