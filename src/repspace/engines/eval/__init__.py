@@ -25,6 +25,7 @@ from repspace.engines.eval._encode import (
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.bitext import BitextPairs, bitext, bitext_scores, load_bitext
 from repspace.engines.eval.comparisons import compare_results
+from repspace.engines.eval.bias import load_word_set, weat, weat_association, weat_p_value
 from repspace.engines.eval.compression import (
     Codec,
     parse_dims,
@@ -34,6 +35,7 @@ from repspace.engines.eval.compression import (
     tradeoff_figure,
     tradeoff_rows,
 )
+from repspace.engines.eval.evalrank import evalrank, partner_ranks, positive_rows
 from repspace.engines.eval.labels import (
     LabelledTexts,
     classification,
@@ -92,4 +94,6 @@ __all__ = [
     "SummarizationData", "load_summarization", "summarization", "summarization_scores",
     "Codec", "parse_dims", "parse_precisions", "sweep_codecs", "tradeoff_rows", "tradeoff_figure",
     "plot_tradeoff",
+    "evalrank", "partner_ranks", "positive_rows",
+    "load_word_set", "weat", "weat_association", "weat_p_value",
 ]

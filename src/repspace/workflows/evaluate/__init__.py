@@ -10,6 +10,12 @@ model's similarity thresholds off a pair file.
 """
 
 from repspace.workflows.evaluate._compare import compare_saved
+from repspace.workflows.evaluate._intrinsic import (
+    EVALRANK_KINDS,
+    load_evalrank_data,
+    run_evalrank,
+    run_weat,
+)
 from repspace.workflows.evaluate._mteb import (
     MtebTask,
     lookup_mteb_task,
@@ -42,6 +48,7 @@ from repspace.workflows.evaluate._subjects import (
 from repspace.workflows.evaluate._thresholds import model_thresholds
 
 __all__ = [
+    "EVALRANK_KINDS",
     "HUBNESS_METHODS",
     "TASKS",
     "EvalReport",
@@ -54,13 +61,16 @@ __all__ = [
     "fit_transform",
     "hubness_retrieval",
     "load_data",
+    "load_evalrank_data",
     "lookup_mteb_task",
     "model_thresholds",
     "neighbour_hubness",
     "parse_hubness",
     "parse_transform",
     "run",
+    "run_evalrank",
     "run_task",
+    "run_weat",
     "save_results",
     "space_labels",
     "space_subject",
