@@ -21,6 +21,7 @@ from repspace.engines.eval.mteb_format import (
     data_revision,
     parse_languages,
 )
+from repspace.engines.eval.mteb_protocol import CLASSIFICATION_PROTOCOLS, CLUSTERING_PROTOCOLS
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
@@ -119,7 +120,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
              label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
              lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
              transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
-             measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
+             measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+             protocol: str = "repspace", train: Any = None) -> TaskResult:
     """Run one task on one subject (with one transform and one compression setting); the result records them.
 
     Parameters
@@ -165,6 +167,11 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         Clustering has none (see :func:`repspace.engines.eval.clustering`).
     seed : int
         The bootstrap's seed (for ``classification`` also the folds' shuffling seed).
+    protocol : str
+        ``clustering``/``classification``: ``repspace`` or ``mteb`` (MTEB's evaluator's
+        protocol, :mod:`repspace.engines.eval.mteb_protocol`; clustering also ``mteb-legacy``).
+    train : LabelledTexts or path, optional
+        ``classification`` with ``protocol="mteb"``: the training split (else MTEB's cross-validation).
 
     Examples
     --------
@@ -180,10 +187,13 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     """
     _check_task(task)
     _check_resampling(bootstrap, seed)
+    _check_protocol(task, protocol, train, label_field)
     spec = parse_transform(transform)
     method = parse_hubness(hubness)
     if isinstance(data, (str, Path)):
         data = load_data(task, data)
+    if isinstance(train, (str, Path)):
+        train = load_data(task, train)
     if method is not None:
         if task != "retrieval":
             raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
@@ -238,7 +248,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     elif task == "pairclass":
         result = pairclass(encode, data, codec=codec, **resampling)
     else:
-        fn = clustering if task == "clustering" else functools.partial(classification, **resampling)
+        fn = functools.partial(clustering, protocol=protocol) if task == "clustering" else functools.partial(
+            classification, **resampling, protocol=protocol, train=train)
         if label_field is not None:
             vectors, labels = space_labels(subject, label_field)
             if fitted is not None:
@@ -253,6 +264,19 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
         result = replace(result, evaluation_time=time.perf_counter() - t0)
     return result.with_info(subject=subject.label, **subject.info, **repair)
+
+
+def _check_protocol(task: str, protocol: Any, train: Any, label_field: str | None) -> None:
+    """A protocol the task lacks, or a training split it cannot use, is one error line before any encoding."""
+    if task not in ("clustering", "classification"):
+        if protocol != "repspace" or train is not None:
+            raise InputError(f"--protocol and --train apply to clustering and classification, not {task}")
+        return
+    check_choice(protocol, "protocol", CLUSTERING_PROTOCOLS if task == "clustering" else CLASSIFICATION_PROTOCOLS)
+    if train is not None and (task != "classification" or protocol != "mteb"):
+        raise InputError("--train is the training split of classification under --protocol mteb")
+    if train is not None and label_field is not None:
+        raise InputError("--train takes a labelled file; it does not combine with --label-field")
 
 
 def _check_resampling(bootstrap: Any, seed: Any) -> None:
@@ -541,7 +565,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     seed : int
         The bootstrap's seed: the same seed gives the same interval.
     **options
-        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
+        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``, ``protocol``,
+        ``train`` (a path is read with ``text_col`` and ``label_col``): see :func:`run_task`.
     """
     from repspace.engines.eval import compression
     from repspace.workflows.evaluate._subjects import encoder_subjects, space_subject
@@ -552,6 +577,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
     if method is not None and task != "retrieval":
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     _check_resampling(bootstrap, seed)
+    _check_protocol(task, options.get("protocol", "repspace"), options.get("train"), options.get("label_field"))
     if encoder is not None and space is not None:
         raise InputError("give --encoder or --space, not both")
     if (space is not None or save) and store is None:
@@ -566,6 +592,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None, enc
         raise InputError("a trade-off plot draws one layer; pick one with --layer N (a sweep of several layers "
                          "is the layer x codec grid, printed as a table)")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
+    if isinstance(options.get("train"), (str, Path)):  # --train: read with the same columns
+        options["train"] = load_data(task, options["train"], text_col=text_col, label_col=label_col)
     if named is not None and data is not None:
         named.check_split(data.split)
     revision = data_revision(source) if source is not None else None
