@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from repspace.core.errors import InputError
-from repspace.engines.eval.labels import LabelledTexts, classification, clustering
-from repspace.engines.eval.mteb_protocol import document_sample, undersample
+from repspace.engines.eval.labels import LabelledTexts, _vectors_and_labels, classification, clustering
+from repspace.engines.eval.mteb_protocol import clustering_task, document_sample, undersample
 
 mteb = pytest.importorskip("mteb", reason="mteb is a test dependency (pyproject.toml, extra 'test')")
 from datasets import Dataset, DatasetDict  # noqa: E402
@@ -219,9 +219,6 @@ def test_fast_clustering_of_every_document_and_the_legacy_protocol_equal_mteb(di
     x, y = x[:600], y[:600]
     texts = _names(len(y))
     theirs = mteb_clustering(texts, y.tolist(), _table(texts, x), max_fraction_of_documents_to_embed=None)
-    from repspace.engines.eval.mteb_protocol import clustering_task
-    from repspace.engines.eval.labels import _vectors_and_labels
-
     r = clustering_task(x, y, prepare=_vectors_and_labels, max_fraction=None)
     assert_same_scores(r.scores, theirs, ["v_measure", "v_measure_std", "ami", "ami_std"])
     assert r.info["n_items"] == 600
@@ -256,9 +253,6 @@ def test_texts_with_the_static_model_equal_mteb(shared_data):
     assert_same_scores(r.scores, theirs, CLASSIFICATION_KEYS)
     clusters = mteb_clustering(test.texts, [ids[v] for v in test.labels], TableEncoder(encode=encode),
                                max_fraction_of_documents_to_embed=None, max_document_to_embed=150)
-    from repspace.engines.eval.labels import _vectors_and_labels
-    from repspace.engines.eval.mteb_protocol import clustering_task
-
     c = clustering_task(encode, test, prepare=_vectors_and_labels, max_fraction=None, max_documents=150)
     assert_same_scores(c.scores, clusters, ["v_measure", "v_measure_std", "ami", "ami_std"])
     assert c.info["n_items"] == 150

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from _cli_process import one_error_line, run
 
+from repspace.core.errors import InputError
 from repspace.engines.encoders import get_encoder
 from repspace.engines.eval.labels import classification, clustering, load_labelled
+from repspace.workflows.evaluate import run as run_eval
 
 pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
               pytest.mark.filterwarnings("ignore:is_cross_encoder is deprecated:DeprecationWarning")]
@@ -103,3 +105,11 @@ def test_bad_input_is_one_error_line_and_exit_2(capsys, files, tmp_path, shared_
     one = _labelled_csv(shared_data, "test", 50, tmp_path / "one-class.csv", one_class=True)
     args = [a.replace("{one}", str(one)).replace("{test}", str(files[1])) for a in args]
     one_error_line(run(capsys, "eval", *args, "--encoder", "static"), 2, message)
+
+
+def test_the_workflow_refuses_a_protocol_a_task_lacks_before_loading_a_model(files):
+    with pytest.raises(InputError, match="--protocol and --train apply to clustering and classification, not sts"):
+        run_eval("sts", files[1], encoder="no-such-encoder", protocol="mteb")
+    with pytest.raises(InputError, match="does not combine with --label-field"):
+        run_eval("classification", None, encoder="no-such-encoder", protocol="mteb", train=files[0],
+                 label_field="topic")

@@ -404,16 +404,22 @@ def _count_classes(labels: Any, what: str = "the labels") -> None:
         raise InputError(f"{what} hold {n} class; at least 2 are needed")
 
 
+def _is_vectors(obj: Any) -> bool:
+    """Vectors (an array or nested lists), not an encoder (a callable or an object with ``encode``)."""
+    return isinstance(obj, np.ndarray) or not (callable(obj) or hasattr(obj, "encode"))
+
+
 def _subset(vectors_or_encode: Any, labels: Any, texts: Any, keep: list[int]) -> tuple[Any, Any, Any]:
     """The documents ``keep`` of the task's input (vectors, labels, texts), before anything is embedded."""
     if is_dataclass(labels) and hasattr(labels, "texts"):  # LabelledTexts: its texts and labels
         labels = replace(labels, texts=[labels.texts[i] for i in keep], labels=[labels.labels[i] for i in keep])
     else:
-        labels = [list(labels)[i] for i in keep]
+        every = list(labels)
+        labels = [every[i] for i in keep]
     if texts is not None:
-        texts = [list(texts)[i] for i in keep]
-    if isinstance(vectors_or_encode, np.ndarray) or not (callable(vectors_or_encode)
-                                                         or hasattr(vectors_or_encode, "encode")):
+        every = list(texts)
+        texts = [every[i] for i in keep]
+    if _is_vectors(vectors_or_encode):
         x = np.asarray(vectors_or_encode)
         if x.ndim == 2:
             vectors_or_encode = x[keep]
@@ -486,10 +492,6 @@ def clustering_task(vectors_or_encode: Any, labels: Any, texts: list[str] | None
     info["n_clusters"] = len(classes)
     task = name or ("clustering:" + info["dataset"] if "dataset" in info else "clustering")
     return TaskResult(task, "test", "v_measure", scores, time.perf_counter() - t0, info)
-
-
-def _is_vectors(obj: Any) -> bool:
-    return isinstance(obj, np.ndarray) or not (callable(obj) or hasattr(obj, "encode"))
 
 
 def _with_train(vectors_or_encode: Any, labels: Any, texts: Any, train: Any) -> tuple[Any, list[Any], Any, int]:
