@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows, read_jsonl
 from repspace.engines.eval._encode import as_encode
 from repspace.engines.eval._results import TaskResult
+from repspace.engines.eval.mteb_protocol import CLASSIFICATION_PROTOCOLS, classification_task, clustering_task
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
 from repspace.engines.eval.units import Units
 
@@ -183,7 +184,7 @@ def _vectors_and_labels(vectors_or_encode: Any, labels: Any, texts: Any, codec: 
 
 
 def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = None, *, codec: Any = None,
-               seeds: int = 5, name: str | None = None) -> TaskResult:
+               seeds: int = 5, name: str | None = None, protocol: str = "repspace") -> TaskResult:
     """V-measure of k-means clusters against the labels, k = the number of distinct labels.
 
     scikit-learn's ``KMeans(n_clusters=k, n_init=10, random_state=seed)`` is
@@ -208,6 +209,11 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
         Number of k-means runs (seeds 0 to ``seeds - 1``).
     name : str, optional
         Task name; default ``clustering`` or ``clustering:<data set name>``.
+    protocol : {"repspace", "mteb", "mteb-legacy"}, optional
+        ``mteb``: MTEB's fast clustering (subsampled documents, mini-batch
+        k-means on 10 draws; ``v_measure`` and ``ami``), ``mteb-legacy``: MTEB's
+        original one-set clustering; ``seeds`` then unused
+        (:func:`~repspace.engines.eval.mteb_protocol.clustering_task`).
 
     Returns
     -------
@@ -231,6 +237,9 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
     from sklearn.cluster import KMeans
     from sklearn.metrics import v_measure_score
 
+    if protocol != "repspace":
+        return clustering_task(vectors_or_encode, labels, texts, prepare=_vectors_and_labels, protocol=protocol,
+                               codec=codec, name=name)
     t0 = time.perf_counter()
     check_scalar(seeds, "seeds", int, low=1)
     info: dict[str, Any] = {}
@@ -250,7 +259,7 @@ def clustering(vectors_or_encode: Any, labels: Any, texts: list[str] | None = No
 
 def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None = None, *, folds: int = 5,
                    knn_k: int = 5, codec: Any = None, seed: int = 0, name: str | None = None,
-                   bootstrap: int = DEFAULT_RESAMPLES) -> TaskResult:
+                   bootstrap: int = DEFAULT_RESAMPLES, protocol: str = "repspace", train: Any = None) -> TaskResult:
     """Cross-validated accuracy of a logistic regression (and of k nearest neighbours) on the vectors.
 
     The items are split by scikit-learn's ``StratifiedKFold(folds,
@@ -290,6 +299,14 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
         fraction of an item's weight otherwise). The folds are not refitted per
         resample: the interval is the uncertainty of the test items, not of
         the fitting.
+    protocol : {"repspace", "mteb"}, optional
+        ``mteb``: MTEB's protocol (logistic regression on 8 items per label,
+        10 experiments, scores under MTEB's names;
+        :func:`~repspace.engines.eval.mteb_protocol.classification_task`);
+        ``folds`` and ``knn_k`` then unused, ``seed`` seeds only the bootstrap.
+    train : LabelledTexts or (vectors or texts, labels), optional
+        ``mteb`` only: the training split (the items above are the test
+        split); without it, MTEB's 5-fold cross-validation.
 
     Returns
     -------
@@ -321,6 +338,11 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     from sklearn.model_selection import StratifiedKFold
     from sklearn.neighbors import KNeighborsClassifier
 
+    if check_choice(protocol, "protocol", CLASSIFICATION_PROTOCOLS) == "mteb":
+        return classification_task(vectors_or_encode, labels, texts, prepare=_vectors_and_labels, train=train,
+                                   codec=codec, name=name, bootstrap=bootstrap, seed=seed)
+    if train is not None:
+        raise InputError("a training split is for protocol='mteb'; the repspace protocol cross-validates")
     t0 = time.perf_counter()
     check_scalar(folds, "folds", int, low=2)
     check_scalar(knn_k, "knn_k", int, low=1)

@@ -246,7 +246,7 @@ def _print_results(report: Any) -> None:
         if len(shown) < len(first.scores):
             note(f"{len(first.scores)} scores in --json and --output-dir")
     else:
-        keys = _HEADLINE.get(first.task_name.split(":")[0], list(first.scores))
+        keys = [k for k in _HEADLINE.get(first.task_name.split(":")[0], []) if k in first.scores] or list(first.scores)
         # the interval's column right after the main score's
         at = keys.index(first.main_metric) + 1 if first.main_metric in keys else len(keys)
         heads = [*keys[:at], *([_ci_column()] if with_ci else []), *keys[at:]]
@@ -496,10 +496,17 @@ def _labelled_command(task: str, doc: str) -> Any:
         label_col: Annotated[str, typer.Option(help="Column with the labels.")] = "label",
         label_field: Annotated[Optional[str], typer.Option(help="With --space: metadata field holding labels.")
                                ] = None,
+        protocol: Annotated[str, typer.Option(
+            help="repspace, or mteb: MTEB's evaluator's protocol and score names (clustering also mteb-legacy)."
+        )] = "repspace",
+        train: Annotated[Optional[Path], typer.Option(
+            help="classification --protocol mteb: the training split, same columns (default: MTEB's 5-fold "
+                 "cross-validation of FILE).")] = None,
         subject: EncoderArgs,
         results: ResultArgs,
     ) -> None:
-        _labelled(task, file, text_col, label_col, label_field, **asdict(subject), **asdict(results))
+        _labelled(task, file, text_col, label_col, label_field, protocol=protocol, train=train, **asdict(subject),
+                  **asdict(results))
 
     command.__doc__ = doc
     command.__name__ = command.__qualname__ = f"{task}_cmd"
@@ -510,24 +517,30 @@ clustering_cmd = _labelled_command("clustering", doc="""\
 V-measure of k-means (k = number of labels, 10 restarts, mean of 5 seeds).
 
     A --transform is fitted on the distinct texts (or the labelled vectors of a space), never on labels.
+    --protocol mteb runs MTEB's: mini-batch k-means on 10 draws of a 4% sample (v_measure, ami).
 
     Examples:
 
       repspace eval clustering news.csv --text-col title --label-col topic
 
       repspace eval clustering --space docs --label-field module
+
+      repspace eval clustering news.csv --protocol mteb --output-dir results
     """)
 
 classification_cmd = _labelled_command("classification", doc="""\
 Logistic-regression accuracy (main), macro F1 and kNN accuracy, 5-fold stratified.
 
     A --transform is fitted once on all the items (unsupervised, no labels; the held-out folds do shape it).
+    --protocol mteb runs MTEB's: logistic regression on 8 items per label, 10 experiments.
 
     Examples:
 
       repspace eval classification reviews.jsonl --label-col sentiment
 
       repspace eval classification --space docs --label-field module --json
+
+      repspace eval classification test.csv --train train.csv --protocol mteb --output-dir results
     """)
 
 

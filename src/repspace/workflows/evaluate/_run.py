@@ -21,6 +21,7 @@ from repspace.engines.eval.mteb_format import (
     data_revision,
     parse_languages,
 )
+from repspace.engines.eval.mteb_protocol import CLASSIFICATION_PROTOCOLS, CLUSTERING_PROTOCOLS
 from repspace.engines.eval.pairclass import load_pairs, pairclass
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
@@ -124,7 +125,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
              label_field: str | None = None, restrict_vocab: int | None = None, lexical: str | None = None,
              lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
              transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
-             measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0) -> TaskResult:
+             measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+             protocol: str = "repspace", train: Any = None) -> TaskResult:
     """Run one task on one subject (with one transform and one compression setting); the result records them.
 
     Parameters
@@ -170,6 +172,11 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         Clustering has none (see :func:`repspace.engines.eval.clustering`).
     seed : int
         The bootstrap's seed (for ``classification`` also the folds' shuffling seed).
+    protocol : str
+        ``clustering``/``classification``: ``repspace`` or ``mteb`` (MTEB's evaluator's
+        protocol, :mod:`repspace.engines.eval.mteb_protocol`; clustering also ``mteb-legacy``).
+    train : LabelledTexts or path, optional
+        ``classification`` with ``protocol="mteb"``: the training split (else MTEB's cross-validation).
 
     Examples
     --------
@@ -185,10 +192,13 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     """
     _check_task(task)
     _check_resampling(bootstrap, seed)
+    _check_protocol(task, protocol, train, label_field)
     spec = parse_transform(transform)
     method = parse_hubness(hubness)
     if isinstance(data, (str, Path)) or (task == "bitext" and isinstance(data, (tuple, list))):
         data = load_data(task, data)
+    if isinstance(train, (str, Path)):
+        train = load_data(task, train)
     if method is not None:
         if task != "retrieval":
             raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
@@ -245,7 +255,8 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     elif task in MINED_TASKS:
         result = score_mined(task, encode, encode_queries, data, codec=codec, **resampling)
     else:
-        fn = clustering if task == "clustering" else functools.partial(classification, **resampling)
+        fn = functools.partial(clustering, protocol=protocol) if task == "clustering" else functools.partial(
+            classification, **resampling, protocol=protocol, train=train)
         if label_field is not None:
             vectors, labels = space_labels(subject, label_field)
             if fitted is not None:
@@ -260,6 +271,19 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
         result = replace(result, evaluation_time=time.perf_counter() - t0)
     return result.with_info(subject=subject.label, **subject.info, **repair)
+
+
+def _check_protocol(task: str, protocol: Any, train: Any, label_field: str | None) -> None:
+    """A protocol the task lacks, or a training split it cannot use, is one error line before any encoding."""
+    if task not in ("clustering", "classification"):
+        if protocol != "repspace" or train is not None:
+            raise InputError(f"--protocol and --train apply to clustering and classification, not {task}")
+        return
+    check_choice(protocol, "protocol", CLUSTERING_PROTOCOLS if task == "clustering" else CLASSIFICATION_PROTOCOLS)
+    if train is not None and (task != "classification" or protocol != "mteb"):
+        raise InputError("--train is the training split of classification under --protocol mteb")
+    if train is not None and label_field is not None:
+        raise InputError("--train takes a labelled file; it does not combine with --label-field")
 
 
 def _check_resampling(bootstrap: Any, seed: Any) -> None:
@@ -577,7 +601,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
     seed : int
         The bootstrap's seed (and the comparisons'): the same seed gives the same interval.
     **options
-        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``: see :func:`run_task`.
+        ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``, ``protocol``,
+        ``train`` (a path is read with ``text_col`` and ``label_col``): see :func:`run_task`.
     """
     from repspace.engines.eval import compression
 
@@ -587,6 +612,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
     if method is not None and task != "retrieval":
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     _check_resampling(bootstrap, seed)
+    _check_protocol(task, options.get("protocol", "repspace"), options.get("train"), options.get("label_field"))
     encoders, spaces = model_specs(encoder, space)
     sweep = dims is not None or precision is not None
     check_models(task, encoders, spaces, layer=layer, sweep=sweep)
@@ -601,6 +627,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         raise InputError("a trade-off plot draws one layer; pick one with --layer N (a sweep of several layers "
                          "is the layer x codec grid, printed as a table)")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
+    if isinstance(options.get("train"), (str, Path)):  # --train: read with the same columns
+        options["train"] = load_data(task, options["train"], text_col=text_col, label_col=label_col)
     if named is not None and data is not None:
         named.check_split(data.split)
     revision = data_revision(source) if source is not None else None
