@@ -105,6 +105,7 @@ def build_app() -> Any:
         distill,
         encoders,
         eval,
+        eval_robustness,
         index,
         ingest,
         interpret,
