@@ -90,8 +90,18 @@ def robustness(task: str, source: str | Path, *, perturbations: str | Sequence[s
     ------
     InputError
         A bad task, perturbation, rate, seed or bootstrap count, ``synonyms``
-        without WordNet, both or neither of a space and a store, or several
-        layers: before any model loads.
+        without WordNet, both an encoder and a space, a space without a store,
+        or several layers: before any model loads.
+
+    Examples
+    --------
+    >>> from repspace.store import example_file
+    >>> path = example_file("toy-test.csv", "A man is playing a guitar.,A man plays the guitar.,4.8\\n"
+    ...                     "A woman is slicing an onion.,A woman is cutting an onion.,4.2\\n"
+    ...                     "Stocks fell sharply.,The cat is sleeping.,0.0\\n")
+    >>> r = robustness("sts", path, encoder="static", perturbations="typos", rate=1.0, bootstrap=0)
+    >>> r.main_metric, round(r.original, 3), r.perturbed[0].changed, r.perturbed[0].texts
+    ('spearman', 1.0, 6, 6)
     """
     check_choice(task, "task", ROBUSTNESS_TASKS)
     names = parse_perturbations(perturbations)
