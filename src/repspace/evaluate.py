@@ -4,7 +4,9 @@ The task functions (:func:`sts`, :func:`retrieval`, :func:`classification`,
 ...) score an encoder or a vector table on a loaded data set and return a
 :class:`TaskResult`; :func:`evaluate` runs named tasks over stored spaces or
 encoders and writes MTEB-format results; :func:`upgrade_check` tells whether a
-new encoder's space can replace an old one.
+new encoder's space can replace an old one; :func:`robustness` scores a task
+again on meaning-preserving perturbations of its texts (:func:`perturb`) and
+tests each drop.
 
 Examples
 --------
@@ -20,8 +22,11 @@ Examples
 from repspace.engines import eval as _eval
 from repspace.engines.eval import *  # noqa: F403 - every name of its __all__
 from repspace.engines.eval.thresholds import SimilarityThreshold, similarity_threshold
+from repspace.engines.eval.perturb import PERTURBATIONS, parse_perturbations, perturb
+from repspace.engines.eval.robustness import PerturbedScore, RobustnessResult, retrieval_robustness, sts_robustness
 from repspace.workflows import evaluate as _workflow
 from repspace.workflows.evaluate import *  # noqa: F403 - every name of its __all__ (run is the CLI's entry point)
+from repspace.workflows.robustness import ROBUSTNESS_TASKS, robustness
 from repspace.workflows.upgrade import UpgradeCheck, UpgradeRow, upgrade_check, upgrade_retrieval
 
 __all__ = [
@@ -33,4 +38,13 @@ __all__ = [
     "UpgradeRow",
     "upgrade_check",
     "upgrade_retrieval",
+    "PERTURBATIONS",
+    "parse_perturbations",
+    "perturb",
+    "PerturbedScore",
+    "RobustnessResult",
+    "retrieval_robustness",
+    "sts_robustness",
+    "ROBUSTNESS_TASKS",
+    "robustness",
 ]
