@@ -105,6 +105,7 @@ def test_weat_on_a_space_equals_the_engine(capsys, glove_store, set_files):
     (["evalrank", "{ws}", "--encoder", "static", "--background", "10"], ["--background takes words from a --space"]),
     (["evalrank", "{sts}", "--space", "glove", "--background", "10"], ["--background applies to word pairs"]),
     (["evalrank", "{ws}", "--encoder", "static", "--space", "glove"], ["not both"]),
+    (["evalrank", "{ws}", "--encoder", "static", "--encoder", "minilm"], ["scores one model"]),
     (["weat", "--space", "glove", "--x", "{ws}", "--y", "{nope}", "--a", "{ws}", "--b", "{ws}"], ["does not exist"]),
     (["weat", "--space", "glove", "--x", "{oov}", "--y", "{ws}", "--a", "{ws}", "--b", "{ws}"],
      ["none of the 2 words of set X (oov)"]),

@@ -91,6 +91,19 @@ class EncoderArgs(OptionGroup):
     batch_size: BatchSize = 64
 
 
+def one_model(subject: EncoderArgs, command: str) -> tuple[str | None, str | None]:
+    """The one ``(encoder, space)`` of a command that scores a single model (the options repeat for the tasks
+    that compare several); more than one is one error line."""
+    from repspace.core.errors import InputError
+
+    encoders, spaces = list(subject.encoder or []), list(subject.space or [])
+    if encoders and spaces:
+        raise InputError("give --encoder or --space, not both")
+    if len(encoders) + len(spaces) > 1:
+        raise InputError(f"{command} scores one model: give one --encoder or one --space")
+    return (encoders[0] if encoders else None), (spaces[0] if spaces else None)
+
+
 @dataclass(frozen=True)
 class SweepArgs(OptionGroup):
     """The dimension and precision sweep (sts, pairclass, retrieval)."""

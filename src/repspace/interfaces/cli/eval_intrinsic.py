@@ -8,7 +8,16 @@ from typing import Annotated, Any, Optional
 import typer
 
 from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, settings
-from repspace.interfaces.cli.eval import Bootstrap, EncoderArgs, Json, Save, _layer, _print_results, eval_app
+from repspace.interfaces.cli.eval import (
+    Bootstrap,
+    EncoderArgs,
+    Json,
+    Save,
+    _layer,
+    _print_results,
+    eval_app,
+    one_model,
+)
 
 Kind = Annotated[Optional[str], typer.Option(
     "--kind", help="What FILE holds: sts (CSV sentence1,sentence2,score) or wordsim (word1 word2 score); "
@@ -39,9 +48,10 @@ def _show(report: Any, json: bool, save: bool) -> None:
         note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
 
 
-def _subject(subject: EncoderArgs) -> dict[str, Any]:
+def _subject(subject: EncoderArgs, command: str) -> dict[str, Any]:
     options = {k: v for k, v in (("pooling", subject.pooling), ("prompt", subject.prompt)) if v is not None}
-    return {"encoder": subject.encoder, "space": subject.space, "layer": _layer(subject.layer),
+    encoder, space = one_model(subject, command)
+    return {"encoder": encoder, "space": space, "layer": _layer(subject.layer),
             "encoder_options": options or None, "batch_size": subject.batch_size}
 
 
@@ -83,7 +93,7 @@ def evalrank_cmd(
     with progress_bar(json) as bar:
         report = run_evalrank(file, kind=kind, store=store, min_score=min_score, top_share=top_share,
                               background=background, save=save, progress=bar, bootstrap=bootstrap, seed=seed,
-                              **_subject(subject))
+                              **_subject(subject, "eval evalrank"))
     _show(report, json, save)
 
 
@@ -119,7 +129,7 @@ def weat_cmd(
     store = open_store() if (subject.space is not None or save) else None
     with progress_bar(json) as bar:
         report = run_weat(x, y, a, b, store=store, permutations=permutations, save=save, progress=bar,
-                          bootstrap=bootstrap, seed=seed, **_subject(subject))
+                          bootstrap=bootstrap, seed=seed, **_subject(subject, "eval weat"))
     _show(report, json, save)
     if not json and report.results:
         info = report.results[0].info

@@ -10,7 +10,7 @@ import typer
 from rich.table import Column, Table
 
 from repspace.interfaces.cli._common import comma_list, note, open_store, out, print_json, progress_bar
-from repspace.interfaces.cli.eval import EncoderArgs, eval_app
+from repspace.interfaces.cli.eval import EncoderArgs, eval_app, one_model
 from repspace.interfaces.cli.options import GroupedTyper, OptionGroup
 
 robustness_app = GroupedTyper(help=(
@@ -55,10 +55,11 @@ def _go(task: str, source: Path, subject: EncoderArgs, args: PerturbArgs, **opti
     from repspace.workflows.robustness import robustness
 
     enc_options = {k: v for k, v in (("pooling", subject.pooling), ("prompt", subject.prompt)) if v is not None}
-    store = open_store(create=False) if subject.space is not None else None
+    encoder, space = one_model(subject, "eval robustness")
+    store = open_store(create=False) if space is not None else None
     with progress_bar(args.json) as bar:
         result = robustness(task, source, perturbations=comma_list(args.perturb), rate=args.rate, seed=args.seed,
-                            bootstrap=args.bootstrap, store=store, encoder=subject.encoder, space=subject.space,
+                            bootstrap=args.bootstrap, store=store, encoder=encoder, space=space,
                             layer=_layer(subject.layer), encoder_options=enc_options or None,
                             batch_size=subject.batch_size, progress=bar, **options)
     if args.json:
