@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from _cli_process import run_quiet
+from _cli_process import cli, run_quiet
 from _data_subsets import sts_head
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
@@ -50,7 +50,7 @@ def test_the_sweep_table_and_json_carry_each_interval(capsys, tmp_path, shared_d
 
 
 @pytest.mark.slow  # loads MiniLM (hf-layers)
-def test_the_layer_grid_shows_each_cell_s_interval_within_120_columns(capsys, tmp_path, shared_data, monkeypatch):
+def test_the_layer_grid_shows_each_cell_s_interval_within_120_columns(capsys, tmp_path, shared_data):
     path = sts_head(shared_data, tmp_path / "stsb-small-test.csv", 40)
     grid = ["--encoder", "hf-layers:minilm", "--layer", "all", "--dims", "16,full", "--precision", "float32,binary",
             "--bootstrap", "100"]
@@ -59,8 +59,9 @@ def test_the_layer_grid_shows_each_cell_s_interval_within_120_columns(capsys, tm
     cells = {(r["repspace"]["layer"], _codec(r)): r["scores"]["test"][0] for r in json.loads(out)}
     assert {layer for layer, _ in cells} == set(range(7))
 
-    monkeypatch.setenv("COLUMNS", "120")
-    code, out, err = run_quiet(capsys, "eval", "sts", str(path), *grid)
+    # a child process: the console reads COLUMNS when the CLI is imported, so a COLUMNS set around this test
+    # process (a CI runner's) would win over one set here
+    code, out, err = cli("eval", "sts", str(path), *grid, env={"COLUMNS": "120"})
     assert code == 0, err
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 120
