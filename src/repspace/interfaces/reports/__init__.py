@@ -1,4 +1,4 @@
-"""Reports rendered from result objects: a self-contained HTML page of a space's geometry.
+"""Reports rendered from result objects: self-contained HTML pages (geometry, dictionary, evaluation results).
 
 Examples
 --------
@@ -15,5 +15,7 @@ from repspace.interfaces.reports.diagnosis_html import (
     write_diagnosis_html,
 )
 from repspace.interfaces.reports.dictionary_html import dictionary_html, write_dictionary_html
+from repspace.interfaces.reports.eval_html import eval_report_html, write_eval_report_html
 
-__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "write_diagnosis_html", "write_dictionary_html"]
+__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "eval_report_html", "write_diagnosis_html",
+           "write_dictionary_html", "write_eval_report_html"]

@@ -45,16 +45,27 @@ from repspace.workflows.evaluate._subjects import (
     encoder_subjects,
     space_subject,
 )
+from repspace.workflows.evaluate._report import (
+    SIGNIFICANCE_LEVEL,
+    ModelRow,
+    ResultsReport,
+    TaskReport,
+    results_report,
+)
 from repspace.workflows.evaluate._thresholds import model_thresholds
 
 __all__ = [
     "EVALRANK_KINDS",
     "HUBNESS_METHODS",
+    "SIGNIFICANCE_LEVEL",
     "TASKS",
     "EvalReport",
     "FittedTransform",
+    "ModelRow",
     "MtebTask",
+    "ResultsReport",
     "Subject",
+    "TaskReport",
     "compare_saved",
     "encoder_subjects",
     "evaluate",
@@ -70,6 +81,7 @@ __all__ = [
     "run",
     "run_evalrank",
     "run_task",
+    "results_report",
     "run_weat",
     "save_results",
     "space_labels",
