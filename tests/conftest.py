@@ -45,3 +45,11 @@ def store(tmp_path: Path):
     s = Store(tmp_path / "store.db")
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def sts_eval_results(tmp_path_factory, shared_data: Path) -> Path:
+    """The folder of real ``repspace eval sts`` results described in tests/_eval_results.py (read them only)."""
+    from _eval_results import sts_results
+
+    return sts_results(shared_data, tmp_path_factory.mktemp("sts-eval-results"))

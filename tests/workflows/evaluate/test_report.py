@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _eval_results import RESAMPLES, SEED, entry, read, sts_results, with_parts
+from _eval_results import RESAMPLES, SEED, entry, read, with_parts
 
 from repspace.core.errors import InputError, NotFoundError
 from repspace.workflows.evaluate import ResultsReport, results_report
@@ -17,8 +17,8 @@ pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyprojec
 
 
 @pytest.fixture(scope="module")
-def folder(tmp_path_factory, shared_data: Path) -> Path:
-    return sts_results(shared_data, tmp_path_factory.mktemp("eval-report"))
+def folder(sts_eval_results: Path) -> Path:
+    return sts_eval_results
 
 
 def _report(*sources, **kw) -> ResultsReport:
@@ -97,7 +97,8 @@ def test_a_file_of_mteb_itself_is_named_by_its_model_meta(folder, tmp_path):
     (task,) = _report(str(tmp_path)).tasks
     (row,) = task.rows
     assert (task.task, row.model, row.main_metric) == ("STSBenchmark", "org/model", "main_score")
-    assert (row.main_score, row.ci_low) == (data["scores"]["test"][0]["main_score"], data["scores"]["test"][0]["ci_low"])
+    (e,) = data["scores"]["test"]
+    assert (row.main_score, row.ci_low) == (e["main_score"], e["ci_low"])
     (model / "model_meta.json").write_text(json.dumps({"name": "org/model-β"}), encoding="utf-8")
     assert _report(str(tmp_path)).tasks[0].rows[0].model == "org/model-β"
 

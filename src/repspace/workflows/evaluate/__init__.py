@@ -6,7 +6,8 @@ what they return to the store. It also evaluates *repaired* spaces: a transform
 (:mod:`repspace.engines.transforms`) fitted on the task's own vectors without labels, and
 query-time hubness reduction for retrieval (see :mod:`repspace.workflows.evaluate._repair`),
 and writes results in MTEB's results layout (:func:`write_mteb`). :func:`model_thresholds` reads a
-model's similarity thresholds off a pair file.
+model's similarity thresholds off a pair file. :func:`results_report` gathers results from ``--json`` files, MTEB
+folders and the store, grouped by task with their tested comparisons (``repspace eval report`` renders it).
 """
 
 from repspace.workflows.evaluate._compare import compare_saved

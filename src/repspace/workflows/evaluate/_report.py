@@ -244,8 +244,7 @@ def _task(task: str, split: str, items: list[Loaded], *, n_resamples: int, seed:
         return TaskReport(task, split, rows)
     documents = {item.batch for item in items}
     if len(documents) == 1 and items[0].comparisons:
-        return TaskReport(task, split, rows, _renamed(items, names, {items[0].batch}), "given",
-                          "Comparisons as the results' file gives them.")
+        return TaskReport(task, split, rows, _renamed(items, names, {items[0].batch}), "given")
     bare = [name for name, r in zip(names, results, strict=True) if r.units is None]
     if not bare:
         try:

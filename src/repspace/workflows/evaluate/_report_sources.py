@@ -127,6 +127,8 @@ def _read_file(path: Path, batch: int) -> list[Loaded]:
 def _document(data: Any, path: Path, batch: int) -> list[Loaded]:
     source = str(path)
     if isinstance(data, dict) and "results" in data and isinstance(data["results"], list):
+        if not data["results"]:
+            raise InputError("its list of results is empty")
         results = [_repspace_result(d) for d in data["results"]]
         comparisons = tuple(_comparison(c) for c in data.get("comparisons") or ())
         names = _given_names(comparisons, len(results))
