@@ -122,3 +122,13 @@ def test_write_replaces_the_file_and_refuses_what_is_not_a_report(data, tmp_path
     assert [p.name for p in path.parent.iterdir()] == ["r.html"]
     with pytest.raises(InputError, match="must be a ResultsReport"):
         eval_report_html(report.to_dict())
+
+
+def test_lone_surrogates_and_nul_in_names_and_sources_become_visible_escapes():
+    from repspace.workflows.evaluate import ModelRow, ResultsReport, TaskReport
+
+    rows = (ModelRow("a\ud800\x00", "f\x9b.json", "spearman", 0.5), ModelRow("北京 \u202e", "g.json", "spearman", 0.4))
+    page = eval_report_html(ResultsReport((TaskReport("sts:\x07", "test", rows),), ("f\x9b.json",)))
+    page.encode("utf-8")  # no lone surrogate left to refuse
+    assert "a\\ud800\\u0000" in page and "f\\u009b.json" in page and "sts:\\u0007" in page and "北京 \u202e" in page
+    assert [r[0] for r in parse(page).texts("models")] == ["a\\ud800\\u0000", "北京 \u202e"]
