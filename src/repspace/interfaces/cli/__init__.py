@@ -107,6 +107,7 @@ def build_app() -> Any:
         eval,
         eval_tasks,
         eval_threshold,
+        eval_fewshot,
         eval_intrinsic,
         eval_robustness,
         index,

@@ -10,6 +10,7 @@ model's similarity thresholds off a pair file.
 """
 
 from repspace.workflows.evaluate._compare import compare_saved
+from repspace.workflows.evaluate._fewshot import run_fewshot, run_knn
 from repspace.workflows.evaluate._intrinsic import (
     EVALRANK_KINDS,
     load_evalrank_data,
@@ -69,6 +70,8 @@ __all__ = [
     "parse_transform",
     "run",
     "run_evalrank",
+    "run_fewshot",
+    "run_knn",
     "run_task",
     "run_weat",
     "save_results",
