@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 "knn": {k: [x.to_dict() for x in v.results] for k, v in r["knn"].items()},
                 "sklearn": r["sklearn"]} for m, r in res.items()}
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(dump, indent=1, default=lambda o: np.asarray(o).tolist()) + "\n")
+    args.json.write_text(json.dumps(dump, default=lambda o: np.asarray(o).tolist()) + "\n")
     return 0
 
 
