@@ -36,6 +36,8 @@ from repspace.engines.eval.compression import (
     tradeoff_rows,
 )
 from repspace.engines.eval.evalrank import evalrank, partner_ranks, positive_rows
+from repspace.engines.eval.fewshot import few_shot, sample_shots
+from repspace.engines.eval.knn_classify import knn_classification, knn_predict
 from repspace.engines.eval.labels import (
     LabelledTexts,
     classification,
@@ -88,6 +90,7 @@ __all__ = [
     "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",
     "WordVectors", "WordPairs", "Analogies", "load_word_pairs", "load_analogies", "wordsim", "analogy",
     "LabelledTexts", "load_labelled", "clustering", "classification",
+    "few_shot", "sample_shots", "knn_classification", "knn_predict",
     "PairLabels", "load_pairs", "pairclass", "pairclass_scores",
     "RerankingData", "load_reranking", "reranking", "reranking_scores",
     "BitextPairs", "load_bitext", "bitext", "bitext_scores",

@@ -27,6 +27,18 @@ from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_inter
 from repspace.engines.eval.units import Units
 
 
+#: The linear probe's iteration cap (scikit-learn's lbfgs): :func:`classification` and the few-shot probes
+#: (:mod:`repspace.engines.eval.fewshot`) fit the same classifier.
+PROBE_MAX_ITER = 1000
+
+
+def linear_probe() -> Any:
+    """The linear probe of the classification tasks: ``LogisticRegression(max_iter=PROBE_MAX_ITER)``, unfitted."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=PROBE_MAX_ITER)
+
+
 @dataclass(frozen=True, eq=False)
 class LabelledTexts:
     """Texts with one class label each.
@@ -333,7 +345,6 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     >>> r.interval.low, r.interval.high
     (1.0, 1.0)
     """
-    from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import accuracy_score, f1_score
     from sklearn.model_selection import StratifiedKFold
     from sklearn.neighbors import KNeighborsClassifier
@@ -360,7 +371,7 @@ def classification(vectors_or_encode: Any, labels: Any, texts: list[str] | None 
     for train, test in StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(x, y):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            clf = LogisticRegression(max_iter=1000).fit(x[train], y[train])
+            clf = linear_probe().fit(x[train], y[train])
         for w in caught:
             if "converge" in str(w.message).lower():
                 not_converged += 1

@@ -108,6 +108,7 @@ def build_app() -> Any:
         eval_tasks,
         eval_threshold,
         eval_report,
+        eval_fewshot,
         eval_intrinsic,
         eval_robustness,
         index,

@@ -11,6 +11,7 @@ folders and the store, grouped by task with their tested comparisons (``repspace
 """
 
 from repspace.workflows.evaluate._compare import compare_saved
+from repspace.workflows.evaluate._fewshot import run_fewshot, run_knn
 from repspace.workflows.evaluate._intrinsic import (
     EVALRANK_KINDS,
     load_evalrank_data,
@@ -81,6 +82,8 @@ __all__ = [
     "parse_transform",
     "run",
     "run_evalrank",
+    "run_fewshot",
+    "run_knn",
     "run_task",
     "results_report",
     "run_weat",
