@@ -24,6 +24,7 @@ from repspace.interfaces.cli._common import (
     progress_bar,
     settings,
 )
+from repspace.interfaces.cli.eval_parts import print_parts
 from repspace.interfaces.cli.options import OptionGroup
 
 eval_app = command_group("eval", help=(
@@ -75,6 +76,10 @@ Bootstrap = Annotated[int, typer.Option(
     "--bootstrap", min=0, help="Resamples of the 95% interval of the main score (0: none).")]
 Seed = Annotated[int, typer.Option(
     "--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap and of the comparisons' tests.")]
+By = Annotated[Optional[str], typer.Option(
+    "--by", help="Also score each part of the data split by this column of its file (a CSV header name, a JSON "
+                 "key, metadata.domain nested) and their macro average (sts, pairclass, classification, "
+                 "clustering, retrieval: a key of queries.jsonl, reranking, summarization).")]
 #: ``--restrict-vocab`` of the word tasks (wordsim, analogy).
 RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")]
 
@@ -132,6 +137,7 @@ class ResultArgs(OptionGroup):
     output_dir: OutputDir = None
     language: Language = None
     mteb_task: MtebTask = None
+    by: By = None
 
 
 def _layer(value: str | None) -> Any:
@@ -165,6 +171,7 @@ def _go(task: str, source: Path | None, *, encoder: str | list[str] | None, spac
         _print_results(report)
         _print_comparisons(report)
     if not json:
+        print_parts(report, swept=bool(report.tradeoff))
         _note_repairs(report)
     if report.plot is not None:
         note(f"plot: {report.plot}")
