@@ -75,6 +75,10 @@ class PartLabels:
     def __len__(self) -> int:
         return len(self.labels)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"by", "labels"}`` (JSON-ready)."""
+        return {"by": self.by, "labels": list(self.labels)}
+
     def groups(self) -> dict[str, np.ndarray]:
         """Each part's unit positions (ascending), the parts in sorted order."""
         labels = np.asarray(self.labels, dtype=object)

@@ -127,7 +127,8 @@ _NO_SWEEP: dict[str, Any] = {"dims": None, "precision": None, "methods": "prefix
 class ResultArgs(OptionGroup):
     """What becomes of the results (every task): recorded in the store, printed as JSON, written in MTEB's
     results layout under the task and languages named, with the main score's bootstrap interval (and several
-    models' comparisons) seeded; and the repair fitted on the task's vectors first."""
+    models' comparisons) seeded, and split by a column of the data (``--by``); and the repair fitted on the
+    task's vectors first."""
 
     bootstrap: Bootstrap = 1000
     seed: Seed = 0

@@ -641,6 +641,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     _check_resampling(bootstrap, seed)
     _check_protocol(task, options.get("protocol", "repspace"), options.get("train"), options.get("label_field"))
+    check_parts(task, by, label_field=options.get("label_field"), multivector=bool(options.get("multivector")))
     encoders, spaces = model_specs(encoder, space)
     sweep = dims is not None or precision is not None
     check_models(task, encoders, spaces, layer=layer, sweep=sweep)
@@ -656,7 +657,6 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
                          "is the layer x codec grid, printed as a table)")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
     if by is not None:  # a column the file lacks fails before any model loads
-        check_parts(task, by, label_field=options.get("label_field"), multivector=bool(options.get("multivector")))
         options["parts"] = read_parts(data, source, by)
     if isinstance(options.get("train"), (str, Path)):  # --train: read with the same columns
         options["train"] = load_data(task, options["train"], text_col=text_col, label_col=label_col)
