@@ -129,6 +129,11 @@ def test_a_partition_round_trips_through_json_in_a_task_result():
     bare = Partition("genre", (PartScore("a", 3, 0.5), PartScore("b", 4, 0.7)))
     assert bare.to_dict()["level"] is None and "ci_low" not in bare.to_dict()["macro"]
     assert Partition.from_dict(json.loads(json.dumps(bare.to_dict()))) == bare
+    hand = {"by": "genre", "macro": {"main_score": 0.6, "ci_low": 0.5, "ci_high": 0.7},
+            "values": [{"part": "a", "n": 3, "main_score": 0.5, "ci_low": 0.4, "ci_high": 0.6},
+                       {"part": "b", "n": 4, "main_score": 0.7}]}
+    read = Partition.from_dict(hand)
+    assert read.macro_interval == Interval(0.5, 0.7, 0.95, 0) and read.values[1].interval is None
     with pytest.raises(InputError, match="must look like Partition.to_dict"):
         Partition.from_dict({"by": "genre"})
     with pytest.raises(InputError, match="must be distinct"):

@@ -79,7 +79,7 @@ def _ci(interval: Interval | None) -> dict[str, Any]:
 def _interval(entry: dict[str, Any], level: float) -> Interval | None:
     if entry.get("ci_low") is None:
         return None
-    return Interval(float(entry["ci_low"]), float(entry["ci_high"]), level, int(entry["n_resamples"]))
+    return Interval(float(entry["ci_low"]), float(entry["ci_high"]), level, int(entry.get("n_resamples") or 0))
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,9 @@ class Partition:
     @classmethod
     def from_dict(cls, data: Any) -> Partition:
         """The partition :meth:`to_dict` wrote (as read back from JSON or the store).
+
+        ``level`` defaults to 0.95 and an interval's ``n_resamples`` to 0 (unknown) where a
+        hand-written block leaves them out.
 
         Raises
         ------
