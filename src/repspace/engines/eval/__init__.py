@@ -55,6 +55,8 @@ from repspace.engines.eval.pairclass import (
     pairclass,
     pairclass_scores,
 )
+from repspace.engines.eval.part_data import PART_TASKS, PartLabels, read_parts, select_part
+from repspace.engines.eval.partition import Partition, PartScore, macro_interval
 from repspace.engines.eval.ranking import ranking_scores
 from repspace.engines.eval.reranking import RerankingData, load_reranking, reranking, reranking_scores
 from repspace.engines.eval.retrieval import (
@@ -85,6 +87,7 @@ from repspace.engines.eval.words import (
 __all__ = [
     "TaskResult", "MTEB_VERSION", "data_revision", "parse_languages",
     "Units", "Comparison", "compare_results",
+    "PART_TASKS", "PartLabels", "read_parts", "select_part", "Partition", "PartScore", "macro_interval",
     "EncodeFn", "TextCache", "as_encode", "as_query_encode",
     "StsPairs", "load_sts", "sts", "sts_scores",
     "BeirData", "load_beir", "retrieval", "retrieval_from_vectors", "ranking_scores",

@@ -9,7 +9,7 @@ from typing import Any
 
 from repspace.core.errors import InputError
 
-__all__ = ["finite_score", "read_pair_rows"]
+__all__ = ["finite_score", "pair_header", "read_pair_rows"]
 
 
 def finite_score(text: str, where: str) -> float:
@@ -24,12 +24,14 @@ def finite_score(text: str, where: str) -> float:
 
 
 def read_pair_rows(rows: Iterable[tuple[int, list[str]]], path: Path, what: str, fields: str,
-                   value: Callable[[str, str], Any]) -> tuple[list[str], list[str], list[Any]]:
+                   value: Callable[[str, str], Any], n_fields: int = 3) -> tuple[list[str], list[str], list[Any]]:
     """The two texts and the value of each row ``(line number, fields)``; an empty row is skipped.
 
     ``value(third field, "path:line")`` reads the value or raises; a row
-    without three fields is an error naming ``fields`` (``sentence1,sentence2,score``),
-    and a file without a pair one naming ``what`` (``STS file``).
+    without ``n_fields`` fields is an error naming ``fields`` (``sentence1,sentence2,score``),
+    and a file without a pair one naming ``what`` (``STS file``). Fields after
+    the third (further columns a header names, such as a ``genre`` that
+    ``--by`` splits on) are not read here.
     """
     first: list[str] = []
     second: list[str] = []
@@ -37,11 +39,26 @@ def read_pair_rows(rows: Iterable[tuple[int, list[str]]], path: Path, what: str,
     for line, row in rows:
         if not row:
             continue
-        if len(row) != 3:
-            raise InputError(f"{path}:{line}: expected 3 fields ({fields}), got {len(row)}")
+        if len(row) != n_fields:
+            raise InputError(f"{path}:{line}: expected {n_fields} fields ({fields}), got {len(row)}")
         values.append(value(row[2], f"{path}:{line}"))
         first.append(row[0])
         second.append(row[1])
     if not values:
         raise InputError(f"{what} {path} holds no pairs")
     return first, second, values
+
+
+def pair_header(rows: list[list[str]], names: tuple[str, ...]) -> list[str] | None:
+    """The first row's column names when it starts with ``names`` (``sentence1,sentence2,score``), else ``None``.
+
+    Further names after those three are allowed (a ``genre`` column, say); each must be non-empty and distinct.
+    """
+    if not rows or tuple(c.strip().lower() for c in rows[0][:len(names)]) != names:
+        return None
+    header = [c.strip() for c in rows[0]]
+    header[:len(names)] = names
+    extra = header[len(names):]
+    if any(not c for c in extra) or len(set(header)) != len(header):
+        raise InputError(f"the header {','.join(rows[0])[:80]!r} names an empty or repeated column")
+    return header

@@ -14,6 +14,7 @@ from repspace.engines.eval.mteb_format import (
     parse_languages,
     safe_name,
 )
+from repspace.engines.eval.partition import Partition
 from repspace.engines.eval.uncertainty import Interval
 from repspace.engines.eval.units import Units
 
@@ -56,6 +57,11 @@ class TaskResult:
         The seeded bootstrap interval of the main score
         (:func:`repspace.engines.eval.uncertainty.bootstrap_interval`, resampling
         the task's units); written as ``ci_low``/``ci_high`` beside ``main_score``.
+    parts : Partition, optional
+        The task split by a column (``--by``): each part's score and interval and
+        their macro average (:class:`~repspace.engines.eval.partition.Partition`);
+        the main score stays the whole data's. Written under ``repspace.parts``
+        by :meth:`to_dict` and inside :meth:`to_mteb`'s score entry.
     units : Units, optional
         The per-unit arrays the main score is computed from
         (:class:`~repspace.engines.eval.units.Units`): what
@@ -90,6 +96,7 @@ class TaskResult:
     mteb_main_metric: str | None = None
     interval: Interval | None = None
     units: Units | None = None
+    parts: Partition | None = None
 
     def __post_init__(self) -> None:
         if self.main_metric not in self.scores:
@@ -106,6 +113,8 @@ class TaskResult:
                              f"not {type(self.interval).__name__}")
         if self.units is not None and not all(hasattr(self.units, k) for k in ("arrays", "statistic", "to_dict")):
             raise InputError(f"the units of {self.task_name} must be Units, not {type(self.units).__name__}")
+        if self.parts is not None and not all(hasattr(self.parts, k) for k in ("by", "values", "to_dict")):
+            raise InputError(f"the parts of {self.task_name} must be a Partition, not {type(self.parts).__name__}")
         if self.mteb_task is not None and safe_name(self.mteb_task) != self.mteb_task:
             raise InputError(f"MTEB task name {self.mteb_task!r} must be letters, digits, '.', '_' and '-' only")
 
@@ -141,7 +150,9 @@ class TaskResult:
             score entry has ``ci_low`` and ``ci_high`` after ``main_score`` (mteb
             keeps them as extra keys) and ``repspace`` has ``interval``
             (:meth:`Interval.to_dict`); with :attr:`units`, ``repspace`` has
-            ``units`` (:meth:`Units.to_dict`). :meth:`from_dict` reads it back.
+            ``units`` (:meth:`Units.to_dict`); with :attr:`parts`, ``repspace`` has
+            ``parts`` (:meth:`Partition.to_dict`: ``by``, ``level``, ``macro``,
+            ``values``). :meth:`from_dict` reads it back.
         """
         entry: dict[str, Any] = {"main_score": self.main_score, **self._ci(self.main_metric),
                                  "hf_subset": DEFAULT_SUBSET, "languages": list(self.languages)}
@@ -163,8 +174,8 @@ class TaskResult:
         ----------
         data : dict
             A :meth:`to_dict` dict: one split with one score entry, and the
-            ``repspace`` block (``main_metric``, ``task``; ``interval`` and
-            ``units`` when there were).
+            ``repspace`` block (``main_metric``, ``task``; ``interval``,
+            ``units`` and ``parts`` when there were).
 
         Raises
         ------
@@ -190,7 +201,7 @@ class TaskResult:
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             raise InputError("a result must look like TaskResult.to_dict(): task_name, one split of scores and "
                              "a repspace block naming its main metric") from None
-        interval, units = block.pop("interval", None), block.pop("units", None)
+        interval, units, parts = block.pop("interval", None), block.pop("units", None), block.pop("parts", None)
         mteb_task = block.pop("mteb_task", None)
         languages = entry.pop("languages", None) or DEFAULT_LANGUAGES
         for key in ("main_score", "ci_low", "ci_high", "hf_subset", "mteb_version", "repspace"):
@@ -204,7 +215,8 @@ class TaskResult:
         return cls(task, str(split), main_metric, scores, evaluation_time, block,
                    dataset_revision=None if revision in (None, NO_REVISION) else str(revision),
                    languages=tuple(languages), mteb_task=mteb_task, interval=interval,
-                   units=None if units is None else Units.from_dict(units))
+                   units=None if units is None else Units.from_dict(units),
+                   parts=None if parts is None else Partition.from_dict(parts))
 
     def to_mteb(self, *, date: float | None = None) -> dict[str, Any]:
         """One MTEB results file (``<task>.json``), as mteb 2.x writes and reads it.
@@ -256,6 +268,8 @@ class TaskResult:
             block["interval"] = self.interval.to_dict()
         if self.mteb_task is not None:
             block["mteb_task"] = self.mteb_task
+        if self.parts is not None:
+            block["parts"] = self.parts.to_dict()
         if units and self.units is not None:
             block["units"] = self.units.to_dict()
         return block
@@ -271,6 +285,10 @@ class TaskResult:
     def with_units(self, units: Units | None) -> TaskResult:
         """A copy with these :attr:`units` (``None`` removes them)."""
         return replace(self, scores=dict(self.scores), info=dict(self.info), units=units)
+
+    def with_parts(self, parts: Partition | None) -> TaskResult:
+        """A copy with these :attr:`parts` (``None`` removes them)."""
+        return replace(self, scores=dict(self.scores), info=dict(self.info), parts=parts)
 
     def with_mteb(self, *, dataset_revision: str | None = None, languages: Any = None,
                   mteb_task: str | None = None, mteb_main_metric: str | None = None) -> TaskResult:

@@ -22,7 +22,7 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
-from repspace.engines.eval._pairs import read_pair_rows
+from repspace.engines.eval._pairs import pair_header, read_pair_rows
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, average_precision_statistic, bootstrap_interval
 from repspace.engines.eval.units import Units
@@ -75,6 +75,10 @@ def _label(text: str, where: str) -> int:
 def load_pairs(path: str | Path) -> PairLabels:
     """Read a CSV with the header ``sentence1,sentence2,label`` (labels 0 or 1).
 
+    The header may name further columns after those three (``sentence1,sentence2,label,source``):
+    every row then has that many fields; ``--by source`` splits the task on one
+    (:func:`repspace.engines.eval.part_data.read_parts`).
+
     Parameters
     ----------
     path : str or Path
@@ -87,9 +91,9 @@ def load_pairs(path: str | Path) -> PairLabels:
     Raises
     ------
     InputError
-        If the file is missing or holds no pairs, the header is not
-        ``sentence1,sentence2,label``, or a row does not have three fields with
-        a label of 0 or 1 (its line number is given).
+        If the file is missing or holds no pairs, the header does not start with
+        ``sentence1,sentence2,label``, or a row does not have three fields (as many
+        as the header names) with a label of 0 or 1 (its line number is given).
 
     Examples
     --------
@@ -101,11 +105,12 @@ def load_pairs(path: str | Path) -> PairLabels:
     """
     path = Path(path)
     rows = read_csv_rows(path, "pair file")
-    if not rows or tuple(c.strip().lower() for c in rows[0]) != _HEADER:
+    header = pair_header(rows, _HEADER)
+    if header is None:
         found = ",".join(rows[0]) if rows else "nothing"
         raise InputError(f"{path}: the first line must be the header sentence1,sentence2,label (found {found[:80]!r})")
-    s1, s2, labels = read_pair_rows(enumerate(rows[1:], start=2), path, "pair file", "sentence1,sentence2,label",
-                                    _label)
+    s1, s2, labels = read_pair_rows(enumerate(rows[1:], start=2), path, "pair file", ",".join(header), _label,
+                                    n_fields=len(header))
     stem = path.stem
     split = next((s for s in ("test", "dev", "train") if stem.endswith(s)), "test")
     return PairLabels(s1, s2, np.asarray(labels, dtype=np.int64), stem, split)

@@ -21,7 +21,7 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.files import read_csv_rows
 from repspace.engines.eval._encode import as_encode
-from repspace.engines.eval._pairs import finite_score, read_pair_rows
+from repspace.engines.eval._pairs import finite_score, pair_header, read_pair_rows
 from repspace.engines.eval._results import TaskResult
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, spearman_statistic
 from repspace.engines.eval.units import Units
@@ -71,6 +71,10 @@ class StsPairs:
 def load_sts(path: str | Path) -> StsPairs:
     """Read a CSV of ``sentence1,sentence2,score`` rows (a header row is optional).
 
+    A header may name further columns after those three (``sentence1,sentence2,score,genre``):
+    every row then has that many fields; the further ones are not scored, and
+    ``--by genre`` splits the task on one (:func:`repspace.engines.eval.part_data.read_parts`).
+
     Parameters
     ----------
     path : str or Path
@@ -84,7 +88,7 @@ def load_sts(path: str | Path) -> StsPairs:
     ------
     InputError
         If the file is missing, empty, or a row does not have three fields
-        with a numeric third one (the line number is given).
+        (as many as the header names) with a numeric third one (the line number is given).
 
     Examples
     --------
@@ -96,9 +100,11 @@ def load_sts(path: str | Path) -> StsPairs:
     """
     path = Path(path)
     rows = read_csv_rows(path, "STS file")
-    start = 1 if rows and tuple(c.strip().lower() for c in rows[0]) == _HEADER else 0
-    s1, s2, gold = read_pair_rows(enumerate(rows[start:], start=start + 1), path, "STS file",
-                                  "sentence1,sentence2,score", finite_score)
+    header = pair_header(rows, _HEADER)
+    start = 0 if header is None else 1
+    fields = ",".join(header or _HEADER)
+    s1, s2, gold = read_pair_rows(enumerate(rows[start:], start=start + 1), path, "STS file", fields, finite_score,
+                                  n_fields=len(header or _HEADER))
     stem = path.stem
     split = next((s for s in ("test", "dev", "train") if stem.endswith(s)), "test")
     return StsPairs(s1, s2, np.asarray(gold, dtype=np.float64), stem, split)

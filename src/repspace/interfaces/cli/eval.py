@@ -24,6 +24,7 @@ from repspace.interfaces.cli._common import (
     progress_bar,
     settings,
 )
+from repspace.interfaces.cli.eval_parts import print_parts
 from repspace.interfaces.cli.options import OptionGroup
 
 eval_app = command_group("eval", help=(
@@ -75,6 +76,10 @@ Bootstrap = Annotated[int, typer.Option(
     "--bootstrap", min=0, help="Resamples of the 95% interval of the main score (0: none).")]
 Seed = Annotated[int, typer.Option(
     "--seed", min=0, max=2**32 - 1, help="Seed of the bootstrap and of the comparisons' tests.")]
+By = Annotated[Optional[str], typer.Option(
+    "--by", help="Also score each part of the data split by this column of its file (a CSV header name, a JSON "
+                 "key, metadata.domain nested) and their macro average (sts, pairclass, classification, "
+                 "clustering, retrieval: a key of queries.jsonl, reranking, summarization).")]
 #: ``--restrict-vocab`` of the word tasks (wordsim, analogy).
 RestrictVocab = Annotated[Optional[int], typer.Option(min=1, help="Space: only its first N words.")]
 
@@ -122,7 +127,8 @@ _NO_SWEEP: dict[str, Any] = {"dims": None, "precision": None, "methods": "prefix
 class ResultArgs(OptionGroup):
     """What becomes of the results (every task): recorded in the store, printed as JSON, written in MTEB's
     results layout under the task and languages named, with the main score's bootstrap interval (and several
-    models' comparisons) seeded; and the repair fitted on the task's vectors first."""
+    models' comparisons) seeded, and split by a column of the data (``--by``); and the repair fitted on the
+    task's vectors first."""
 
     bootstrap: Bootstrap = 1000
     seed: Seed = 0
@@ -132,6 +138,7 @@ class ResultArgs(OptionGroup):
     output_dir: OutputDir = None
     language: Language = None
     mteb_task: MtebTask = None
+    by: By = None
 
 
 def _layer(value: str | None) -> Any:
@@ -165,6 +172,7 @@ def _go(task: str, source: Path | None, *, encoder: str | list[str] | None, spac
         _print_results(report)
         _print_comparisons(report)
     if not json:
+        print_parts(report, swept=bool(report.tradeoff))
         _note_repairs(report)
     if report.plot is not None:
         note(f"plot: {report.plot}")

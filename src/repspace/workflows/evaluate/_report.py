@@ -293,7 +293,7 @@ def _row(name: str, item: Loaded) -> ModelRow:
         None)
     return ModelRow(name, item.source, r.main_metric, r.main_score, None if iv is None else float(iv.low),
                     None if iv is None else float(iv.high), None if iv is None else float(iv.level), n_units,
-                    _parts(r.info.get("parts")))
+                    _parts(r.parts.to_dict() if r.parts is not None else None))
 
 
 def _number(value: Any) -> float | None:

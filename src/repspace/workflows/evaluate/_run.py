@@ -23,6 +23,7 @@ from repspace.engines.eval.mteb_format import (
 )
 from repspace.engines.eval.mteb_protocol import CLASSIFICATION_PROTOCOLS, CLUSTERING_PROTOCOLS
 from repspace.engines.eval.pairclass import load_pairs, pairclass
+from repspace.engines.eval.part_data import PartLabels, read_parts
 from repspace.engines.eval.retrieval import load_beir, multivector_retrieval, retrieval
 from repspace.engines.eval.sts import load_sts, sts
 from repspace.engines.eval.comparisons import compare_results
@@ -47,6 +48,7 @@ from repspace.workflows.evaluate._repair import (
     transform_output_dim,
 )
 from repspace.workflows.evaluate._models import check_models, model_specs, model_subjects
+from repspace.workflows.evaluate._parts import check_parts, score_parts
 from repspace.workflows.evaluate._subjects import Subject
 from repspace.workflows.evaluate._tasks import MINED_TASKS, fit_texts, load_mined, score_mined
 
@@ -126,7 +128,7 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
              lexical_weight: float = 1.0, multivector: bool = False, candidates: int = 100,
              transform: str | None = None, hubness: str | None = None, kappa: int = DEFAULT_KAPPA,
              measure_hubness: int | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
-             protocol: str = "repspace", train: Any = None) -> TaskResult:
+             protocol: str = "repspace", train: Any = None, parts: PartLabels | None = None) -> TaskResult:
     """Run one task on one subject (with one transform and one compression setting); the result records them.
 
     Parameters
@@ -177,6 +179,9 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
         protocol, :mod:`repspace.engines.eval.mteb_protocol`; clustering also ``mteb-legacy``).
     train : LabelledTexts or path, optional
         ``classification`` with ``protocol="mteb"``: the training split (else MTEB's cross-validation).
+    parts : PartLabels, optional
+        Also score each part of the data alone (:func:`repspace.engines.eval.part_data.read_parts`, ``--by``)
+        and their macro average: :attr:`TaskResult.parts` (see :mod:`repspace.workflows.evaluate._parts`).
 
     Examples
     --------
@@ -189,14 +194,33 @@ def run_task(task: str, subject: Subject, data: Any = None, *, codec: Any = None
     ('center', 'distinct sentences', 5)
     >>> run_task("sts", encoder_subjects("static")[0], pairs, bootstrap=0).interval is None
     True
+    >>> from repspace.evaluate import PartLabels
+    >>> r = run_task("sts", encoder_subjects("static")[0], pairs, parts=PartLabels("genre", ("a", "a", "b")),
+    ...              bootstrap=0)
+    Traceback (most recent call last):
+    repspace.core.errors.InputError: part 'b' of --by genre (1 unit) cannot be scored: STS needs at least 2 pairs
     """
     _check_task(task)
+    if isinstance(data, (str, Path)) or (task == "bitext" and isinstance(data, (tuple, list))):
+        data = load_data(task, data)
+    options = {"codec": codec, "index": index, "label_field": label_field, "restrict_vocab": restrict_vocab,
+               "lexical": lexical, "lexical_weight": lexical_weight, "multivector": multivector,
+               "candidates": candidates, "transform": transform, "hubness": hubness, "kappa": kappa,
+               "measure_hubness": measure_hubness, "protocol": protocol, "train": train}
+    if parts is not None:
+        return score_parts(_run_one, task, subject, data, parts, bootstrap=bootstrap, seed=seed, **options)
+    return _run_one(task, subject, data, bootstrap=bootstrap, seed=seed, **options)
+
+
+def _run_one(task: str, subject: Subject, data: Any, *, codec: Any, index: str | None, label_field: str | None,
+             restrict_vocab: int | None, lexical: str | None, lexical_weight: float, multivector: bool,
+             candidates: int, transform: str | None, hubness: str | None, kappa: int, measure_hubness: int | None,
+             bootstrap: int, seed: int, protocol: str, train: Any) -> TaskResult:
+    """:func:`run_task` on the whole of ``data`` (loaded)."""
     _check_resampling(bootstrap, seed)
     _check_protocol(task, protocol, train, label_field)
     spec = parse_transform(transform)
     method = parse_hubness(hubness)
-    if isinstance(data, (str, Path)) or (task == "bitext" and isinstance(data, (tuple, list))):
-        data = load_data(task, data)
     if isinstance(train, (str, Path)):
         train = load_data(task, train)
     if method is not None:
@@ -546,7 +570,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         plot: str | Path | None = None, save: bool = False, batch_size: int = 64, progress: Any = None,
         split: str = "test", text_col: str = "text", label_col: str = "label", transform: str | None = None,
         hubness: str | None = None, output_dir: str | Path | None = None, language: str | Sequence[str] | None = None,
-        mteb_task: str | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
+        mteb_task: str | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0, by: str | None = None,
         **options: Any) -> EvalReport:
     """The whole ``repspace eval TASK`` command: resolve, load, evaluate, sweep, plot, record.
 
@@ -600,6 +624,10 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         ones and the MTEB files); 0: none. See :func:`run_task`.
     seed : int
         The bootstrap's seed (and the comparisons'): the same seed gives the same interval.
+    by : str, optional
+        Also score the data split by this column of its file (``genre``; a JSON key such as
+        ``metadata.domain``; :func:`repspace.engines.eval.part_data.read_parts`): each part alone
+        and their macro average, in each result's :attr:`TaskResult.parts`.
     **options
         ``index``, ``label_field``, ``restrict_vocab``, ``kappa``, ``measure_hubness``, ``protocol``,
         ``train`` (a path is read with ``text_col`` and ``label_col``): see :func:`run_task`.
@@ -613,6 +641,7 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         raise InputError(f"hubness reduction re-ranks retrieval results; it does not apply to {task}")
     _check_resampling(bootstrap, seed)
     _check_protocol(task, options.get("protocol", "repspace"), options.get("train"), options.get("label_field"))
+    check_parts(task, by, label_field=options.get("label_field"), multivector=bool(options.get("multivector")))
     encoders, spaces = model_specs(encoder, space)
     sweep = dims is not None or precision is not None
     check_models(task, encoders, spaces, layer=layer, sweep=sweep)
@@ -627,6 +656,8 @@ def run(task: str, source: str | Path | None, *, store: Store | None = None,
         raise InputError("a trade-off plot draws one layer; pick one with --layer N (a sweep of several layers "
                          "is the layer x codec grid, printed as a table)")
     data = None if source is None else load_data(task, source, split=split, text_col=text_col, label_col=label_col)
+    if by is not None:  # a column the file lacks fails before any model loads
+        options["parts"] = read_parts(data, source, by)
     if isinstance(options.get("train"), (str, Path)):  # --train: read with the same columns
         options["train"] = load_data(task, options["train"], text_col=text_col, label_col=label_col)
     if named is not None and data is not None:
