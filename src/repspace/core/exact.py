@@ -21,6 +21,7 @@ import numpy as np
 from repspace.core.arrays import unit_rows
 from repspace.core.limits import EXACT_BLOCK_ENTRIES, RESCORE_ENTRIES, TIE_BAND_FLOAT32
 from repspace.core.space import Metric
+from repspace.core.threads import one_faiss_thread
 
 #: From this many queries on, candidates come from FAISS's fused BLAS + heap search
 #: (faster than numpy's matmul + argpartition for batches; slower for one query).
@@ -94,23 +95,10 @@ def exact_search(
     if m >= FAISS_MIN_QUERIES and kk < n:
         return _faiss_search(q, x, kk, l2)
     if m == 1 and kk < n and n * x.shape[1] <= ONE_QUERY_SCAN_MAX:
-        return _one_thread(_faiss_search, q, x, kk, l2)
+        with one_faiss_thread():
+            return _faiss_search(q, x, kk, l2)
     return _blocked_search(q, x, kk, l2)
 
-
-def _one_thread(fn: Any, *args: Any) -> Any:
-    """Call ``fn`` with FAISS's OpenMP limited to one thread in this thread (OpenMP's thread
-    count is a per-thread setting: other threads keep theirs)."""
-    import faiss
-
-    before = faiss.omp_get_max_threads()
-    if before == 1:
-        return fn(*args)
-    faiss.omp_set_num_threads(1)
-    try:
-        return fn(*args)
-    finally:
-        faiss.omp_set_num_threads(before)
 
 
 def _finish(best_s: np.ndarray, best_i: np.ndarray, l2: bool) -> tuple[np.ndarray, np.ndarray]:

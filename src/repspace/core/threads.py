@@ -13,9 +13,12 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from repspace.core.checks import check_scalar
 
-__all__ = ["requested_threads", "set_threads"]
+__all__ = ["one_faiss_thread", "requested_threads", "set_threads"]
 
 # The last thread count given to set_threads (None: never set, engines keep their defaults).
 _REQUESTED: int | None = None
@@ -82,3 +85,37 @@ def requested_threads() -> int | None:
     >>> _ = set_threads(current)
     """
     return _REQUESTED
+
+
+@contextmanager
+def one_faiss_thread(queries: int = 1) -> Iterator[None]:
+    """Run the block with FAISS's OpenMP limited to one thread in this thread when ``queries`` is 1.
+
+    FAISS shares the queries of a search among its OpenMP threads, so one query
+    gains nothing from a second thread and pays for waking it and for the join:
+    on a busy machine (other processes holding the cores) the waiting thread turns
+    a 1 ms HNSW query into 5-20 ms. Several queries keep every thread. OpenMP's
+    thread count is a per-thread setting, so other threads keep theirs, and the
+    answer does not change (each query is searched by one thread either way).
+
+    Examples
+    --------
+    >>> import faiss
+    >>> before = faiss.omp_get_max_threads()
+    >>> with one_faiss_thread(1):
+    ...     faiss.omp_get_max_threads()
+    1
+    >>> faiss.omp_get_max_threads() == before
+    True
+    """
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    if queries != 1 or before == 1:
+        yield
+        return
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)

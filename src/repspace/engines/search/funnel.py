@@ -51,6 +51,7 @@ import numpy as np
 from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.space import Metric
+from repspace.core.threads import one_faiss_thread
 from repspace.core.limits import FUNNEL_RESCORE_ENTRIES, TIE_BAND_FLOAT32
 from repspace.engines.search._stages import Flat, Stage, stage_for
 from repspace.engines.search.hnsw import prepare
@@ -303,7 +304,8 @@ class FunnelIndex:
         if not self.is_trained or self.ntotal == 0 or m == 0 or (mask is not None and not mask.any()):
             return self._padding(m, k)
         queries_p = prepare(queries, self.metric)
-        key, rows = self._first_stage(queries_p, kk, mask, ef)
+        with one_faiss_thread(m):  # one query: no OpenMP team to wake
+            key, rows = self._first_stage(queries_p, kk, mask, ef)
         if sp.refine_factor is None:
             return self._finish(key, rows, k)
         if vectors is not None:

@@ -23,6 +23,7 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.space import Metric
+from repspace.core.threads import one_faiss_thread
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,13 @@ class HNSWIndex:
             params = self._params.get(ef)
             if params is None:  # shared by threads: FAISS only reads it
                 params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
-            return self.index.search(q, k, params=params)
+            with one_faiss_thread(len(q)):
+                return self.index.search(q, k, params=params)
         params = faiss.SearchParametersHNSW(efSearch=ef)
         bitmap = allowed if allowed.dtype == np.uint8 else pack_mask(allowed)
         params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
-        d, i = self.index.search(q, k, params=params)
+        with one_faiss_thread(len(q)):
+            d, i = self.index.search(q, k, params=params)
         del bitmap  # kept alive until FAISS is done with it
         return d, i
 
