@@ -130,6 +130,16 @@ def layer_grid(encoder: str, task: str, source: str | Path, *, dims: str = "32,6
     ------
     InputError
         An encoder without layers, a width above the encoder's, a task without the sweep, bad data.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "pairs.csv")
+    >>> _ = open(path, "w").write("a cat sat,a cat was sitting,5\\na dog ran,the market fell,0\\n"
+    ...                            "birds sing,birds are singing,4.5\\nhe cooks,the car is red,0.5\\n")
+    >>> g = layer_grid("hf-layers:minilm", "sts", path, dims="32,full", bootstrap=0)
+    >>> [b.budget for b in g.best], g.best[0].dims
+    ([128, 1536], 32)
     """
     from repspace.engines.encoders import get_encoder
     from repspace.engines.encoders.base import LayeredEncoder

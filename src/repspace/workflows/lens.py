@@ -169,6 +169,14 @@ def fit_tuned_lens(encoder: str, texts: Sequence[str], *, ridge: float = 1e-3, h
     ------
     InputError
         Fewer than 2 texts, an encoder without hidden states, a bad ``ridge``/``held_out``/``score``.
+
+    Examples
+    --------
+    >>> texts = ["a cat sat on the mat", "the dog ran home", "birds sing at dawn", "she reads a long book",
+    ...          "stocks fell today", "he cooks pasta"]
+    >>> t = fit_tuned_lens("hf-layers:minilm", texts, ridge=0.1, held_out=0.34)
+    >>> t.n_held_out, [f.layer for f in t.fits], t.to_dict()["fits"][5]["n_test"] > 0
+    (2, [0, 1, 2, 3, 4, 5], True)
     """
     items = _texts(texts, "texts")
     if len(items) < 2:
@@ -289,6 +297,12 @@ def token_lens(encoder: str, text: str, *, layers: str | Sequence[int] = "all", 
     ------
     InputError
         An encoder without hidden states, a layer out of range, an empty text, a tuned lens of another encoder.
+
+    Examples
+    --------
+    >>> r = token_lens("hf-layers:minilm", "The capital of France is Paris.", layers=[0, -1], k=3)
+    >>> r.tokens[3], r.projections[0].tokens[3], "paris" in r.projections[1].tokens[5]
+    ('france', ('france', 'french', 'paris'), True)
     """
     if not isinstance(text, str):
         raise InputError(f"text must be a string, got {type(text).__name__}")
@@ -362,6 +376,13 @@ def vector_lens(encoder: str, vectors: Any, *, ids: Sequence[str] | None = None,
     ------
     InputError
         An encoder without hidden states, vectors of another width, ``ids`` not one per vector.
+
+    Examples
+    --------
+    >>> E, vocab = vocabulary_matrix("hf-layers:minilm")
+    >>> top = vector_lens("hf-layers:minilm", E[vocab.index("paris")], ids=["row"], k=1, score="cosine").to_dict()
+    >>> [(item["id"], item["top"][0]["token"], round(item["top"][0]["score"], 6)) for item in top["items"]]
+    [('row', 'paris', 1.0)]
     """
     E, vocab = vocabulary_matrix(encoder, options)
     arr = np.asarray(vectors, dtype=np.float64)

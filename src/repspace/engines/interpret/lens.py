@@ -249,6 +249,11 @@ class AffineTranslator:
     ridge: float
     alpha: float
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"weight": [[...]], "bias": [...], "ridge", "alpha"}`` (lists of floats)."""
+        return {"weight": self.weight.tolist(), "bias": self.bias.tolist(), "ridge": float(self.ridge),
+                "alpha": float(self.alpha)}
+
     def apply(self, states: Any) -> np.ndarray:
         """The translated states (float64)."""
         return _matrix(states, "states", self.weight.shape[0]) @ self.weight + self.bias

@@ -48,8 +48,9 @@ def lens_cmd(
     k: Annotated[int, typer.Option("-k", min=1, help="Vocabulary tokens per state.")] = 10,
     score: Annotated[Optional[str], typer.Option(help="dot (the tied unembedding's logit; default for --text) or "
                                                       "cosine (default for --space).")] = None,
-    tuned: Annotated[Optional[Path], typer.Option("--tuned", help="Fit the tuned lens on this texts file first "
-                                                                  "(.txt one per line, .jsonl, .csv, .parquet).")] = None,
+    tuned: Annotated[Optional[Path], typer.Option(
+        "--tuned", help="Fit the tuned lens on this texts file first (.txt one per line, .jsonl, .csv, .parquet).")
+    ] = None,
     text_col: Annotated[str, typer.Option(help="Text column of --tuned tables.")] = "text",
     ridge: Annotated[float, typer.Option(min=0.0, help="Relative ridge penalty of the tuned lens.")] = 1e-3,
     special: Annotated[bool, typer.Option("--special", help="Also read [CLS], [SEP]... tokens.")] = False,
@@ -82,7 +83,8 @@ def lens_cmd(
         if json:
             print_json(result.to_dict())
             return
-        table = Table("id", f"top {k} tokens", title=f"{space} through {encoder}'s vocabulary ({result.projection.score})")
+        table = Table("id", f"top {k} tokens",
+                      title=f"{space} through {encoder}'s vocabulary ({result.projection.score})")
         for item in result.to_dict()["items"]:
             table.add_row(item["id"], _top(item["top"], k))
         out.print(table)
