@@ -214,12 +214,16 @@ def softmax_kl(reference_logits: Any, logits: Any) -> np.ndarray:
     >>> round(float(softmax_kl([[np.log(3), 0.0]], [[0.0, 0.0]])[0]), 4)  # p = (3/4, 1/4), q = (1/2, 1/2)
     0.1308
     """
-    from scipy.special import log_softmax
-
     ref = _matrix(reference_logits, "reference logits")
     other = _matrix(logits, "logits", ref.shape[1])
     if other.shape[0] != ref.shape[0]:
         raise InputError(f"{ref.shape[0]} reference rows but {other.shape[0]} rows of logits")
+    return _kl(ref, other)
+
+
+def _kl(ref: np.ndarray, other: np.ndarray) -> np.ndarray:
+    from scipy.special import log_softmax
+
     log_p, log_q = log_softmax(ref, axis=1), log_softmax(other, axis=1)
     return np.maximum((np.exp(log_p) * (log_p - log_q)).sum(axis=1), 0.0)
 
@@ -398,6 +402,7 @@ def translator_fit(translator: AffineTranslator, source: Any, target: Any, embed
     >>> round(f.r2, 6), round(f.kl_tuned, 6), f.top1_tuned, f.top1_plain
     (1.0, 0.0, 1.0, 1.0)
     """
+    check_choice(score, "score", LENS_SCORES)
     E = _matrix(embeddings, "embeddings")
     X = _matrix(source, "held-out source states", E.shape[1])
     Y = _matrix(target, "held-out target states", E.shape[1])
@@ -406,15 +411,19 @@ def translator_fit(translator: AffineTranslator, source: Any, target: Any, embed
     pred = translator.apply(X)
     total = float(((Y - Y.mean(axis=0)) ** 2).sum())
     r2 = 1.0 - float(((Y - pred) ** 2).sum()) / total if total > 0 else float("nan")
+    unit = score == "cosine"
+    Et = (_unit_rows(E) if unit else E).T  # prepared once: the blocks below only multiply
+
+    def logits(rows: np.ndarray) -> np.ndarray:
+        return (_unit_rows(rows) if unit else rows) @ Et
+
     kl_t, kl_p, hit_t, hit_p = 0.0, 0.0, 0, 0
     step = max(1, LENS_BLOCK_ENTRIES // E.shape[0])
     for start in range(0, X.shape[0], step):
         rows = slice(start, start + step)
-        ref = vocabulary_logits(Y[rows], E, score=score)
-        tuned = vocabulary_logits(pred[rows], E, score=score)
-        plain = vocabulary_logits(X[rows], E, score=score)
-        kl_t += float(softmax_kl(ref, tuned).sum())
-        kl_p += float(softmax_kl(ref, plain).sum())
+        ref, tuned, plain = logits(Y[rows]), logits(pred[rows]), logits(X[rows])
+        kl_t += float(_kl(ref, tuned).sum())
+        kl_p += float(_kl(ref, plain).sum())
         best = ref.argmax(axis=1)
         hit_t += int((tuned.argmax(axis=1) == best).sum())
         hit_p += int((plain.argmax(axis=1) == best).sum())
