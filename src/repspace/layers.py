@@ -5,6 +5,10 @@ hidden layer; :func:`diagnose_layers`, :func:`compare_layers` and
 :func:`decompose_layers` measure each layer, compare every pair of layers and
 split each layer's token states into position, context and residual parts;
 :func:`token_states` keeps the token-level states themselves.
+:func:`token_lens` reads each token's state at each layer as vocabulary tokens (the logit lens, and with
+:func:`fit_tuned_lens` the tuned lens); :func:`vector_lens` and :func:`space_lens` read vectors that went through
+no model (zero-pass projection); :func:`layer_grid` scores every (layer, prefix width) cell on a task (2DMSE) with
+the best cell per bytes budget.
 
 Examples
 --------
@@ -27,6 +31,25 @@ from repspace.workflows.compare import compare_layers
 from repspace.workflows import decompose as _decompose
 from repspace.workflows.decompose import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.diagnose import diagnose_layers
+from repspace.engines.eval.layer_grid import BudgetBest, best_per_budget
+from repspace.engines.interpret.lens import (
+    AffineTranslator,
+    TranslatorFit,
+    VocabularyProjection,
+    fit_translator,
+    project_vocabulary,
+)
+from repspace.workflows.layer_grid import LayerGrid, layer_grid
+from repspace.workflows.lens import (
+    TokenLens,
+    TunedLens,
+    VectorLens,
+    fit_tuned_lens,
+    space_lens,
+    token_lens,
+    vector_lens,
+    vocabulary_matrix,
+)
 
 __all__ = [
     *_decompose.__all__,
@@ -38,4 +61,22 @@ __all__ = [
     "encode_tokens",
     "mean_decomposition",
     "mean_decomposition_layers",
+    # the lens and the layer x width grid
+    "AffineTranslator",
+    "BudgetBest",
+    "LayerGrid",
+    "TokenLens",
+    "TranslatorFit",
+    "TunedLens",
+    "VectorLens",
+    "VocabularyProjection",
+    "best_per_budget",
+    "fit_translator",
+    "fit_tuned_lens",
+    "layer_grid",
+    "project_vocabulary",
+    "space_lens",
+    "token_lens",
+    "vector_lens",
+    "vocabulary_matrix",
 ]

@@ -40,6 +40,9 @@ FUNNEL_RESCORE_ENTRIES = 4 * 1024 * 1024
 #: Largest block of float64 (query, base) scores the hubness reductions hold at once, in entries
 #: (32 MiB per array; they keep several such arrays alive).
 HUBNESS_BLOCK_ENTRIES = 4 * 1024 * 1024
+#: Largest block of float64 (token, vocabulary) logits the lens holds at once, in entries (32 MiB):
+#: a vocabulary of 30,522 tokens is scored about 137 tokens at a time.
+LENS_BLOCK_ENTRIES = 4 * 1024 * 1024
 
 # -- Tie bands: which near-ties are scored again in float64 -----------------------------------
 

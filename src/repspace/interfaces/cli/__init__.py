@@ -116,6 +116,8 @@ def build_app() -> Any:
         interpret,
         interpret_axes,
         interpret_dictionary,
+        layers,
+        layers_lens,
         learn,
         learn_derived,
         learn_graphs,
