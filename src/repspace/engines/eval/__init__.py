@@ -53,6 +53,7 @@ from repspace.engines.eval.pairclass import (
     pairclass,
     pairclass_scores,
 )
+from repspace.engines.eval.probing import PROBING_TASKS, ProbingData, load_probing, load_probing_dir, probing
 from repspace.engines.eval.ranking import ranking_scores
 from repspace.engines.eval.reranking import RerankingData, load_reranking, reranking, reranking_scores
 from repspace.engines.eval.retrieval import (
@@ -96,4 +97,5 @@ __all__ = [
     "plot_tradeoff",
     "evalrank", "partner_ranks", "positive_rows",
     "load_word_set", "weat", "weat_association", "weat_p_value",
+    "PROBING_TASKS", "ProbingData", "load_probing", "load_probing_dir", "probing",
 ]

@@ -108,6 +108,7 @@ def build_app() -> Any:
         eval_tasks,
         eval_threshold,
         eval_intrinsic,
+        eval_probing,
         eval_robustness,
         index,
         ingest,

@@ -21,6 +21,7 @@ from repspace.workflows.evaluate._mteb import (
     lookup_mteb_task,
     write_mteb,
 )
+from repspace.workflows.evaluate._probing import run_probing
 from repspace.workflows.evaluate._repair import (
     HUBNESS_METHODS,
     FittedTransform,
@@ -69,6 +70,7 @@ __all__ = [
     "parse_transform",
     "run",
     "run_evalrank",
+    "run_probing",
     "run_task",
     "run_weat",
     "save_results",
