@@ -136,7 +136,7 @@ def load_probing(path: str | Path) -> ProbingData:
     for number, line in text_lines(path, "probing file"):
         if not line.strip():
             continue
-        fields = line.rstrip().split("\t")
+        fields = line.split("\t")
         where = f"{path}:{number}"
         if len(fields) < 3:
             raise InputError(f"{where}: expected split<TAB>label<TAB>sentence, got {len(fields)} field"
