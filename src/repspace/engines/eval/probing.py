@@ -341,7 +341,7 @@ def probing(vectors_or_encode: Any, data: ProbingData, *, regularisation: tuple[
     }
     if not_converged:
         info["not_converged_fits"] = int(not_converged)
-    interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed)
+    interval = bootstrap_interval(mean_statistic, correct, n_resamples=bootstrap, seed=seed) if bootstrap else None
     return TaskResult(name or f"probing:{data.name}", "test", "accuracy", scores, time.perf_counter() - t0, info,
                       interval=interval, units=Units("mean", (correct,), ("correct",)))
 
