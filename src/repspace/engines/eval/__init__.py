@@ -57,6 +57,7 @@ from repspace.engines.eval.pairclass import (
 )
 from repspace.engines.eval.part_data import PART_TASKS, PartLabels, read_parts, select_part
 from repspace.engines.eval.partition import Partition, PartScore, macro_interval
+from repspace.engines.eval.probing import PROBING_TASKS, ProbingData, load_probing, load_probing_dir, probing
 from repspace.engines.eval.ranking import ranking_scores
 from repspace.engines.eval.reranking import RerankingData, load_reranking, reranking, reranking_scores
 from repspace.engines.eval.retrieval import (
@@ -102,4 +103,5 @@ __all__ = [
     "plot_tradeoff",
     "evalrank", "partner_ranks", "positive_rows",
     "load_word_set", "weat", "weat_association", "weat_p_value",
+    "PROBING_TASKS", "ProbingData", "load_probing", "load_probing_dir", "probing",
 ]

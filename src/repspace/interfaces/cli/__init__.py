@@ -110,6 +110,7 @@ def build_app() -> Any:
         eval_report,
         eval_fewshot,
         eval_intrinsic,
+        eval_probing,
         eval_robustness,
         index,
         ingest,

@@ -23,6 +23,7 @@ from repspace.workflows.evaluate._mteb import (
     lookup_mteb_task,
     write_mteb,
 )
+from repspace.workflows.evaluate._probing import run_probing
 from repspace.workflows.evaluate._repair import (
     HUBNESS_METHODS,
     FittedTransform,
@@ -84,6 +85,7 @@ __all__ = [
     "run_evalrank",
     "run_fewshot",
     "run_knn",
+    "run_probing",
     "run_task",
     "results_report",
     "run_weat",
