@@ -266,6 +266,8 @@ def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence
     """
     if isinstance(texts, (str, bytes)):
         raise InputError("texts must be a sequence of strings, not a single string: wrap it in a list")
+    if hasattr(texts, "__len__") and len(texts) == 0:  # type: ignore[arg-type]
+        raise InputError("no texts: a layer profile needs at least one")
     check_scalar(batch_size, "batch_size", int, low=1)
     check_scalar(k, "k", int, low=1)
     check_scalar(bootstrap, "bootstrap", int, low=0)
