@@ -4,7 +4,11 @@ A :class:`LayeredEncoder` (the ``hf-layers:`` encoders) embeds texts at every
 hidden layer; :func:`diagnose_layers`, :func:`compare_layers` and
 :func:`decompose_layers` measure each layer, compare every pair of layers and
 split each layer's token states into position, context and residual parts;
-:func:`token_states` keeps the token-level states themselves.
+:func:`token_states` keeps the token-level states themselves. :func:`profile_layers`
+streams a texts file through every layer at once and reports, per layer, prompt
+entropy, curvature, augmentation invariance and the token clouds' geometry beside a
+shuffled-token baseline (:class:`LayerProfile`), with a task's score per layer when
+one is given.
 
 Examples
 --------
@@ -27,10 +31,20 @@ from repspace.workflows.compare import compare_layers
 from repspace.workflows import decompose as _decompose
 from repspace.workflows.decompose import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.diagnose import diagnose_layers
+from repspace.workflows.layer_profile import (
+    LayerFigure,
+    LayerProfile,
+    LayerProfiles,
+    profile_encoders,
+    profile_layers,
+)
 
 __all__ = [
     *_decompose.__all__,
     "LayerDecomposition",
+    "LayerFigure",
+    "LayerProfile",
+    "LayerProfiles",
     "LayeredEncoder",
     "MeanDecomposition",
     "compare_layers",
@@ -38,4 +52,6 @@ __all__ = [
     "encode_tokens",
     "mean_decomposition",
     "mean_decomposition_layers",
+    "profile_encoders",
+    "profile_layers",
 ]

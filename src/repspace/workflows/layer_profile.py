@@ -346,4 +346,6 @@ def profile_encoders(encoders: str | Sequence[str], texts: Sequence[str], **kwar
         raise InputError(f"an encoder is named twice: {', '.join(specs)}")
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
         raise InputError("texts must be a list of strings (each encoder reads them)")
+    for spec in specs:  # every spec checked before the first long pass
+        _hf_layers(spec, kwargs.get("options"))
     return LayerProfiles(tuple(profile_layers(spec, texts, **kwargs) for spec in specs))

@@ -114,6 +114,8 @@ def build_app() -> Any:
         interpret,
         interpret_axes,
         interpret_dictionary,
+        layers,
+        layers_profile,
         learn,
         learn_derived,
         learn_graphs,

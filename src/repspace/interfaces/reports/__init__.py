@@ -15,5 +15,7 @@ from repspace.interfaces.reports.diagnosis_html import (
     write_diagnosis_html,
 )
 from repspace.interfaces.reports.dictionary_html import dictionary_html, write_dictionary_html
+from repspace.interfaces.reports.layer_profile_html import layer_profile_html, write_layer_profile_html
 
-__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "write_diagnosis_html", "write_dictionary_html"]
+__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "layer_profile_html", "write_diagnosis_html",
+           "write_dictionary_html", "write_layer_profile_html"]
