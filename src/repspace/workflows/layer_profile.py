@@ -261,8 +261,8 @@ def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence
     --------
     >>> p = profile_layers("hf-layers:minilm", ["a cat", "a very small dog barked"], layers=[-1], alphas=[2],
     ...                    augment=None, shuffle=False, bootstrap=0)
-    >>> sorted(p.figures)
-    ['curvature', 'intrinsic_dimension', 'mean_cosine', 'neighbourhood_overlap', 'prompt_entropy', 'prompt_entropy_alpha_2']
+    >>> list(p.figures)[:3], len(p.figures)
+    (['prompt_entropy', 'prompt_entropy_alpha_2', 'curvature'], 6)
     """
     if isinstance(texts, (str, bytes)):
         raise InputError("texts must be a sequence of strings, not a single string: wrap it in a list")

@@ -72,7 +72,7 @@ def test_geometry_equals_twonn_brute_force_neighbours_and_pairwise_cosine():
     overlap = neighbourhood_overlaps(geo, shifted)
     for i, z in enumerate(clouds):
         t = len(z)
-        if t >= 3:  # repspace's TwoNN, itself checked against scikit-dimension (tests/engines/geometry/test_intrinsic.py)
+        if t >= 3:  # repspace's TwoNN, itself checked against scikit-dimension (test_intrinsic.py)
             assert geo.intrinsic_dimension[i] == pytest.approx(twonn(z), rel=1e-5)
         else:
             assert np.isnan(geo.intrinsic_dimension[i])
