@@ -82,12 +82,12 @@ def run(quick: bool = False, texts: int | None = None) -> Path:
     profile_layers(ENCODER, sentences[:BATCH], bootstrap=10)  # warm up: model loaded, first batch run
     perturbed = perturb(sentences, "typos", seed=0)  # what the profile makes chunk by chunk, outside the anchor
     times, values = c.alternate_values({
-        "profile": lambda: profile_layers(ENCODER, sentences, batch_size=BATCH),
+        "layer profile": lambda: profile_layers(ENCODER, sentences, batch_size=BATCH),
         "bare": lambda: bare_passes(enc, sentences, perturbed, BATCH),
         "texts alone": lambda: enc.encode_layers(sentences, batch_size=BATCH),
     }, p["repeats"])
-    prof, bare, alone = (c.best(times[k]) for k in ("profile", "bare", "texts alone"))
-    profile = values["profile"]
+    prof, bare, alone = (c.best(times[k]) for k in ("layer profile", "bare", "texts alone"))
+    profile = values["layer profile"]
     kept = n * len(profile.figures) * len(profile.layers) * 8
     rows = [
         c.row(f"profile {n:,} STS-B sentences, all {len(profile.layers)} MiniLM states, batch {BATCH} "
