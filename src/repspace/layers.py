@@ -4,11 +4,15 @@ A :class:`LayeredEncoder` (the ``hf-layers:`` encoders) embeds texts at every
 hidden layer; :func:`diagnose_layers`, :func:`compare_layers` and
 :func:`decompose_layers` measure each layer, compare every pair of layers and
 split each layer's token states into position, context and residual parts;
-:func:`token_states` keeps the token-level states themselves.
-:func:`token_lens` reads each token's state at each layer as vocabulary tokens (the logit lens, and with
-:func:`fit_tuned_lens` the tuned lens); :func:`vector_lens` and :func:`space_lens` read vectors that went through
-no model (zero-pass projection); :func:`layer_grid` scores every (layer, prefix width) cell on a task (2DMSE) with
-the best cell per bytes budget.
+:func:`token_states` keeps the token-level states themselves. :func:`profile_layers`
+streams a texts file through every layer at once and reports, per layer, prompt
+entropy, curvature, augmentation invariance and the token clouds' geometry beside a
+shuffled-token baseline (:class:`LayerProfile`), with a task's score per layer when
+one is given. :func:`token_lens` reads each token's state at each layer as vocabulary
+tokens (the logit lens, and with :func:`fit_tuned_lens` the tuned lens);
+:func:`vector_lens` and :func:`space_lens` read vectors that went through no model
+(zero-pass projection); :func:`layer_grid` scores every (layer, prefix width) cell on
+a task (2DMSE) with the best cell per bytes budget.
 
 Examples
 --------
@@ -50,10 +54,20 @@ from repspace.workflows.lens import (
     vector_lens,
     vocabulary_matrix,
 )
+from repspace.workflows.layer_profile import (
+    LayerFigure,
+    LayerProfile,
+    LayerProfiles,
+    profile_encoders,
+    profile_layers,
+)
 
 __all__ = [
     *_decompose.__all__,
     "LayerDecomposition",
+    "LayerFigure",
+    "LayerProfile",
+    "LayerProfiles",
     "LayeredEncoder",
     "MeanDecomposition",
     "compare_layers",
@@ -79,4 +93,6 @@ __all__ = [
     "token_lens",
     "vector_lens",
     "vocabulary_matrix",
+    "profile_encoders",
+    "profile_layers",
 ]

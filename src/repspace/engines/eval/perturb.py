@@ -521,7 +521,7 @@ def parse_perturbations(spec: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def perturb(texts: Sequence[str], kinds: str | Sequence[str], *, rate: float = DEFAULT_RATE,
-            seed: int = 0) -> list[str]:
+            seed: int = 0, start: int = 0) -> list[str]:
     """Perturb each text with the perturbations named, in that order.
 
     Parameters
@@ -533,8 +533,11 @@ def perturb(texts: Sequence[str], kinds: str | Sequence[str], *, rate: float = D
         Share of each text's eligible sites each perturbation changes, rounded
         up (in (0, 1]).
     seed : int
-        Text ``i`` is perturbed with ``numpy.random.default_rng([seed, i])``:
+        Text ``i`` is perturbed with ``numpy.random.default_rng([seed, start + i])``:
         its result depends on the seed, its text and its index only.
+    start : int
+        The index of ``texts[0]`` in the whole collection, for a caller that
+        perturbs a long stream of texts a batch at a time (the same texts as one call).
 
     Returns
     -------
@@ -554,13 +557,16 @@ def perturb(texts: Sequence[str], kinds: str | Sequence[str], *, rate: float = D
     ['A man is playinyg a guitar.', 'Stocks fell shaply on Monday.']
     >>> perturb(texts[1:], "typos", seed=1)  # at index 0 now: another generator
     ['Stocks felly sharply on Monday.']
+    >>> perturb(texts[1:], "typos", seed=1, start=1)  # index 1 again, as in the whole list
+    ['Stocks fell shaply on Monday.']
     """
     texts = check_strings(texts, "texts", "text")
     names = parse_perturbations(kinds)
     rate = _rate(rate)
     seed = check_scalar(seed, "seed", int, low=0, high=2**32, include="left")
+    start = check_scalar(start, "start", int, low=0)
     out = []
-    for i, text in enumerate(texts):
+    for i, text in enumerate(texts, start=start):
         rng = np.random.default_rng([seed, i])
         for name in names:
             text = _KINDS[name](text, rng, rate)

@@ -16,6 +16,7 @@ from repspace.interfaces.reports.diagnosis_html import (
 )
 from repspace.interfaces.reports.dictionary_html import dictionary_html, write_dictionary_html
 from repspace.interfaces.reports.eval_html import eval_report_html, write_eval_report_html
+from repspace.interfaces.reports.layer_profile_html import layer_profile_html, write_layer_profile_html
 
-__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "eval_report_html", "write_diagnosis_html",
-           "write_dictionary_html", "write_eval_report_html"]
+__all__ = ["LAYER_METRICS", "diagnosis_html", "dictionary_html", "eval_report_html", "layer_profile_html",
+           "write_diagnosis_html", "write_dictionary_html", "write_eval_report_html", "write_layer_profile_html"]
