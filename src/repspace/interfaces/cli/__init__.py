@@ -118,6 +118,7 @@ def build_app() -> Any:
         interpret_axes,
         interpret_dictionary,
         layers,
+        layers_deviation,
         layers_lens,
         layers_profile,
         learn,
