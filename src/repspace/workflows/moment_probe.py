@@ -149,6 +149,13 @@ def moment_probe(encoder: str, texts: Sequence[str], labels: Sequence[Any], *, l
     Returns
     -------
     MomentProbe
+
+    Examples
+    --------
+    >>> texts = [f"{'word ' * n}end" for n in range(1, 21)]
+    >>> r = moment_probe("hf-layers:minilm", texts, [str(n > 10) for n in range(1, 21)], layers=[0], rank=2, cv=2)
+    >>> [row["d"] for row in r.to_dict()["rows"]]
+    [384, 768, 771]
     """
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) or not texts:
         raise InputError("texts must be a non-empty sequence of strings")

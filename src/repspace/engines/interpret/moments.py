@@ -57,6 +57,10 @@ class MomentFeatures:
     var: np.ndarray = field(repr=False)
     lowrank: np.ndarray = field(repr=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"mean", "var", "lowrank"}`` as nested lists, a row per input."""
+        return {"mean": self.mean.tolist(), "var": self.var.tolist(), "lowrank": self.lowrank.tolist()}
+
     def stack(self, which: str) -> np.ndarray:
         """The features named by ``which`` (``mean``, ``mean+var`` or ``mean+var+lowrank``) side by side."""
         parts = {"mean": self.mean, "var": self.var, "lowrank": self.lowrank}
@@ -133,6 +137,13 @@ def moment_features(hidden: Any, mask: Any, basis: np.ndarray) -> MomentFeatures
     Returns
     -------
     MomentFeatures
+
+    Examples
+    --------
+    >>> h = np.array([[[1.0, 2.0], [3.0, 2.0]], [[5.0, 5.0], [0.0, 0.0]]])  # the second input: one token
+    >>> f = moment_features(h, np.array([[1, 1], [1, 0]]), np.eye(2))
+    >>> f.var.tolist(), f.lowrank.tolist()
+    ([[1.0, 0.0], [0.0, 0.0]], [[1.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
     """
     h = np.asarray(hidden, dtype=np.float64)
     w = (np.asarray(mask) > 0).astype(np.float64)
