@@ -73,7 +73,8 @@ def main(n_ref: int = 1000, n_test: int = 300) -> None:
                               rank=8, cv=5, seed=0)
         print(f"### Moment probe on the SentEval sample {task} (hf-layers:minilm, rank 8, logistic, 5 folds, "
               f"control permute; 95% t-interval over folds)\n")
-        print("| layer | mean | mean+var | mean+var+lowrank | selectivity (mean / +var / +lowrank) |\n|---|---|---|---|---|")
+        print("| layer | mean | mean+var | mean+var+lowrank | selectivity (mean / +var / +lowrank) |")
+        print("|---|---|---|---|---|")
         rows = r.to_dict()["rows"]
         for layer in r.layers:
             mine = [x for x in rows if x["layer"] == layer]
