@@ -47,7 +47,8 @@ from repspace.core.limits import LATE_CHUNK_OVERLAP
 from repspace.core.progress import Progress, Tally
 from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
 
-__all__ = ["ChunkedDocument", "default_window", "late_chunks", "token_chunks", "token_windows", "window_owners"]
+__all__ = ["ChunkedDocument", "chunk_spans", "default_window", "late_chunks", "token_chunks", "token_windows",
+           "window_owners"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -313,3 +314,29 @@ def _pool(states: np.ndarray, offsets: np.ndarray, chunk_tokens: int, normalize:
         vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     chars = tuple((int(offsets[s, 0]), int(offsets[e - 1, 1])) for s, e in spans)
     return ChunkedDocument(np.ascontiguousarray(vectors, dtype=np.float32), tuple(spans), chars)
+
+
+def chunk_spans(encoder: Any, text: str, chunk_tokens: int) -> list[tuple[int, int]]:
+    """The character spans of ``text``'s chunks of ``chunk_tokens`` tokens: those :func:`late_chunks` gives.
+
+    With an ``hf-layers`` encoder the tokens are its tokenizer's (so naive chunks, embedded one by one, are the
+    very texts late chunking pools); with any other encoder they are whitespace-separated words.
+
+    Examples
+    --------
+    >>> from repspace.engines.encoders import get_encoder
+    >>> chunk_spans(get_encoder("static"), "one two  three", 2)
+    [(0, 7), (9, 14)]
+    >>> chunk_spans(get_encoder("hf-layers:minilm"), "unbelievably long", 2)
+    [(0, 5), (5, 9), (9, 17)]
+    """
+    import re
+
+    from repspace.engines.encoders.hf_layers import HFLayersEncoder
+
+    check_scalar(chunk_tokens, "chunk size", int, low=1)
+    if isinstance(encoder, HFLayersEncoder):
+        offsets = _tokenize(encoder.loaded.tokenizer, text)[1]
+    else:
+        offsets = np.array([m.span() for m in re.finditer(r"\S+", text)], dtype=np.int64).reshape(-1, 2)
+    return [(int(offsets[s, 0]), int(offsets[e - 1, 1])) for s, e in token_chunks(len(offsets), chunk_tokens)]
