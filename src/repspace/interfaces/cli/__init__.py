@@ -119,6 +119,7 @@ def build_app() -> Any:
         interpret_dictionary,
         layers,
         layers_lens,
+        layers_pooling,
         layers_profile,
         learn,
         learn_derived,
