@@ -12,7 +12,8 @@ one is given. :func:`token_lens` reads each token's state at each layer as vocab
 tokens (the logit lens, and with :func:`fit_tuned_lens` the tuned lens);
 :func:`vector_lens` and :func:`space_lens` read vectors that went through no model
 (zero-pass projection); :func:`layer_grid` scores every (layer, prefix width) cell on
-a task (2DMSE) with the best cell per bytes budget.
+a task (2DMSE) with the best cell per bytes budget. :func:`compare_poolings` scores pooling recipes (mean, cls,
+max, last, first-last, layer mixes, whitened) on a task from one pass.
 
 Examples
 --------
@@ -44,6 +45,8 @@ from repspace.engines.interpret.lens import (
     project_vocabulary,
 )
 from repspace.workflows.layer_grid import LayerGrid, layer_grid
+from repspace.engines.encoders.pooling_recipes import PoolingRecipe, encode_recipes, parse_recipes
+from repspace.workflows.layer_pooling import PoolingComparison, PoolingScore, compare_poolings
 from repspace.workflows.lens import (
     TokenLens,
     TunedLens,
@@ -95,4 +98,11 @@ __all__ = [
     "vocabulary_matrix",
     "profile_encoders",
     "profile_layers",
+    # pooling recipes
+    "PoolingComparison",
+    "PoolingRecipe",
+    "PoolingScore",
+    "compare_poolings",
+    "encode_recipes",
+    "parse_recipes",
 ]

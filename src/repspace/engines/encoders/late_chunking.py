@@ -66,13 +66,18 @@ class ChunkedDocument:
     Examples
     --------
     >>> d = ChunkedDocument(np.zeros((1, 2), np.float32), ((0, 2),), ((0, 5),))
-    >>> d.texts("hello world")
-    ['hello']
+    >>> d.texts("hello world"), d.to_dict()["char_spans"]
+    (['hello'], [[0, 5]])
     """
 
     vectors: np.ndarray
     token_spans: tuple[tuple[int, int], ...]
     char_spans: tuple[tuple[int, int], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"vectors": [[...], ...], "token_spans": [[start, end], ...], "char_spans": [[start, end], ...]}``."""
+        return {"vectors": self.vectors.tolist(), "token_spans": [list(s) for s in self.token_spans],
+                "char_spans": [list(s) for s in self.char_spans]}
 
     def texts(self, document: str) -> list[str]:
         """The chunks' texts, cut from ``document`` at their character spans."""
