@@ -88,10 +88,11 @@ def parse_recipes(text: str, n_layers: int) -> tuple[PoolingRecipe, ...]:
     --------
     >>> [r.layers for r in parse_recipes("mean,first-last,mix:0+3+-1,max@2", 7)]
     [(6,), (1, 6), (0, 3, 6), (2,)]
-    >>> parse_recipes("mean,avg", 7)
-    Traceback (most recent call last):
-    ...
-    repspace.core.errors.InputError: unknown pooling recipe 'avg': use mean, cls, max, last, first-last, mix:A+B or POOL@L
+    >>> try:
+    ...     parse_recipes("mean,avg", 7)
+    ... except InputError as e:
+    ...     print(e)
+    unknown pooling recipe 'avg': use mean, cls, max, last, first-last, mix:A+B or POOL@L
     """
     last = n_layers - 1
     out: list[PoolingRecipe] = []
