@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from repspace.core.checks import check_choice
+from repspace.core.errors import InputError
 from repspace.engines.encoders.pooling_recipes import DEFAULT_RECIPES
 
 __all__ = ["PoolingComparison", "PoolingScore", "compare_poolings"]
@@ -131,14 +132,17 @@ def compare_poolings(encoder: str, task: str, source: str | Path, *, recipes: st
     (4, 4)
     """
     from repspace.engines.encoders.pooling_recipes import encode_recipes, parse_recipes
-    from repspace.engines.encoders.tokens import _as_hf_layers
     from repspace.engines.eval.sts import load_sts, sts
     from repspace.engines.transforms import Whiten
 
     from repspace.engines.encoders import get_encoder
+    from repspace.engines.encoders.hf_layers import HFLayersEncoder
 
     check_choice(task, "task", POOLING_TASKS)
-    enc = _as_hf_layers(get_encoder(encoder, **(encoder_options or {})))
+    enc = get_encoder(encoder, **(encoder_options or {}))
+    if not isinstance(enc, HFLayersEncoder):
+        raise InputError(f"pooling recipes need the hidden states of an hf-layers encoder (e.g. hf-layers:minilm), "
+                         f"not {encoder}")
     chosen = parse_recipes(recipes, enc.n_layers)
     pairs = load_sts(source)
     vectors = encode_recipes(enc, pairs.texts(), chosen, batch_size=batch_size)
