@@ -16,12 +16,14 @@ Examples
 from repspace.engines import encoders as _encoders
 from repspace.engines.encoders import *  # noqa: F403 - every name of its __all__
 from repspace.engines.encoders.distill import distill_static, read_distill_record
+from repspace.engines.encoders.late_chunking import ChunkedDocument, late_chunks
 from repspace.workflows.ingest import (
     FORMATS,
     IngestReport,
     Records,
     add_items,
     detect_format,
+    ingest_chunks,
     ingest_file,
     ingest_records,
     read_records,
@@ -31,6 +33,7 @@ from repspace.workflows.stored_transforms import encoder_for_space
 
 __all__ = [
     *_encoders.__all__,
+    "ChunkedDocument",
     "FORMATS",
     "IngestReport",
     "Records",
@@ -38,8 +41,10 @@ __all__ = [
     "detect_format",
     "distill_static",
     "encoder_for_space",
+    "ingest_chunks",
     "ingest_file",
     "ingest_records",
+    "late_chunks",
     "read_distill_record",
     "read_records",
     "read_texts",

@@ -12,10 +12,12 @@ one is given. :func:`token_lens` reads each token's state at each layer as vocab
 tokens (the logit lens, and with :func:`fit_tuned_lens` the tuned lens);
 :func:`vector_lens` and :func:`space_lens` read vectors that went through no model
 (zero-pass projection); :func:`layer_grid` scores every (layer, prefix width) cell on
-a task (2DMSE) with the best cell per bytes budget. :func:`layer_deviation` scores texts per layer by their kNN
-distance to a reference set against the reference's own spread (REMA, :func:`manifold_deviation`), and can write
-the score into stored items' metadata; :func:`moment_probe` probes labels from the mean, variance and low-rank
-covariance of each text's token states (:func:`moment_features`) beside the mean-pooled probe.
+a task (2DMSE) with the best cell per bytes budget. :func:`compare_poolings` scores pooling recipes (mean, cls,
+max, last, first-last, layer mixes, whitened) on a task from one pass. :func:`layer_deviation` scores texts per
+layer by their kNN distance to a reference set against the reference's own spread (REMA,
+:func:`manifold_deviation`), and can write the score into stored items' metadata; :func:`moment_probe` probes
+labels from the mean, variance and low-rank covariance of each text's token states (:func:`moment_features`)
+beside the mean-pooled probe.
 
 Examples
 --------
@@ -51,6 +53,8 @@ from repspace.engines.geometry.deviation import Deviation, manifold_deviation
 from repspace.engines.interpret.moments import MomentFeatures, moment_features
 from repspace.workflows.layer_deviation import LayerDeviation, layer_deviation
 from repspace.workflows.moment_probe import MomentProbe, moment_probe, moment_probe_file
+from repspace.engines.encoders.pooling_recipes import PoolingRecipe, encode_recipes, parse_recipes
+from repspace.workflows.layer_pooling import PoolingComparison, PoolingScore, compare_poolings
 from repspace.workflows.lens import (
     TokenLens,
     TunedLens,
@@ -112,4 +116,11 @@ __all__ = [
     "moment_features",
     "moment_probe",
     "moment_probe_file",
+    # pooling recipes
+    "PoolingComparison",
+    "PoolingRecipe",
+    "PoolingScore",
+    "compare_poolings",
+    "encode_recipes",
+    "parse_recipes",
 ]

@@ -80,3 +80,10 @@ MAX_BATCH = 10_000
 MAX_PAIR_TEXT = 10_000
 #: Longest metadata field name an HTTP map can be coloured by, in characters.
 MAX_FIELD_NAME = 200
+
+# -- Late chunking (repspace.engines.encoders.late_chunking) ------------------------------------
+
+#: Tokens two neighbouring windows share when a long document is run through the model in windows: each token
+#: takes its state from the window where it has the most context, so every token sees at least this many
+#: tokens' worth of context on the side where a window cuts the document (a quarter of MiniLM's 256).
+LATE_CHUNK_OVERLAP = 64

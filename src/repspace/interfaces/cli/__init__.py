@@ -120,6 +120,7 @@ def build_app() -> Any:
         layers,
         layers_deviation,
         layers_lens,
+        layers_pooling,
         layers_profile,
         learn,
         learn_derived,

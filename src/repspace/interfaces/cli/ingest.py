@@ -58,6 +58,14 @@ def ingest_cmd(
     shard_dir: Annotated[Optional[Path], typer.Option(help="ray: folder for the shards (shared by every node; "
                                                            "default beside the store).")] = None,
     embed_only: Annotated[bool, typer.Option(help="ray: write the shards and their manifest, ingest nothing.")] = False,
+    chunk: Annotated[Optional[int], typer.Option(help="Cut each text into chunks of N tokens, each chunk an item "
+                                                      "<id>#<k> with metadata document, chunk, start, end.")] = None,
+    late_chunking: Annotated[bool, typer.Option("--late-chunking", help="With --chunk and an hf-layers encoder: "
+                                                "embed each whole document once (windows with overlap), then pool "
+                                                "each chunk's token states.")] = False,
+    window: Annotated[Optional[int], typer.Option(help="--late-chunking: tokens per model input (default: the "
+                                                       "length the model was trained at, 256 for MiniLM).")] = None,
+    overlap: Annotated[int, typer.Option(help="--late-chunking: tokens shared by neighbouring windows.")] = 64,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -73,6 +81,8 @@ def ingest_cmd(
       repspace ingest layers sents.csv --encoder hf-layers:minilm --layer all
 
       repspace ingest docs corpus/ --backend ray --ray-address head:6379 --shard-rows 20000
+
+      repspace ingest chunks long.jsonl --encoder hf-layers:minilm --chunk 64 --late-chunking
     """
     from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
@@ -86,6 +96,10 @@ def ingest_cmd(
         _show(ingest_job(store, space, file), json)
         return
     if check_backend(backend, ray_address) == "ray":
+        if chunk is not None or late_chunking:
+            from repspace.core.errors import InputError
+
+            raise InputError("--chunk and --late-chunking work with the local backend only")
         from repspace.workflows.distributed import ingest_ray
 
         with progress_bar(json) as bar:
@@ -102,7 +116,13 @@ def ingest_cmd(
             meta_cols=_split(meta_cols), ids_path=ids, auto_id=auto_id, encoder=encoder,
             encoder_options=options or None, metric=metric, dtype=dtype, batch_size=batch_size,
             commit_every=commit_every, on_conflict=on_conflict, progress=bar,
+            **({"chunk": chunk, "late_chunking": late_chunking, "window": window, "overlap": overlap}
+               if chunk is not None or late_chunking else {}),
         )
+    _report(report, json)
+
+
+def _report(report: Any, json: bool) -> None:
     if json:
         print_json(report.to_dict())
         return

@@ -78,9 +78,15 @@ def ingest_file(
     meta_cols: list[str] | None = None,
     ids_path: str | Path | None = None,
     auto_id: bool = False,
+    chunk: int | None = None,
+    late_chunking: bool = False,
     **options: Any,
 ) -> IngestReport:
     """Read a file (JSONL, CSV, Parquet, ``.npy``) and ingest it; see :func:`ingest_records`.
+
+    With ``chunk`` each text is stored as chunks of that many tokens, embedded alone or, with
+    ``late_chunking``, pooled from the whole document's token states (``window``, ``overlap`` in ``options``);
+    see :func:`repspace.workflows.ingest.ingest_chunks`.
 
     Examples
     --------
@@ -96,6 +102,13 @@ def ingest_file(
         path, text_col=text_col, id_col=id_col, vector_col=vector_col, meta_cols=meta_cols,
         auto_id=auto_id, ids_path=ids_path,
     )
+    if late_chunking and chunk is None:
+        raise InputError("late chunking needs a chunk size (--chunk N tokens)")
+    if chunk is not None:
+        from repspace.workflows.ingest.chunks import ingest_chunks
+
+        options.pop("commit_every", None)
+        return ingest_chunks(store, space, records, chunk=chunk, late_chunking=late_chunking, **options)
     return ingest_records(store, space, records, auto_id=auto_id, **options)
 
 

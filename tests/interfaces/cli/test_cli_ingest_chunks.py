@@ -1,0 +1,64 @@
+"""``repspace ingest --chunk N [--late-chunking]``: chunk items with their place, found by search; bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests._cli_process import one_error_line, run_quiet
+
+pytestmark = pytest.mark.slow  # loads MiniLM
+
+
+@pytest.fixture()
+def long_docs(tmp_path: Path, shared_data: Path) -> tuple[Path, list[dict]]:
+    """Three long documents of six real Cranfield abstracts each, with non-ASCII ids."""
+    rows = [json.loads(line) for line in (shared_data / "cranfield-beir" / "corpus.jsonl").open(encoding="utf-8")]
+    docs = [{"id": f"dokument-ä{k}-東", "text": " ".join(r["text"] for r in rows[6 * k:6 * k + 6]), "year": 1960 + k}
+            for k in range(3)]
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path, docs
+
+
+@pytest.mark.parametrize("late", [True, False])
+def test_chunks_are_items_with_their_document_and_offsets(capsys, tmp_path, long_docs, late):
+    path, docs = long_docs
+    db = str(tmp_path / "s.db")
+    args = ["--store", db, "ingest", "c", str(path), "--encoder", "hf-layers:minilm", "--chunk", "48", "--json"]
+    r = run_quiet(capsys, *args, *(["--late-chunking", "--window", "128", "--overlap", "32"] if late else []))
+    assert r.code == 0, r.err
+    report = json.loads(r.out)
+    assert report["extra"]["documents"] == 3 and report["extra"]["late_chunking"] is late
+    r = run_quiet(capsys, "--store", db, "export", "c", str(tmp_path / "c.parquet"), "--json")
+    assert r.code == 0, r.err
+    items = pq.read_table(tmp_path / "c.parquet").to_pylist()
+    assert len(items) == report["added"] > 3 * 6
+    by_id = {d["id"]: d for d in docs}
+    for item in items:
+        doc = by_id[item["document"]]  # the non-ASCII document id round-trips
+        assert item["id"] == f"{doc['id']}#{item['chunk']}" and item["year"] == doc["year"]
+        assert item["text"] == doc["text"][item["start"]:item["end"]]
+    probe = docs[1]["text"][:200]  # the opening of the second document's first abstract
+    r = run_quiet(capsys, "--store", db, "search", "c", probe, "-k", "3", "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)[0]["metadata"]["document"] == docs[1]["id"]
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--chunk", "0", "--late-chunking"], "chunk size"),
+    (["--chunk", "300", "--late-chunking"], "above the window"),
+    (["--late-chunking"], "needs a chunk size"),
+    (["--chunk", "16", "--late-chunking", "--encoder", "static"], "hf-layers"),
+])
+def test_bad_input_is_one_error_line_and_stores_nothing(capsys, tmp_path, long_docs, extra, fragment):
+    path, _ = long_docs
+    db = tmp_path / "s.db"
+    encoder = [] if "--encoder" in extra else ["--encoder", "hf-layers:minilm"]
+    r = run_quiet(capsys, "--store", str(db), "ingest", "c", str(path), *encoder, *extra)
+    one_error_line(r, 2, fragment)
+    r = run_quiet(capsys, "--store", str(db), "spaces", "--json")
+    assert r.code == 0 and json.loads(r.out) == [], r  # nothing stored
