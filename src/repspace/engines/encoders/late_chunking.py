@@ -12,7 +12,8 @@ of each chunk's tokens. :func:`late_chunks` does it with an ``hf-layers`` encode
    all documents go through the model in batches, one forward pass per batch;
 3. every token takes its state from the window where it lies farthest from a cut
    (:func:`window_owners`): the overlap gives it context on both sides;
-4. chunk ``k`` is tokens ``[k N, (k + 1) N)``; its vector is the mean of those tokens' states (special
+4. chunk ``k`` is tokens ``[k N, (k + 1) N)`` (or, with ``chunk_by="words"`` / ``"sentences"``, at most ``N``
+   tokens ending at the last word / sentence boundary: :func:`~repspace.engines.encoders.chunk_bounds.bounded_chunks`); its vector is the mean of those tokens' states (special
    tokens excluded), its text ``document[start:end]`` from the first token's start to the last token's end.
 
 The window
@@ -41,11 +42,12 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.limits import LATE_CHUNK_OVERLAP
 from repspace.core.progress import Progress, Tally
 from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
+from repspace.engines.encoders.chunk_bounds import CHUNK_BY, bounded_chunks
 
 __all__ = ["ChunkedDocument", "chunk_spans", "default_window", "late_chunks", "token_chunks", "token_windows",
            "window_owners"]
@@ -223,7 +225,7 @@ def _window_batches(jobs: list[tuple[int, int, list[int]]], batch_size: int) -> 
 
 def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, window: int | None = None,
                 overlap: int = LATE_CHUNK_OVERLAP, layer: int | None = None, batch_size: int = 16,
-                progress: Progress | None = None) -> list[ChunkedDocument]:
+                chunk_by: str = "tokens", progress: Progress | None = None) -> list[ChunkedDocument]:
     """Embed each document's chunks by late chunking (see the module notes).
 
     Parameters
@@ -242,6 +244,9 @@ def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, wi
         The hidden state pooled (default the encoder's layer, the last).
     batch_size : int
         Windows per forward pass.
+    chunk_by : {"tokens", "words", "sentences"}
+        Cut every ``chunk_tokens`` tokens, or end each chunk (of at most ``chunk_tokens``) at the last word or
+        sentence boundary (:func:`~repspace.engines.encoders.chunk_bounds.bounded_chunks`).
     progress : Progress, optional
         ``progress("encode", done, total)`` over documents.
 
@@ -274,6 +279,7 @@ def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, wi
     items = check_texts(documents)
     check_batch_size(batch_size)
     content, overlap = _check_options(enc, chunk_tokens, window, overlap)
+    check_choice(chunk_by, "chunk-by", CHUNK_BY)
     index = enc.layer_index if layer is None else enc.resolve_layer(layer)
     loaded = enc.loaded
     tok, lay = loaded.tokenizer, _layout(loaded.tokenizer)
@@ -306,11 +312,11 @@ def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, wi
                 left[d] -= 1
                 done += left[d] == 0
             tick(done)
-    return [_pool(states[d], tokens[d][1], chunk_tokens, enc.normalize) for d in range(len(items))]
+    return [_pool(states[d], tokens[d][1], bounded_chunks(tokens[d][1], items[d], chunk_tokens, chunk_by),
+                  enc.normalize) for d in range(len(items))]
 
 
-def _pool(states: np.ndarray, offsets: np.ndarray, chunk_tokens: int, normalize: bool) -> ChunkedDocument:
-    spans = token_chunks(len(states), chunk_tokens)
+def _pool(states: np.ndarray, offsets: np.ndarray, spans: list[tuple[int, int]], normalize: bool) -> ChunkedDocument:
     vectors = np.zeros((len(spans), states.shape[1] if states.ndim == 2 else 0), np.float32)
     for k, (s, e) in enumerate(spans):
         vectors[k] = states[s:e].astype(np.float64).mean(axis=0)
@@ -321,8 +327,10 @@ def _pool(states: np.ndarray, offsets: np.ndarray, chunk_tokens: int, normalize:
     return ChunkedDocument(np.ascontiguousarray(vectors, dtype=np.float32), tuple(spans), chars)
 
 
-def chunk_spans(encoder: Any, text: str, chunk_tokens: int) -> list[tuple[int, int]]:
+def chunk_spans(encoder: Any, text: str, chunk_tokens: int, chunk_by: str = "tokens") -> list[tuple[int, int]]:
     """The character spans of ``text``'s chunks of ``chunk_tokens`` tokens: those :func:`late_chunks` gives.
+
+    ``chunk_by`` aligns chunk ends to words or sentences as in :func:`late_chunks`.
 
     With an ``hf-layers`` encoder the tokens are its tokenizer's (so naive chunks, embedded one by one, are the
     very texts late chunking pools); with any other encoder they are whitespace-separated words.
@@ -334,6 +342,9 @@ def chunk_spans(encoder: Any, text: str, chunk_tokens: int) -> list[tuple[int, i
     [(0, 7), (9, 14)]
     >>> chunk_spans(get_encoder("hf-layers:minilm"), "unbelievably long", 2)
     [(0, 5), (5, 9), (9, 17)]
+    >>> minilm, text = get_encoder("hf-layers:minilm"), "It rains. Cats run away."
+    >>> chunk_spans(minilm, text, 4), chunk_spans(minilm, text, 4, chunk_by="sentences")
+    ([(0, 14), (15, 24)], [(0, 9), (10, 24)])
     """
     import re
 
@@ -344,4 +355,5 @@ def chunk_spans(encoder: Any, text: str, chunk_tokens: int) -> list[tuple[int, i
         offsets = _tokenize(encoder.loaded.tokenizer, text)[1]
     else:
         offsets = np.array([m.span() for m in re.finditer(r"\S+", text)], dtype=np.int64).reshape(-1, 2)
-    return [(int(offsets[s, 0]), int(offsets[e - 1, 1])) for s, e in token_chunks(len(offsets), chunk_tokens)]
+    spans = bounded_chunks(offsets, text, chunk_tokens, chunk_by)
+    return [(int(offsets[s, 0]), int(offsets[e - 1, 1])) for s, e in spans]
