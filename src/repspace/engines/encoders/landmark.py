@@ -152,6 +152,9 @@ def landmark_pool(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, 
     loaded = enc.loaded
     tok, lay = loaded.tokenizer, _layout(loaded.tokenizer)
     mark = landmark_id(tok)
+    # a full chunk must fit a window, whatever this call's documents hold
+    landmark_inputs([mark] * chunk_tokens, [(0, chunk_tokens)], before=lay.before, after=lay.after, landmark=mark,
+                    window=size)
     jobs: list[tuple[int, list[int], list[int]]] = []
     for d, text in enumerate(items):
         ids, offsets = _tokenize(tok, text)

@@ -41,7 +41,8 @@ def ingest_cmd(
     auto_id: Annotated[bool, typer.Option(help="Make ids: content hashes of texts, or row numbers.")] = False,
     encoder: Annotated[Optional[str], typer.Option(help="Encoder spec (default: the space's own, else minilm).")] = None,
     layer: Annotated[Optional[str], typer.Option(help="hf-layers: layer index or 'all' (one space per layer).")] = None,
-    pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max.")] = None,
+    pooling: Annotated[Optional[str], typer.Option(help="hf-layers pooling: mean, cls, last or max; landmark "
+                                                        "(with --chunk): one vector per document.")] = None,
     normalize: Annotated[Optional[bool], typer.Option("--normalize/--no-normalize", help="hf-layers: L2-normalise.")] = None,
     prompt: Annotated[Optional[str], typer.Option(help="Text prepended to every input before encoding.")] = None,
     metric: Annotated[Optional[str], typer.Option(help="cosine (default), ip, l2 or poincare (vectors in the unit "
@@ -66,6 +67,8 @@ def ingest_cmd(
     window: Annotated[Optional[int], typer.Option(help="--late-chunking: tokens per model input (default: the "
                                                        "length the model was trained at, 256 for MiniLM).")] = None,
     overlap: Annotated[int, typer.Option(help="--late-chunking: tokens shared by neighbouring windows.")] = 64,
+    chunk_by: Annotated[Optional[str], typer.Option(help="--chunk: where chunks end: tokens (every N), words or "
+                                                         "sentences (the last boundary within N tokens).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -83,6 +86,8 @@ def ingest_cmd(
       repspace ingest docs corpus/ --backend ray --ray-address head:6379 --shard-rows 20000
 
       repspace ingest chunks long.jsonl --encoder hf-layers:minilm --chunk 64 --late-chunking
+
+      repspace ingest docs long.jsonl --encoder hf-layers:minilm --chunk 64 --chunk-by sentences --pooling landmark
     """
     from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
@@ -96,10 +101,10 @@ def ingest_cmd(
         _show(ingest_job(store, space, file), json)
         return
     if check_backend(backend, ray_address) == "ray":
-        if chunk is not None or late_chunking:
+        if chunk is not None or late_chunking or chunk_by is not None:
             from repspace.core.errors import InputError
 
-            raise InputError("--chunk and --late-chunking work with the local backend only")
+            raise InputError("--chunk, --chunk-by and --late-chunking work with the local backend only")
         from repspace.workflows.distributed import ingest_ray
 
         with progress_bar(json) as bar:
@@ -116,8 +121,8 @@ def ingest_cmd(
             meta_cols=_split(meta_cols), ids_path=ids, auto_id=auto_id, encoder=encoder,
             encoder_options=options or None, metric=metric, dtype=dtype, batch_size=batch_size,
             commit_every=commit_every, on_conflict=on_conflict, progress=bar,
-            **({"chunk": chunk, "late_chunking": late_chunking, "window": window, "overlap": overlap}
-               if chunk is not None or late_chunking else {}),
+            **({"chunk": chunk, "late_chunking": late_chunking, "window": window, "overlap": overlap,
+                "chunk_by": chunk_by} if chunk is not None or late_chunking or chunk_by is not None else {}),
         )
     _report(report, json)
 

@@ -80,13 +80,16 @@ def ingest_file(
     auto_id: bool = False,
     chunk: int | None = None,
     late_chunking: bool = False,
+    chunk_by: str | None = None,
     **options: Any,
 ) -> IngestReport:
     """Read a file (JSONL, CSV, Parquet, ``.npy``) and ingest it; see :func:`ingest_records`.
 
     With ``chunk`` each text is stored as chunks of that many tokens, embedded alone or, with
     ``late_chunking``, pooled from the whole document's token states (``window``, ``overlap`` in ``options``);
-    see :func:`repspace.workflows.ingest.ingest_chunks`.
+    ``chunk_by`` (``tokens``, ``words``, ``sentences``) says where chunks end; the encoder option
+    ``pooling="landmark"`` with ``chunk`` stores one landmark-pooled vector per document instead; see
+    :func:`repspace.workflows.ingest.ingest_chunks`.
 
     Examples
     --------
@@ -102,13 +105,17 @@ def ingest_file(
         path, text_col=text_col, id_col=id_col, vector_col=vector_col, meta_cols=meta_cols,
         auto_id=auto_id, ids_path=ids_path,
     )
-    if late_chunking and chunk is None:
-        raise InputError("late chunking needs a chunk size (--chunk N tokens)")
+    landmark = (options.get("encoder_options") or {}).get("pooling") == "landmark"
+    for wanted, what in ((late_chunking, "late chunking"), (landmark, "landmark pooling"),
+                         (chunk_by is not None, "--chunk-by")):
+        if wanted and chunk is None:
+            raise InputError(f"{what} needs a chunk size (--chunk N tokens)")
     if chunk is not None:
         from repspace.workflows.ingest.chunks import ingest_chunks
 
         options.pop("commit_every", None)
-        return ingest_chunks(store, space, records, chunk=chunk, late_chunking=late_chunking, **options)
+        return ingest_chunks(store, space, records, chunk=chunk, late_chunking=late_chunking,
+                             chunk_by=chunk_by or "tokens", **options)
     return ingest_records(store, space, records, auto_id=auto_id, **options)
 
 
