@@ -72,3 +72,10 @@ def test_bad_options_are_one_input_error(options: dict, message: str) -> None:
 def test_an_encoder_without_token_states_is_refused() -> None:
     with pytest.raises(InputError, match="hf-layers"):
         landmark_pool(get_encoder("static"), ["a short text"], chunk_tokens=4)
+
+
+def test_a_text_of_one_chunk_is_its_last_token_pooled(stsb_rows) -> None:
+    """Why a landmark space's queries use "last" pooling: one chunk has one landmark, the closing [SEP]."""
+    texts = [row[1] for row in stsb_rows[:6]]
+    got = landmark_pool(get_encoder("hf-layers:minilm"), texts, chunk_tokens=60)
+    np.testing.assert_allclose(got, get_encoder("hf-layers:minilm", pooling="last").encode(texts), atol=ATOL)

@@ -62,3 +62,44 @@ def test_bad_input_is_one_error_line_and_stores_nothing(capsys, tmp_path, long_d
     one_error_line(r, 2, fragment)
     r = run_quiet(capsys, "--store", str(db), "spaces", "--json")
     assert r.code == 0 and json.loads(r.out) == [], r  # nothing stored
+
+
+def test_landmark_pooling_stores_one_item_per_document_and_sentence_chunks_end_at_sentences(capsys, tmp_path,
+                                                                                          long_docs):
+    path, docs = long_docs
+    db = str(tmp_path / "s.db")
+    r = run_quiet(capsys, "--store", db, "ingest", "lmk", str(path), "--encoder", "hf-layers:minilm", "--chunk", "32",
+                  "--chunk-by", "sentences", "--pooling", "landmark", "--json")
+    assert r.code == 0, r.err
+    report = json.loads(r.out)
+    assert report["added"] == 3 and report["extra"]["pooling"] == "landmark"
+    r = run_quiet(capsys, "--store", db, "search", "lmk", docs[2]["text"][:300], "-k", "1", "--json")
+    assert r.code == 0, r.err
+    hit = json.loads(r.out)[0]
+    assert hit["id"] == docs[2]["id"] and hit["metadata"]["chunks"] > 6  # whole document, 32-token pieces
+    r = run_quiet(capsys, "--store", db, "ingest", "sent", str(path), "--encoder", "hf-layers:minilm", "--chunk", "48",
+                  "--chunk-by", "sentences", "--late-chunking", "--json")
+    assert r.code == 0, r.err
+    r = run_quiet(capsys, "--store", db, "export", "sent", str(tmp_path / "s.parquet"), "--json")
+    items = pq.read_table(tmp_path / "s.parquet").to_pylist()
+    by_id = {d["id"]: d for d in docs}
+    assert all(i["text"] == by_id[i["document"]]["text"][i["start"]:i["end"]] for i in items)
+    ends_at_stop = sum(i["text"].endswith(".") for i in items)
+    assert ends_at_stop >= len(items) * 3 // 4  # Cranfield sentences are mostly under 48 tokens
+
+
+@pytest.mark.parametrize("extra, fragment", [
+    (["--pooling", "landmark"], "landmark pooling needs a chunk size"),
+    (["--chunk-by", "sentences"], "--chunk-by needs a chunk size"),
+    (["--chunk", "16", "--chunk-by", "pages"], "chunk-by"),
+    (["--chunk", "16", "--pooling", "landmark", "--late-chunking"], "does not combine"),
+    (["--chunk", "16", "--pooling", "landmark", "--encoder", "static"], "hf-layers"),
+])
+def test_bad_landmark_and_boundary_options_are_one_error_line(capsys, tmp_path, long_docs, extra, fragment):
+    path, _ = long_docs
+    db = tmp_path / "s.db"
+    encoder = [] if "--encoder" in extra else ["--encoder", "hf-layers:minilm"]
+    r = run_quiet(capsys, "--store", str(db), "ingest", "c", str(path), *encoder, *extra)
+    one_error_line(r, 2, fragment)
+    r = run_quiet(capsys, "--store", str(db), "spaces", "--json")
+    assert r.code == 0 and json.loads(r.out) == [], r
