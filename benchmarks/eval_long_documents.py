@@ -13,7 +13,10 @@ seed 0); a chunked document's score for a query is the highest cosine among its 
 - ``whole``: one vector of the document truncated to the model's 256 tokens (what a plain ingest stores);
 - ``naive``: chunks of ``--chunk`` tokens, each embedded alone (``repspace ingest --chunk N``);
 - ``late``: the same chunks pooled from the document's token states, windows of 256 tokens overlapping by 64
-  (``repspace ingest --chunk N --late-chunking``).
+  (``repspace ingest --chunk N --late-chunking``);
+- ``landmark`` (S169): one vector per document, the mean of [SEP] landmarks placed after its chunks
+  (``repspace ingest --chunk N --pooling landmark``; see :func:`add_landmark`). ``--only-landmark`` computes
+  only these rows and reads the others back from the JSON.
 
 Positional bias (the segment-reflection check of the long-document paper): for every (query, relevant abstract)
 pair, the nDCG@10 of the one long document that holds the abstract, against the abstract's place in it
@@ -99,42 +102,75 @@ def embed(texts: list[str], chunk: int) -> dict[str, tuple[np.ndarray, np.ndarra
 
 def evaluate(per_doc: int, chunk: int) -> dict[str, Any]:
     from repspace.engines.encoders import get_encoder
-    from repspace.engines.eval.ranking import ndcg_at_k
-    from repspace.engines.eval.retrieval import _run_scores
-    from repspace.engines.eval.uncertainty import bootstrap_interval, mean_statistic, paired_comparison
+    from repspace.engines.eval.uncertainty import mean_statistic, paired_comparison
 
     built = build_long_documents(DATA, per_doc)
-    ids, qrels, data = built["ids"], built["qrels"], built["data"]
+    ids, data = built["ids"], built["data"]
     queries = get_encoder(ENCODER, max_length=WINDOW).encode(list(data.query_texts))
     vectors = embed(built["texts"], chunk)
     result: dict[str, Any] = {"n_docs": len(ids), "n_queries": len(data.query_ids), "per_doc": per_doc,
                               "chunk": chunk, "window": WINDOW, "overlap": OVERLAP, "methods": {}}
     per_query = {}
     for name, (vecs, owner, seconds) in vectors.items():
-        scores = _doc_scores(queries, vecs, owner, len(ids))
-        ranked = np.argsort(-scores, axis=1, kind="stable")
-        run = {q: [ids[j] for j in ranked[i, :100]] for i, q in enumerate(data.query_ids)}
-        main, interval, _ = _run_scores(run, qrels, 100, bootstrap=RESAMPLES, seed=0)
-        per_query[name] = np.array([ndcg_at_k(run[q], qrels[q], 10) for q in data.query_ids])
-        rank_of = {q: {ids[j]: r for r, j in enumerate(ranked[i])} for i, q in enumerate(data.query_ids)}
-        buckets: list[list[float]] = [[] for _ in range(QUARTERS)]
-        for q in data.query_ids:
-            for doc_id, gain in data.qrels[q].items():
-                if gain >= 1:
-                    long_id, _, where = built["place"][doc_id]
-                    rank = rank_of[q][long_id]
-                    buckets[min(QUARTERS - 1, int(where * QUARTERS))].append(
-                        1.0 / np.log2(rank + 2) if rank < 10 else 0.0)
-        by_quarter = []
-        for b in buckets:
-            ci = bootstrap_interval(mean_statistic, np.array(b), n_resamples=RESAMPLES, seed=0)
-            by_quarter.append({"n": len(b), "ndcg_at_10": float(np.mean(b)), "ci": [ci.low, ci.high]})
-        result["methods"][name] = {"ndcg_at_10": main["ndcg_at_10"], "ci": [interval.low, interval.high],
-                                   "vectors": int(len(vecs)), "seconds": round(seconds, 1),
-                                   "by_quarter": by_quarter}
+        result["methods"][name], per_query[name] = score_method(built, queries, vecs, owner, seconds)
     cmp = paired_comparison(mean_statistic, per_query["late"], per_query["naive"], a="late", b="naive",
                             n_resamples=RESAMPLES, seed=0)
     result["late_minus_naive"] = cmp.to_dict()
+    return result
+
+
+def score_method(built: dict[str, Any], queries: np.ndarray, vecs: np.ndarray, owner: np.ndarray,
+                 seconds: float) -> tuple[dict[str, Any], np.ndarray]:
+    """One method's row (nDCG@10 with its interval, by quarter) and its per-query nDCG@10."""
+    from repspace.engines.eval.ranking import ndcg_at_k
+    from repspace.engines.eval.retrieval import _run_scores
+    from repspace.engines.eval.uncertainty import bootstrap_interval, mean_statistic
+
+    ids, qrels, data = built["ids"], built["qrels"], built["data"]
+    scores = _doc_scores(queries, vecs, owner, len(ids))
+    ranked = np.argsort(-scores, axis=1, kind="stable")
+    run = {q: [ids[j] for j in ranked[i, :100]] for i, q in enumerate(data.query_ids)}
+    main, interval, _ = _run_scores(run, qrels, 100, bootstrap=RESAMPLES, seed=0)
+    per_query = np.array([ndcg_at_k(run[q], qrels[q], 10) for q in data.query_ids])
+    rank_of = {q: {ids[j]: r for r, j in enumerate(ranked[i])} for i, q in enumerate(data.query_ids)}
+    buckets: list[list[float]] = [[] for _ in range(QUARTERS)]
+    for q in data.query_ids:
+        for doc_id, gain in data.qrels[q].items():
+            if gain >= 1:
+                long_id, _, where = built["place"][doc_id]
+                rank = rank_of[q][long_id]
+                buckets[min(QUARTERS - 1, int(where * QUARTERS))].append(1.0 / np.log2(rank + 2) if rank < 10 else 0.0)
+    by_quarter = []
+    for b in buckets:
+        ci = bootstrap_interval(mean_statistic, np.array(b), n_resamples=RESAMPLES, seed=0)
+        by_quarter.append({"n": len(b), "ndcg_at_10": float(np.mean(b)), "ci": [ci.low, ci.high]})
+    return ({"ndcg_at_10": main["ndcg_at_10"], "ci": [interval.low, interval.high], "vectors": int(len(vecs)),
+             "seconds": round(seconds, 1), "by_quarter": by_quarter}, per_query)
+
+
+def add_landmark(result: dict[str, Any], per_doc: int, chunk: int) -> dict[str, Any]:
+    """The landmark rows (S169), added to ``result`` (the other rows, e.g. read back from the JSON).
+
+    ``landmark``: each long document one vector, the mean of the [SEP] landmarks placed after its chunks of
+    ``chunk`` tokens (``repspace ingest --chunk N --pooling landmark``, windows of 256 holding whole chunks);
+    queries last-token pooled, as a landmark space encodes them (a query of one chunk has one landmark, its
+    closing [SEP]). ``landmark, mean queries``: the same document vectors against the mean-pooled queries the
+    other rows use.
+    """
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.encoders.landmark import landmark_pool
+
+    built = build_long_documents(DATA, per_doc)
+    texts, data = built["texts"], built["data"]
+    enc = get_encoder(ENCODER, max_length=WINDOW)
+    t0 = time.perf_counter()
+    vecs = landmark_pool(enc, texts, chunk_tokens=chunk, window=WINDOW, batch_size=16)
+    seconds = time.perf_counter() - t0
+    owner = np.arange(len(texts))
+    last_q = get_encoder(ENCODER, max_length=WINDOW, pooling="last").encode(list(data.query_texts))
+    mean_q = enc.encode(list(data.query_texts))
+    result["methods"]["landmark"] = score_method(built, last_q, vecs, owner, seconds)[0]
+    result["methods"]["landmark, mean queries"] = score_method(built, mean_q, vecs, owner, seconds)[0]
     return result
 
 
@@ -162,8 +198,16 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=BENCH_DIR / "results" / "long_documents.json")
     parser.add_argument("--per-doc", type=int, default=8)
     parser.add_argument("--chunk", type=int, default=64)
+    parser.add_argument("--only-landmark", action="store_true",
+                        help="Read the other rows back from --json and compute only the landmark rows.")
     args = parser.parse_args()
-    result = evaluate(args.per_doc, args.chunk)
+    if args.only_landmark:
+        result = json.loads(args.json.read_text())
+        if (result["per_doc"], result["chunk"]) != (args.per_doc, args.chunk):
+            raise SystemExit(f"{args.json} holds another set (per-doc {result['per_doc']}, chunk {result['chunk']})")
+    else:
+        result = evaluate(args.per_doc, args.chunk)
+    result = add_landmark(result, args.per_doc, args.chunk)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=2))
     print(markdown(result))

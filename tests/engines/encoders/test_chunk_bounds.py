@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow  # loads MiniLM's tokenizer and model
 def text(stsb_rows: list[tuple[str, str, float]]) -> str:
     """Real sentences with non-ASCII words, a CJK sentence and a paragraph break among them."""
     body = " ".join(row[0] for row in stsb_rows[:12])
-    return "Überblick: Straßenbahnen fahren schnell. 東京は大きい。 " + body + "\n\nNaïve café owners réfléchissent."
+    head = "Überblick: Straßenbahnen fahren schnell. 東京は大きい。 "
+    return head + body + "\n\nNaïve café owners réfléchissent."
 
 
 def _offsets(raw, text: str) -> np.ndarray:
@@ -43,7 +44,8 @@ def test_word_chunks_split_a_word_only_when_it_is_longer_than_the_cap(raw, text)
     n = 5
     for s, e in bounded_chunks(offsets, text, n, "words"):
         if e < len(tokens) and tokens[e].startswith("##"):  # a cut inside a word: the chunk lies inside that word
-            assert e - s == n and text[offsets[s][0]:offsets[e - 1][1]].isalnum()  # (東京は大き: CJK has no spaces)
+            # (東京は大き: CJK writes no spaces, so a run of it is one word)
+            assert e - s == n and text[offsets[s][0]:offsets[e - 1][1]].isalnum()
     naive_inside = sum(tokens[e].startswith("##") for _, e in bounded_chunks(offsets, text, n)[:-1])
     word_inside = sum(tokens[e].startswith("##") for _, e in bounded_chunks(offsets, text, n, "words")[:-1])
     assert naive_inside > 0 and word_inside < naive_inside
