@@ -15,7 +15,8 @@ of each chunk's tokens. :func:`late_chunks` does it with an ``hf-layers`` encode
 4. chunk ``k`` is tokens ``[k N, (k + 1) N)`` (or, with ``chunk_by="words"`` / ``"sentences"``, at most ``N``
    tokens ending at the last word / sentence boundary:
    :func:`~repspace.engines.encoders.chunk_bounds.bounded_chunks`); its vector is the mean of those tokens'
-   states (special tokens excluded), its text ``document[start:end]`` from the first token's start to the last token's end.
+   states (special tokens excluded), its text ``document[start:end]`` from the first token's start to the last
+   token's end.
 
 The window
 ----------
