@@ -16,6 +16,8 @@ Examples
 from repspace.engines import encoders as _encoders
 from repspace.engines.encoders import *  # noqa: F403 - every name of its __all__
 from repspace.engines.encoders.distill import distill_static, read_distill_record
+from repspace.engines.encoders.chunk_bounds import bounded_chunks
+from repspace.engines.encoders.landmark import landmark_pool
 from repspace.engines.encoders.late_chunking import ChunkedDocument, late_chunks
 from repspace.workflows.ingest import (
     FORMATS,
@@ -38,12 +40,14 @@ __all__ = [
     "IngestReport",
     "Records",
     "add_items",
+    "bounded_chunks",
     "detect_format",
     "distill_static",
     "encoder_for_space",
     "ingest_chunks",
     "ingest_file",
     "ingest_records",
+    "landmark_pool",
     "late_chunks",
     "read_distill_record",
     "read_records",
