@@ -11,10 +11,10 @@ from repspace.workflows.ingest._ingest import (
            DEFAULT_ENCODER,
            IngestReport,
            add_items,
-           ingest_file,
            ingest_records,
 )
 from repspace.workflows.ingest.chunks import chunk_records, ingest_chunks
+from repspace.workflows.ingest.files import ingest_file
 from repspace.workflows.ingest.readers import (
            FORMATS,
            Records,
@@ -23,5 +23,5 @@ from repspace.workflows.ingest.readers import (
            read_texts,
 )
 
-__all__ = ["add_items", "chunk_records", "ingest_chunks", "ingest_file", "ingest_records", "IngestReport", "read_records", "Records", "detect_format",
-           "FORMATS", "DEFAULT_ENCODER", "read_texts"]
+__all__ = ["add_items", "chunk_records", "ingest_chunks", "ingest_file", "ingest_records", "IngestReport",
+           "read_records", "Records", "detect_format", "FORMATS", "DEFAULT_ENCODER", "read_texts"]

@@ -67,58 +67,6 @@ class IngestReport:
         return dict(self.__dict__)
 
 
-def ingest_file(
-    store: Store,
-    space: str,
-    path: str | Path,
-    *,
-    text_col: str | None = "text",
-    id_col: str | None = "id",
-    vector_col: str | None = None,
-    meta_cols: list[str] | None = None,
-    ids_path: str | Path | None = None,
-    auto_id: bool = False,
-    chunk: int | None = None,
-    late_chunking: bool = False,
-    chunk_by: str | None = None,
-    **options: Any,
-) -> IngestReport:
-    """Read a file (JSONL, CSV, Parquet, ``.npy``) and ingest it; see :func:`ingest_records`.
-
-    With ``chunk`` each text is stored as chunks of that many tokens, embedded alone or, with
-    ``late_chunking``, pooled from the whole document's token states (``window``, ``overlap`` in ``options``);
-    ``chunk_by`` (``tokens``, ``words``, ``sentences``) says where chunks end; the encoder option
-    ``pooling="landmark"`` with ``chunk`` stores one landmark-pooled vector per document instead; see
-    :func:`repspace.workflows.ingest.ingest_chunks`.
-
-    Examples
-    --------
-    >>> import tempfile, os, numpy as np
-    >>> from repspace import Store
-    >>> d = tempfile.mkdtemp()
-    >>> np.save(os.path.join(d, "v.npy"), np.eye(3, dtype="float32"))
-    >>> r = ingest_file(Store(os.path.join(d, "s.db")), "eye", os.path.join(d, "v.npy"), auto_id=True)
-    >>> r.added, r.encoded
-    (3, 0)
-    """
-    records = read_records(
-        path, text_col=text_col, id_col=id_col, vector_col=vector_col, meta_cols=meta_cols,
-        auto_id=auto_id, ids_path=ids_path,
-    )
-    landmark = (options.get("encoder_options") or {}).get("pooling") == "landmark"
-    for wanted, what in ((late_chunking, "late chunking"), (landmark, "landmark pooling"),
-                         (chunk_by is not None, "--chunk-by")):
-        if wanted and chunk is None:
-            raise InputError(f"{what} needs a chunk size (--chunk N tokens)")
-    if chunk is not None:
-        from repspace.workflows.ingest.chunks import ingest_chunks
-
-        options.pop("commit_every", None)
-        return ingest_chunks(store, space, records, chunk=chunk, late_chunking=late_chunking,
-                             chunk_by=chunk_by or "tokens", **options)
-    return ingest_records(store, space, records, auto_id=auto_id, **options)
-
-
 def ingest_records(
     store: Store,
     space: str,
