@@ -89,7 +89,7 @@ def load_pairs(path: str | Path) -> PairLabels:
     InputError
         If the file is missing or holds no pairs, the header is not
         ``sentence1,sentence2,label``, or a row does not have three fields with
-        a label of 0 or 1 (its line number is given).
+        a label of 0 or 1 or has a blank sentence (its line number is given).
 
     Examples
     --------

@@ -84,7 +84,7 @@ def load_sts(path: str | Path) -> StsPairs:
     ------
     InputError
         If the file is missing, empty, or a row does not have three fields
-        with a numeric third one (the line number is given).
+        with a numeric third one or has a blank sentence (the line number is given).
 
     Examples
     --------
