@@ -28,7 +28,11 @@ MiniLM"), each against the same evaluation without them:
   second transformer: the strict case.
 
 Ratio = anchor seconds / evaluation seconds (1.0 = no overhead); goal >= 0.909,
-i.e. overhead under 10%. ``--cases bootstrap compare`` runs only the named cases
+i.e. overhead under 10%. The two uncertainty cases also record the process's
+CPU seconds of each run (best of N, and their ratio): on a shared machine the
+wall time of a run varies with the load (a whole STS-B run took 7 to 170 s on
+the 2-core machine under a load average of 10), its CPU time far less.
+``--cases bootstrap compare`` runs only the named cases
 and keeps the other rows of ``results/eval.json`` (each new row's note says when it
 ran and under what load).
 """
@@ -36,9 +40,11 @@ ran and under what load).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -57,7 +63,7 @@ SECOND = "static"
 def sizes(quick: bool) -> dict[str, Any]:
     return {"sts_pairs": 150 if quick else None, "queries": 20 if quick else None,
             "documents": 200 if quick else None, "repeats": 2 if quick else 3, "threads": 2,
-            "overhead_repeats": 2 if quick else 5}
+            "overhead_repeats": 2 if quick else 5, "work_repeats": 3 if quick else 10}
 
 
 def _distinct(texts: list[str]) -> list[str]:
@@ -158,6 +164,34 @@ def _figures(report: Any) -> dict[str, Any]:
     return out
 
 
+def _uncertainty_work(report: Any, compare: bool) -> Any:
+    """The work the uncertainty figures add to a run, alone: each result's bootstrap (and the comparisons).
+
+    Timed apart, best of many short calls, it is a share of the plain run that
+    the machine's load hardly moves (the whole runs' wall times it moves a lot).
+    """
+    from repspace.engines.eval.comparisons import compare_results
+    from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval
+
+    results = list(report.results)
+
+    def work() -> None:
+        for res in results:
+            bootstrap_interval(res.units.function, *res.units.arrays, n_resamples=DEFAULT_RESAMPLES, seed=0)
+        if compare:
+            compare_results(results, n_resamples=DEFAULT_RESAMPLES, seed=0)
+
+    return work
+
+
+def _cpu_timed(fn: Any, sink: list[float]) -> Any:
+    """``fn()``, appending the CPU seconds of this process (all its threads) it took to ``sink``."""
+    t0 = time.process_time()
+    value = fn()
+    sink.append(time.process_time() - t0)
+    return value
+
+
 def _key(row: dict[str, Any]) -> str:
     """A stored row's case key (rows written before keys existed are told apart by their label)."""
     if "key" in row:
@@ -181,7 +215,7 @@ def _merge(rows: list[dict[str, Any]], details: dict[str, Any], keys: list[str])
     kept = {_key(r): r for r in doc["results"] if _key(r) not in new}
     doc["results"] = [new.get(k) or kept[k] for k in CASES if k in new or k in kept]
     doc["details"] = {**doc.get("details", {}), **details}
-    doc["params"]["overhead_repeats"] = sizes(False)["overhead_repeats"]
+    doc["params"].update({k: sizes(False)[k] for k in ("overhead_repeats", "work_repeats")})
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
 
@@ -205,16 +239,33 @@ def run(quick: bool = False, cases: list[str] | None = None) -> Path:
     for key, case, ours, anchor, anchor_name in [t for t in todo if t[0] in keys]:
         c.log(f"eval: {key}")
         load = list(os.getloadavg())
-        if key in ("bootstrap", "compare"):  # warm: a first run pays for loading the second model
+        overhead = key in ("bootstrap", "compare")
+        if overhead:  # warm: a first run pays for loading the second model
             ours()
-        repeats = p["overhead_repeats"] if key in ("bootstrap", "compare") else p["repeats"]
-        times = c.alternate({"repspace": ours, "anchor": anchor}, repeats)
+        cpu: dict[str, list[float]] = {"repspace": [], "anchor": []}
+        fns = {"repspace": ours, "anchor": anchor}
+        if overhead:  # also the process's CPU seconds: on a shared machine they move far less than the wall time
+            fns = {name: functools.partial(_cpu_timed, fn, cpu[name]) for name, fn in fns.items()}
+        times = c.alternate(fns, p["overhead_repeats"] if overhead else p["repeats"])
         r, a = c.best(times["repspace"]), c.best(times["anchor"])
-        found = _figures(ours())
-        extra = {"note": _stamp(load)} if cases and not quick else {}
+        report = ours()
+        found = _figures(report)
+        notes = []
+        if overhead:
+            rc, ac = c.best(cpu["repspace"]), c.best(cpu["anchor"])
+            work = c.best(c.alternate({"work": _uncertainty_work(report, key == "compare")},
+                                      p["work_repeats"])["work"])
+            found.update(cpu_s=round(rc, 3), anchor_cpu_s=round(ac, 3), cpu_ratio=round(ac / rc, 3),
+                         uncertainty_s=round(work, 4), uncertainty_ratio=round(a / (a + work), 4))
+            notes.append(f"CPU seconds (best): {rc:.2f} against {ac:.2f}, ratio {ac / rc:.3f}; the uncertainty work "
+                         f"alone {work:.3f} s (best of {p['work_repeats']}): {100 * work / a:.1f}% of the best plain "
+                         f"run, ratio {a / (a + work):.3f}")
+        if cases and not quick:
+            notes.append(_stamp(load))
+        extra = {"note": "; ".join(notes)} if notes else {}
         results.append(c.row(f"eval {case}", r, "s", anchor_name, a, a / r, GOAL, overhead=r / a - 1, key=key,
                              **found, **extra))
-        details[key] = {"times_s": times}
+        details[key] = {"times_s": times, **({"cpu_s": cpu} if overhead else {})}
     shutil.rmtree(c.work_dir("eval"), ignore_errors=True)
     if cases and not quick and (c.RESULTS / f"{NAME}.json").exists():
         return _merge(results, details, keys)
