@@ -146,7 +146,7 @@ def _difference(ours: float, theirs: float, float32: bool = False) -> str:
     d = abs(ours - theirs)
     if d < 1e-9:
         return "< 1e-9"
-    return f"{d:.0e}" + (" (mteb's cosines are float32)" if float32 else "")
+    return f"{d:.0e}".replace("e-0", "e-") + (" (mteb's cosines are float32)" if float32 else "")
 
 
 def _rows(res: dict[str, Any]) -> list[list[str]]:
