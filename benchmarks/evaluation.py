@@ -19,6 +19,11 @@ registry:
   MiniLM and the static model2vec model on STS-B and Cranfield, query-time
   hubness reduction on Cranfield, and transforms of the whole GloVe vocabulary
   on word similarity, each with the hubness (k = 10) of the vectors scored;
+* the sections measured by their own modules (:data:`PARTS`; ``--only mined``,
+  ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``): reranking,
+  bitext and summarization against mteb's evaluators, per-model similarity
+  thresholds, EvalRank and WEAT, MTEB's classification/clustering protocol,
+  robustness to perturbations;
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -140,7 +145,37 @@ def measure(quick: bool) -> dict[str, Any]:
     out.update(measure_repairs(quick, tasks, glove=(words, vectors)))
     out.update(measure_upgrade(quick, tasks["retrieval"]))
     out.update(measure_learn(quick))
+    out.update(measure_parts(quick))
     return out
+
+
+#: The sections measured by their own modules (each runnable alone, and with ``--only NAME``): name -> module,
+#: in the order of EVALUATION.md.
+PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
+         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness"}
+
+
+def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:
+    """The sections of :data:`PARTS` (``names``: these only), each its module's ``measure(quick)``."""
+    import importlib
+
+    out = {}
+    for name in names or PARTS:
+        c.log(f"evaluation: {name}")
+        t0 = time.perf_counter()
+        out[name] = importlib.import_module(PARTS[name]).measure(quick)
+        out[name]["evaluation_seconds"] = round(time.perf_counter() - t0, 1)
+    return {"parts": out}
+
+
+def _render_parts(res: dict[str, Any]) -> list[str]:
+    import importlib
+
+    lines: list[str] = []
+    for name, module in PARTS.items():
+        if name in res:
+            lines += ["", *importlib.import_module(module).render(res[name])]
+    return lines
 
 
 #: The learn evaluations (one script each, runnable alone): module name -> heading.
@@ -551,6 +586,8 @@ def render(res: dict[str, Any], machine: dict[str, Any]) -> str:
         lines += _render_upgrade(res["upgrade"])
     if "learn" in res:
         lines += _render_learn(res["learn"])
+    if "parts" in res:
+        lines += _render_parts(res["parts"])
     return "\n".join(lines)
 
 
@@ -609,16 +646,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn"],
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
     args = ap.parse_args(argv)
     if args.only:
         folder = c.QUICK_RESULTS if args.quick else c.RESULTS
         path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
-        part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
-                "upgrade": measure_upgrade, "learn": measure_learn}[args.only]
-        doc["evaluation"].update(part(args.quick))
+        if args.only in PARTS:  # one section of the parts: the others stay as stored
+            parts = doc["evaluation"].setdefault("parts", {})
+            parts.update(measure_parts(args.quick, [args.only])["parts"])
+        else:
+            part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
+                    "upgrade": measure_upgrade, "learn": measure_learn}[args.only]
+            doc["evaluation"].update(part(args.quick))
         path.write_text(json.dumps(doc, indent=1) + "\n")
         if args.quick:
             (folder / "EVALUATION.md").write_text(render(doc["evaluation"], doc["machine"]) + "\n")

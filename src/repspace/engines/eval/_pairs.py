@@ -29,10 +29,12 @@ def read_pair_rows(rows: Iterable[tuple[int, list[str]]], path: Path, what: str,
 
     ``value(third field, "path:line")`` reads the value or raises; a row
     without ``n_fields`` fields is an error naming ``fields`` (``sentence1,sentence2,score``),
-    and a file without a pair one naming ``what`` (``STS file``). Fields after
-    the third (further columns a header names, such as a ``genre`` that
+    a blank text one naming its column (an empty side would be embedded as if it
+    were a sentence and scored), and a file without a pair one naming ``what`` (``STS file``).
+    Fields after the third (further columns a header names, such as a ``genre`` that
     ``--by`` splits on) are not read here.
     """
+    names = fields.replace(",", " ").split()
     first: list[str] = []
     second: list[str] = []
     values: list[Any] = []
@@ -42,6 +44,9 @@ def read_pair_rows(rows: Iterable[tuple[int, list[str]]], path: Path, what: str,
         if len(row) != n_fields:
             raise InputError(f"{path}:{line}: expected {n_fields} fields ({fields}), got {len(row)}")
         values.append(value(row[2], f"{path}:{line}"))
+        for name, text in zip(names, row[:2]):
+            if not text.strip():
+                raise InputError(f"{path}:{line}: {name} is empty (each pair needs both texts)")
         first.append(row[0])
         second.append(row[1])
     if not values:

@@ -103,6 +103,9 @@ def _one_file(path: Path) -> tuple[list[str], list[str]]:
     for line, row in rows:
         if len(row) != 2:
             raise InputError(f"{path}:{line}: expected 2 fields (sentence1, sentence2), got {len(row)}")
+        for name, text in zip(("sentence1", "sentence2"), row):
+            if not text.strip():
+                raise InputError(f"{path}:{line}: {name} is empty (each sentence is matched with its translation)")
         first.append(row[0])
         second.append(row[1])
     if not first:
@@ -144,8 +147,8 @@ def load_bitext(path: str | Path, second: str | Path | None = None) -> BitextPai
     Raises
     ------
     InputError
-        If a file is missing or empty, a row has other than 2 fields, a line
-        of a two-file pair is empty, or the two files hold different numbers
+        If a file is missing or empty, a row has other than 2 fields or a blank
+        one, a line of a two-file pair is empty, or the two files hold different numbers
         of lines.
 
     Examples

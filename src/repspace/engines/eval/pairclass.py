@@ -93,7 +93,8 @@ def load_pairs(path: str | Path) -> PairLabels:
     InputError
         If the file is missing or holds no pairs, the header does not start with
         ``sentence1,sentence2,label``, or a row does not have three fields (as many
-        as the header names) with a label of 0 or 1 (its line number is given).
+        as the header names) with a label of 0 or 1 or has a blank sentence (its line
+        number is given).
 
     Examples
     --------

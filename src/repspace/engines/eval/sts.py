@@ -88,7 +88,8 @@ def load_sts(path: str | Path) -> StsPairs:
     ------
     InputError
         If the file is missing, empty, or a row does not have three fields
-        (as many as the header names) with a numeric third one (the line number is given).
+        (as many as the header names) with a numeric third one or has a blank sentence
+        (the line number is given).
 
     Examples
     --------

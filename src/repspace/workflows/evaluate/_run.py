@@ -289,7 +289,9 @@ def _run_one(task: str, subject: Subject, data: Any, *, codec: Any, index: str |
         elif data is None:
             raise InputError(f"{task} needs a labelled file, or --space with --label-field")
         else:
-            result = fn(encode, data.labels, texts=data.texts, codec=codec)
+            # named after the file, as every file task is: two data sets' results never share a name (an MTEB
+            # results file, a saved result's task)
+            result = fn(encode, data.labels, texts=data.texts, codec=codec, name=f"{task}:{data.name}")
     if task == "retrieval" and subject.space is not None:
         result = result.with_info(documents_from_space=from_space)
     if rows is not None:  # the fit (and its encoding) happened before the task's own clock started
