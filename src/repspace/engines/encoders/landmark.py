@@ -137,7 +137,7 @@ def landmark_pool(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, 
     """
     import torch
 
-    from repspace.engines.encoders.late_chunking import _layout, _tokenize, default_window
+    from repspace.engines.encoders.late_chunking import _layout, default_window, token_offsets
     from repspace.engines.encoders.tokens import _as_hf_layers
 
     enc = _as_hf_layers(encoder)
@@ -157,7 +157,7 @@ def landmark_pool(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, 
                     window=size)
     jobs: list[tuple[int, list[int], list[int]]] = []
     for d, text in enumerate(items):
-        ids, offsets = _tokenize(tok, text)
+        ids, offsets = token_offsets(tok, text)
         spans = bounded_chunks(offsets, text, chunk_tokens, chunk_by)
         for seq, marks in landmark_inputs(ids, spans, before=lay.before, after=lay.after, landmark=mark,
                                           window=size):

@@ -51,8 +51,8 @@ from repspace.core.progress import Progress, Tally
 from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
 from repspace.engines.encoders.chunk_bounds import CHUNK_BY, bounded_chunks
 
-__all__ = ["ChunkedDocument", "chunk_spans", "default_window", "late_chunks", "token_chunks", "token_windows",
-           "window_owners"]
+__all__ = ["ChunkedDocument", "chunk_spans", "default_window", "late_chunks", "token_chunks", "token_offsets",
+           "token_windows", "window_owners"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -211,7 +211,13 @@ def _check_options(encoder: Any, chunk_tokens: int, window: int | None, overlap:
     return content, overlap
 
 
-def _tokenize(tokenizer: Any, text: str) -> tuple[list[int], np.ndarray]:
+def token_offsets(tokenizer: Any, text: str) -> tuple[list[int], np.ndarray]:
+    """A text's token ids without special tokens and each token's ``(start, end)`` character offsets.
+
+    Chunk boundaries and chunk metadata are character spans of the text, so
+    every chunking path (late, separate, landmark) reads tokens through this
+    one call; it needs a fast (Rust) tokenizer, the one kind that reports offsets.
+    """
     if not getattr(tokenizer, "is_fast", False):
         raise InputError("late chunking needs a fast tokenizer (character offsets); this model has none")
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
@@ -285,7 +291,7 @@ def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, wi
     index = enc.layer_index if layer is None else enc.resolve_layer(layer)
     loaded = enc.loaded
     tok, lay = loaded.tokenizer, _layout(loaded.tokenizer)
-    tokens = [_tokenize(tok, text) for text in items]
+    tokens = [token_offsets(tok, text) for text in items]
     owners, jobs = [], []
     for d, (ids, _) in enumerate(tokens):
         windows = token_windows(len(ids), content, overlap)
@@ -354,7 +360,7 @@ def chunk_spans(encoder: Any, text: str, chunk_tokens: int, chunk_by: str = "tok
 
     check_scalar(chunk_tokens, "chunk size", int, low=1)
     if isinstance(encoder, HFLayersEncoder):
-        offsets = _tokenize(encoder.loaded.tokenizer, text)[1]
+        offsets = token_offsets(encoder.loaded.tokenizer, text)[1]
     else:
         offsets = np.array([m.span() for m in re.finditer(r"\S+", text)], dtype=np.int64).reshape(-1, 2)
     spans = bounded_chunks(offsets, text, chunk_tokens, chunk_by)

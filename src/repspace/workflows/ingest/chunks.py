@@ -166,7 +166,7 @@ def _ingest_landmark(store: Store, space: str, records: Records, enc: Any, chunk
                      progress: Progress | None, settings: dict[str, Any]) -> IngestReport:
     from repspace.engines.encoders.chunk_bounds import bounded_chunks
     from repspace.engines.encoders.landmark import landmark_pool
-    from repspace.engines.encoders.late_chunking import _tokenize, default_window
+    from repspace.engines.encoders.late_chunking import default_window, token_offsets
 
     t0 = time.perf_counter()
     _check_token_encoder(store, space, enc, "landmark pooling")
@@ -177,7 +177,7 @@ def _ingest_landmark(store: Store, space: str, records: Records, enc: Any, chunk
                             progress=progress)
     enc_s = time.perf_counter() - t0
     tok = enc.loaded.tokenizer
-    n_chunks = [len(bounded_chunks(_tokenize(tok, t)[1], t, chunk, chunk_by)) for t in texts]
+    n_chunks = [len(bounded_chunks(token_offsets(tok, t)[1], t, chunk, chunk_by)) for t in texts]
     if not any(n_chunks):
         raise InputError(f"{records.source}: the documents have no tokens to chunk")
     metas = [{**(m or {}), "chunks": n} for m, n in zip(records.metadata, n_chunks, strict=True)]
