@@ -10,29 +10,11 @@ from repspace.core.errors import InputError
 from repspace.engines.eval.fewshot import few_shot, parse_counts, sample_shots
 from repspace.engines.eval.labels import LabelledTexts, classification
 
-pytestmark = pytest.mark.numerics  # compares floats with scikit-learn's
+pytestmark = [pytest.mark.numerics, pytest.mark.usefixtures("one_blas_thread")]  # compares floats with scikit-learn's
 
 
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(scope="module")
-def digits():
-    """scikit-learn's bundled digits (1,797 images, 10 classes), split in halves: even rows train, odd rows test."""
-    from sklearn.datasets import load_digits
-
-    x, y = load_digits(return_X_y=True)
-    x = x.astype(np.float32)
-    return x[0::2], y[0::2], x[1::2], y[1::2]
-
-
-def test_the_sampler_draws_exactly_k_of_each_class_without_repeats_and_is_seeded(digits):
-    _, y, _, _ = digits
+def test_the_sampler_draws_exactly_k_of_each_class_without_repeats_and_is_seeded(digit_halves):
+    _, y, _, _ = digit_halves
     for k in (1, 4, 16):
         rows = sample_shots(y, k, seed=(0, k, 3))
         assert len(set(rows.tolist())) == len(rows) == 10 * k
@@ -41,11 +23,11 @@ def test_the_sampler_draws_exactly_k_of_each_class_without_repeats_and_is_seeded
         assert not np.array_equal(rows, sample_shots(y, k, seed=(0, k, 4)))
 
 
-def test_each_k_shot_probe_is_logistic_regression_fitted_on_the_drawn_rows(digits):
+def test_each_k_shot_probe_is_logistic_regression_fitted_on_the_drawn_rows(digit_halves):
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
 
-    x_tr, y_tr, x_te, y_te = digits
+    x_tr, y_tr, x_te, y_te = digit_halves
     rows_4, rows_all = few_shot(x_te, y_te, train=(x_tr, y_tr), shots=4, draws=3, seed=7, bootstrap=0)
     acc, f1 = [], []
     for j in range(3):
@@ -64,12 +46,12 @@ def test_each_k_shot_probe_is_logistic_regression_fitted_on_the_drawn_rows(digit
     assert rows_4.info["n_shots_items"] == 40 and rows_all.info["shots"] == "all"
 
 
-def test_the_probe_on_every_label_is_the_classification_tasks_probe(digits):
+def test_the_probe_on_every_label_is_the_classification_tasks_probe(digit_halves):
     """classification(folds=2) fits the probe on one fold and scores the other; the full few-shot row on the same
     two splits gives the same two accuracies (floating-point noise of the mean only)."""
     from sklearn.model_selection import StratifiedKFold
 
-    x, y = np.vstack([digits[0], digits[2]]), np.concatenate([digits[1], digits[3]])
+    x, y = np.vstack([digit_halves[0], digit_halves[2]]), np.concatenate([digit_halves[1], digit_halves[3]])
     reference = classification(x, y, folds=2, seed=3, bootstrap=0)
     ours = []
     for train, test in StratifiedKFold(n_splits=2, shuffle=True, random_state=3).split(x, y):
@@ -78,8 +60,8 @@ def test_the_probe_on_every_label_is_the_classification_tasks_probe(digits):
     assert np.mean(ours) == pytest.approx(reference.main_score, abs=1e-12)
 
 
-def test_the_interval_resamples_the_test_items_and_holds_the_score(digits):
-    x_tr, y_tr, x_te, y_te = digits
+def test_the_interval_resamples_the_test_items_and_holds_the_score(digit_halves):
+    x_tr, y_tr, x_te, y_te = digit_halves
     for r in few_shot(x_te, y_te, train=(x_tr, y_tr), shots="1,16", draws=4, bootstrap=300, seed=1):
         assert r.interval is not None and r.interval.n_resamples == 300
         assert r.interval.low <= r.main_score <= r.interval.high
@@ -97,8 +79,8 @@ def test_labelled_texts_with_an_encoder_name_the_tasks_after_the_data():
     assert [r.main_score for r in rows] == [1.0, 1.0, 1.0]
 
 
-def test_bad_input_is_refused_before_any_fit(digits):
-    x_tr, y_tr, x_te, y_te = digits
+def test_bad_input_is_refused_before_any_fit(digit_halves):
+    x_tr, y_tr, x_te, y_te = digit_halves
     with pytest.raises(InputError, match="needs a training split"):
         few_shot(x_te, y_te, train=None)
     with pytest.raises(InputError, match="the training split's labels hold 1 class"):

@@ -12,25 +12,7 @@ import pytest
 from repspace.core.errors import InputError
 from repspace.engines.eval.knn_classify import knn_classification, knn_predict
 
-pytestmark = pytest.mark.numerics  # compares floats with scikit-learn's
-
-
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
-
-
-@pytest.fixture(scope="module")
-def digits():
-    """scikit-learn's bundled digits, even rows the labelled training split, odd rows the test split."""
-    from sklearn.datasets import load_digits
-
-    x, y = load_digits(return_X_y=True)
-    x = x.astype(np.float32)
-    return x[0::2], y[0::2], x[1::2], y[1::2]
+pytestmark = [pytest.mark.numerics, pytest.mark.usefixtures("one_blas_thread")]  # compares floats with scikit-learn's
 
 
 def _miners_vote(x_train, y_train, x_test, k, metric):
@@ -45,10 +27,10 @@ def _miners_vote(x_train, y_train, x_test, k, metric):
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
 @pytest.mark.parametrize("k", [1, 5, 10])
-def test_majority_vote_is_sklearns_uniform_vote_and_miners_on_ties(digits, metric, k):
+def test_majority_vote_is_sklearns_uniform_vote_and_miners_on_ties(digit_halves, metric, k):
     from sklearn.neighbors import KNeighborsClassifier
 
-    x_tr, y_tr, x_te, _ = digits
+    x_tr, y_tr, x_te, _ = digit_halves
     pred, tied = knn_predict(x_tr, y_tr, x_te, k, metric=metric, return_ties=True)
     sk = KNeighborsClassifier(n_neighbors=k, metric=metric, algorithm="brute").fit(x_tr, y_tr).predict(x_te)
     assert np.array_equal(pred[~tied], sk[~tied])
@@ -58,10 +40,10 @@ def test_majority_vote_is_sklearns_uniform_vote_and_miners_on_ties(digits, metri
 
 
 @pytest.mark.parametrize("metric", ["cosine", "euclidean"])
-def test_distance_vote_is_sklearns_distance_weights(digits, metric):
+def test_distance_vote_is_sklearns_distance_weights(digit_halves, metric):
     from sklearn.neighbors import KNeighborsClassifier
 
-    x_tr, y_tr, x_te, _ = digits
+    x_tr, y_tr, x_te, _ = digit_halves
     for k in (5, 10):
         sk = KNeighborsClassifier(n_neighbors=k, metric=metric, weights="distance", algorithm="brute")
         assert np.array_equal(knn_predict(x_tr, y_tr, x_te, k, metric=metric, vote="distance"),
@@ -79,10 +61,10 @@ def test_a_tie_goes_to_the_nearest_where_sklearn_takes_the_smallest_class():
     assert knn_predict(x, np.array([1, 0, 0]), np.array([[1.0]]), 3, metric="euclidean", vote="distance") == [0]
 
 
-def test_scores_are_sklearns_metrics_of_the_predictions_with_intervals_over_test_items(digits):
+def test_scores_are_sklearns_metrics_of_the_predictions_with_intervals_over_test_items(digit_halves):
     from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
-    x_tr, y_tr, x_te, y_te = digits
+    x_tr, y_tr, x_te, y_te = digit_halves
     results = knn_classification(x_te, y_te, train=(x_tr, y_tr), ks="1,5", bootstrap=300, seed=2)
     assert [r.task_name for r in results] == ["knn-1", "knn-5"]
     for r, k in zip(results, (1, 5), strict=True):
@@ -98,19 +80,19 @@ def test_scores_are_sklearns_metrics_of_the_predictions_with_intervals_over_test
         assert (r.info["k"], r.info["metric"], r.info["vote"], r.info["n_train"]) == (k, "cosine", "majority", 899)
 
 
-def test_a_class_never_predicted_scores_zero_f1_as_sklearn(digits):
+def test_a_class_never_predicted_scores_zero_f1_as_sklearn(digit_halves):
     """The bootstrap's macro F1 is written out with bincount; scikit-learn's, on predictions that miss classes."""
     from sklearn.metrics import f1_score
 
-    x_tr, y_tr, x_te, y_te = digits
+    x_tr, y_tr, x_te, y_te = digit_halves
     keep = y_tr < 5  # the training split knows 5 of the 10 classes: the others are never predicted
     (r,) = knn_classification(x_te, y_te, train=(x_tr[keep], y_tr[keep]), ks=3, bootstrap=0)
     pred = knn_predict(x_tr[keep], y_tr[keep], x_te, 3)
     assert r.scores["f1_macro"] == pytest.approx(f1_score(y_te, pred, average="macro", zero_division=0), abs=1e-12)
 
 
-def test_bad_input_is_one_error(digits):
-    x_tr, y_tr, x_te, y_te = digits
+def test_bad_input_is_one_error(digit_halves):
+    x_tr, y_tr, x_te, y_te = digit_halves
     with pytest.raises(InputError, match="needs a training split"):
         knn_classification(x_te, y_te, train=None)
     with pytest.raises(InputError, match="1 class"):

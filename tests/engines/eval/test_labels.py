@@ -17,16 +17,8 @@ from repspace.engines.eval.labels import (
     load_labelled,
 )
 
-pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
-
-
-@pytest.fixture(autouse=True)
-def _one_blas_thread():
-    """One BLAS thread: on a busy 2-core runner, threaded BLAS makes these tiny fits ~15x slower."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+# numerics: rerun by `make test-portable` (see pyproject.toml's markers)
+pytestmark = [pytest.mark.numerics, pytest.mark.usefixtures("one_blas_thread")]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +27,6 @@ def digits():
 
     x, y = load_digits(return_X_y=True)
     return x.astype(np.float32), y
-
-
 
 
 # --------------------------------------------------------------------------- loader
