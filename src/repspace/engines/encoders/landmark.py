@@ -37,7 +37,7 @@ import numpy as np
 from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress, Tally
-from repspace.engines.encoders._batches import check_batch_size, check_texts, encoding_errors
+from repspace.engines.encoders._batches import check_batch_size, check_texts
 from repspace.engines.encoders.chunk_bounds import CHUNK_BY, bounded_chunks
 
 __all__ = ["landmark_id", "landmark_inputs", "landmark_pool"]
@@ -137,7 +137,7 @@ def landmark_pool(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, 
     """
     import torch
 
-    from repspace.engines.encoders.late_chunking import _layout, default_window, token_offsets
+    from repspace.engines.encoders.late_chunking import _layout, _padded_states, default_window, token_offsets
     from repspace.engines.encoders.tokens import _as_hf_layers
 
     enc = _as_hf_layers(encoder)
@@ -168,18 +168,10 @@ def landmark_pool(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, 
     tick = Tally(progress, "encode", len(items))
     tick(int(np.sum(left == 0)))
     order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][1]))
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     with torch.inference_mode():
         for s in range(0, len(order), batch_size):
             batch = [jobs[i] for i in order[s:s + batch_size]]
-            width = max(len(j[1]) for j in batch)
-            ids_t = torch.tensor([j[1] + [pad] * (width - len(j[1])) for j in batch])
-            mask = torch.tensor([[1] * len(j[1]) + [0] * (width - len(j[1])) for j in batch])
-            inputs = {"input_ids": ids_t, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids_t)}
-            inputs = {k: v for k, v in inputs.items() if loaded.input_names is None or k in loaded.input_names}
-            with encoding_errors(enc.spec):
-                hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states[index]
-            hidden = hidden.float().numpy()
+            hidden = _padded_states(loaded, enc.spec, [j[1] for j in batch], index)
             done = 0
             for row, (d, _, marks) in enumerate(batch):
                 sums[d] += hidden[row, marks].astype(np.float64).sum(axis=0)

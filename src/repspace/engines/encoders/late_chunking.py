@@ -224,6 +224,23 @@ def token_offsets(tokenizer: Any, text: str) -> tuple[list[int], np.ndarray]:
     return list(enc["input_ids"]), np.asarray(enc["offset_mapping"], dtype=np.int64).reshape(-1, 2)
 
 
+
+def _padded_states(loaded: Any, spec: str, rows: list[list[int]], index: int) -> np.ndarray:
+    """One forward pass over token-id rows (right-padded to the longest, masked): layer ``index``'s states,
+    ``(len(rows), width, dim)`` float32. The caller holds ``torch.inference_mode``."""
+    import torch
+
+    tok = loaded.tokenizer
+    width = max(len(r) for r in rows)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    ids_t = torch.tensor([r + [pad] * (width - len(r)) for r in rows])
+    mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rows])
+    inputs = {"input_ids": ids_t, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids_t)}
+    inputs = {k: v for k, v in inputs.items() if loaded.input_names is None or k in loaded.input_names}
+    with encoding_errors(spec):
+        hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states[index]
+    return hidden.float().numpy()
+
 def _window_batches(jobs: list[tuple[int, int, list[int]]], batch_size: int) -> Iterator[list[tuple[int, int,
                                                                                                      list[int]]]]:
     order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][2]))
@@ -302,15 +319,7 @@ def late_chunks(encoder: Any, documents: Sequence[str], *, chunk_tokens: int, wi
     tick = Tally(progress, "encode", len(items))
     with torch.inference_mode():
         for batch in _window_batches(jobs, batch_size):
-            width = max(len(j[2]) for j in batch)
-            pad = tok.pad_token_id if tok.pad_token_id is not None else 0
-            ids_t = torch.tensor([j[2] + [pad] * (width - len(j[2])) for j in batch])
-            mask = torch.tensor([[1] * len(j[2]) + [0] * (width - len(j[2])) for j in batch])
-            inputs = {"input_ids": ids_t, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids_t)}
-            inputs = {k: v for k, v in inputs.items() if loaded.input_names is None or k in loaded.input_names}
-            with encoding_errors(enc.spec):
-                hidden = loaded.model(**inputs, output_hidden_states=True, return_dict=True).hidden_states[index]
-            hidden = hidden.float().numpy()
+            hidden = _padded_states(loaded, enc.spec, [j[2] for j in batch], index)
             done = 0
             for row, (d, w, _) in enumerate(batch):
                 owner, windows = owners[d]
