@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -21,22 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _browser import chromium, require_chromium
 from _eval_results import HOSTILE_NAME, hostile, read, repspace, sts_results, with_parts
 
-CHROMIUM = "/usr/bin/chromium"
-#: Headless chromium, nothing fetched from outside (the page needs nothing).
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1100, "height": 900}
 REPO = Path(__file__).resolve().parents[3]
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 if __name__ != "__main__":
-    if not Path(CHROMIUM).exists() and os.environ.get("CI"):  # CI's `make test` installs it: never skip there
-        pytest.fail(f"{CHROMIUM} is missing in CI (`make browser` should have installed it)", pytrace=False)
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (Debian's chromium package; `make browser` installs it)",
-                    allow_module_level=True)
+    require_chromium()
     pytestmark = pytest.mark.slow
 
 
@@ -58,12 +50,8 @@ def page_file(tmp_path_factory, sts_eval_results: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -118,17 +106,13 @@ def test_a_screenshot_is_drawn(opened, tmp_path):
 
 def screenshot(out: Path = REPO / "docs" / "eval-report.png") -> Path:
     """Write the page's full-height screenshot (1100 px wide) to ``out``; builds the results in a temporary folder."""
-    from playwright.sync_api import sync_playwright
-
     with tempfile.TemporaryDirectory() as tmp:
         page_file = write_report(sts_results(SHARED_DATA, Path(tmp)), Path(tmp))
-        with sync_playwright() as p:
-            b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        with chromium() as b:
             page = b.new_page(viewport=VIEWPORT)
             page.goto(page_file.as_uri())
             out.parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(out), full_page=True)
-            b.close()
     return out
 
 

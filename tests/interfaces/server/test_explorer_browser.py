@@ -16,7 +16,6 @@ screenshot docs/explorer.png (:func:`screenshot`; tests/ on the path, as pytest'
 from __future__ import annotations
 
 import io
-import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -26,23 +25,15 @@ from typing import Any
 import httpx
 import numpy as np
 import pytest
+from _browser import chromium, require_chromium
 
-CHROMIUM = "/usr/bin/chromium"
-#: Headless chromium with software WebGL (SwiftShader through ANGLE), nothing fetched from outside.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--use-angle=swiftshader", "--enable-unsafe-swiftshader"]
 N_WORDS = 1500
 N_PHRASES = 200
 VIEWPORT = {"width": 1280, "height": 800}
 REPO = Path(__file__).resolve().parents[3]
 
 if __name__ != "__main__":
-    if not Path(CHROMIUM).exists() and os.environ.get("CI"):  # CI's `make test` installs it: never skip there
-        pytest.fail(f"{CHROMIUM} is missing in CI (`make browser` should have installed it)", pytrace=False)
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (Debian's chromium package; `make browser` installs it)",
-                    allow_module_level=True)
+    require_chromium()
     pytestmark = pytest.mark.slow
 
 
@@ -175,12 +166,8 @@ def server(tmp_path_factory) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
@@ -462,15 +449,13 @@ def screenshot(out: Path = REPO / "docs" / "explorer.png") -> Path:
     """Write a 1280x800 screenshot of the explorer: two spaces side by side, coloured by neighbourhood
     Jaccard, a search highlighted and the moved-items table open. Builds its own store in a temporary folder."""
     from _http_server import Server
-    from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "s.db"
         build_store(path)
         server = Server(path)
         try:
-            with sync_playwright() as p:
-                b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+            with chromium() as b:
                 page = Page(b, f"{server.url}/?space=words&b=words-rot&colour=compare:jaccard")
                 page.wait("s.movedRows > 0")
                 page.page.select_option("#mode", "id")
@@ -481,7 +466,6 @@ def screenshot(out: Path = REPO / "docs" / "explorer.png") -> Path:
                 page.page.wait_for_timeout(300)
                 out.parent.mkdir(parents=True, exist_ok=True)
                 page.page.screenshot(path=str(out))
-                b.close()
         finally:
             server.stop()
     return out
