@@ -228,6 +228,8 @@ def summary(docs: list[dict[str, Any]]) -> list[str]:
 def load_results(results: Path = RESULTS) -> list[dict[str, Any]]:
     docs = {p.stem: json.loads(p.read_text()) for p in sorted(results.glob("*.json"))}
     docs.pop("evaluation", None)  # quality, not speed: benchmarks/evaluation.py renders it into EVALUATION.md
+    # the other quality records beside them (eval_fewshot.py, eval_long_documents.py ...) are not benchmark runs
+    docs = {n: d for n, d in docs.items() if isinstance(d, dict) and "benchmark" in d and "results" in d}
     return [docs[n] for n in ORDER if n in docs] + [d for n, d in docs.items() if n not in ORDER]
 
 
