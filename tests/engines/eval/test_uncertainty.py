@@ -38,6 +38,39 @@ def test_spearman_statistic_is_scipys_spearmanr_row_by_row_with_ties():
     assert math.isnan(float(spearman_statistic(np.ones(5), np.arange(5.0))))  # undefined, not an error
 
 
+def _ranked_each_draw(x, y, axis=-1):
+    """Spearman ranking every draw with scipy: the same statistic without the counting fast path."""
+    return spearman_statistic(x, y, axis=axis)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spearman_ranked_by_counting_gives_scipys_interval_and_comparison_to_1e_12(seed):
+    rng = np.random.default_rng(seed)
+    n = 257
+    gold = np.round(rng.uniform(0, 5, n) * 5) / 5  # many ties
+    a = np.round(gold + rng.normal(0, 1.0, n), 1)  # ties on the model side too
+    b = gold + rng.normal(0, 2.0, n)
+    fast = bootstrap_interval(spearman_statistic, gold, a, n_resamples=300, seed=seed)
+    slow = bootstrap_interval(_ranked_each_draw, gold, a, n_resamples=300, seed=seed)
+    assert fast.n_resamples == slow.n_resamples == 300
+    assert fast.low == pytest.approx(slow.low, abs=1e-12) and fast.high == pytest.approx(slow.high, abs=1e-12)
+    ra, rb = stats.rankdata(a), stats.rankdata(b)
+    fast_c = paired_comparison(spearman_statistic, (gold, ra), (gold, rb), n_resamples=300, seed=seed)
+    slow_c = paired_comparison(_ranked_each_draw, (gold, ra), (gold, rb), n_resamples=300, seed=seed)
+    assert fast_c.p_value == slow_c.p_value
+    assert fast_c.ci_low == pytest.approx(slow_c.ci_low, abs=1e-12)
+    assert fast_c.ci_high == pytest.approx(slow_c.ci_high, abs=1e-12)
+
+
+def test_spearman_with_a_missing_value_is_ranked_as_scipy_ranks_it():
+    rng = np.random.default_rng(8)
+    gold, pred = rng.normal(size=60), rng.normal(size=60)
+    pred[3], gold[5] = np.nan, np.inf
+    fast = bootstrap_interval(spearman_statistic, gold, pred, n_resamples=200)
+    slow = bootstrap_interval(_ranked_each_draw, gold, pred, n_resamples=200)
+    assert fast == slow and 0 < fast.n_resamples < 200  # draws holding the NaN are undefined, left out
+
+
 # ---------------------------------------------------------------------------- bootstrap intervals
 
 
