@@ -37,6 +37,18 @@ def lee_path() -> Path:
     return gensim_data("lee_background.cor")
 
 
+@pytest.fixture(scope="session")
+def stsb_dev_sentence1(shared_data: Path) -> list[str]:
+    """Every ``sentence1`` of STS-B dev, in file order (``stsb-en-dev.csv``: no header, ``sentence1,sentence2,score``)."""
+    import csv
+
+    path = shared_data / "stsb" / "stsb-en-dev.csv"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (STS-B is part of ../shared/data in CI)")
+    with path.open(newline="", encoding="utf-8") as f:
+        return [row[0] for row in csv.reader(f)]
+
+
 @pytest.fixture()
 def store(tmp_path: Path):
     """A fresh store in a temporary folder."""

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import csv
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,13 +16,9 @@ ENCODER = "hf-layers:minilm"
 
 
 @pytest.fixture(scope="module")
-def stsb_sentences(shared_data: Path) -> list[str]:
-    """The first 50 ``sentence1`` of STS-B dev (``stsb-en-dev.csv``: no header, ``sentence1,sentence2,score``)."""
-    path = shared_data / "stsb" / "stsb-en-dev.csv"
-    if not path.is_file():
-        pytest.skip(f"{path} is absent (STS-B is part of ../shared/data in CI)")
-    with path.open(newline="", encoding="utf-8") as f:
-        return [row[0] for row in csv.reader(f)][:50]
+def stsb_sentences(stsb_dev_sentence1: list[str]) -> list[str]:
+    """The first 50 ``sentence1`` of STS-B dev."""
+    return stsb_dev_sentence1[:50]
 
 
 @pytest.mark.slow  # loads MiniLM (hf-layers)
