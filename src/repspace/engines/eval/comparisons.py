@@ -42,6 +42,9 @@ from repspace.engines.eval.units import Units
 
 __all__ = ["compare_results", "result_label"]
 
+#: The Holm-corrected p-value at and below which a comparison is called significant (marked ``*`` by the CLI's
+#: table and the report): the one level every consumer of :func:`compare_results` marks by.
+SIGNIFICANCE_LEVEL = 0.05
 #: Statistics that depend on each model's scores only through their order: compared on ranks (see the module).
 RANK_STATISTICS = frozenset({"spearman", "average_precision"})
 

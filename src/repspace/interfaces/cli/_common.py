@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -36,6 +36,9 @@ from rich.progress import (
 from repspace.core.errors import InputError
 from repspace.core.printable import escape_controls, excerpt
 from repspace.core.progress import Progress
+
+if TYPE_CHECKING:
+    from repspace.workflows.evaluate import EvalReport
 
 #: The SPACE argument of the commands that read one stored space.
 SpaceArg = Annotated[str, typer.Argument(help="The space.")]
@@ -155,6 +158,17 @@ def note(message: str) -> None:
     """A line for people on stderr (suppressed by --quiet)."""
     if not settings.quiet:
         err.print(message, highlight=False)
+
+
+def show_saved(report: EvalReport, output_dir: Path | None = None) -> None:
+    """The tail of an eval command: a line for the results ``--save`` recorded in the store and one for the MTEB
+    result files ``--output-dir`` wrote (none when nothing was), so every eval command words them alike."""
+    if report.saved:
+        n = len(report.saved)
+        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+    if report.written:
+        n = len(report.written)
+        note(f"wrote {n} MTEB result file{'s' if n != 1 else ''} under {output_dir}")
 
 
 def warn(message: str) -> None:

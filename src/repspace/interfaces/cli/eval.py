@@ -22,7 +22,7 @@ from repspace.interfaces.cli._common import (
     open_store,
     out,
     progress_bar,
-    settings,
+    show_saved,
 )
 from repspace.interfaces.cli.eval_parts import print_parts
 from repspace.interfaces.cli.options import OptionGroup
@@ -176,12 +176,7 @@ def _go(task: str, source: Path | None, *, encoder: str | list[str] | None, spac
         _note_repairs(report)
     if report.plot is not None:
         note(f"plot: {report.plot}")
-    if report.saved:
-        n = len(report.saved)
-        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
-    if report.written:
-        n = len(report.written)
-        note(f"wrote {n} MTEB result file{'s' if n != 1 else ''} under {output_dir}")
+    show_saved(report, output_dir)
 
 
 def _print_json(data: Any) -> None:
@@ -291,12 +286,10 @@ def _names(report: Any) -> list[str]:
     return [first, *(c.b for c in report.comparisons if c.a == first)]
 
 
-#: The p-value at and below which a comparison is marked.
-_ALPHA = 0.05
-
-
 def _print_comparisons(report: Any) -> None:
     """Every pair of models: the difference of their main scores, its 95% CI and the Holm-corrected p-value."""
+    from repspace.engines.eval.comparisons import SIGNIFICANCE_LEVEL
+
     if not report.comparisons:
         return
     first = report.results[0]
@@ -305,13 +298,14 @@ def _print_comparisons(report: Any) -> None:
     for c in report.comparisons:
         table.add_row(c.a, c.b, f"{c.difference:+.4f}", "" if c.ci_low is None else _ci_text(c.ci_low, c.ci_high),
                       "" if c.p_value is None else f"{c.p_value:.4f}",
-                      "*" if c.p_value is not None and c.p_value <= _ALPHA else "")
+                      "*" if c.p_value is not None and c.p_value <= SIGNIFICANCE_LEVEL else "")
     out.print(table)
     if all(c.p_value is None for c in report.comparisons):
         note("no interval or test without resamples (--bootstrap 0)")
     else:
-        note(f"* p <= {_ALPHA}: paired randomization test, Holm-corrected across the {len(report.comparisons)} "
-             f"pair{'s' if len(report.comparisons) != 1 else ''}; the CI is the paired bootstrap's")
+        n = len(report.comparisons)
+        note(f"* p <= {SIGNIFICANCE_LEVEL}: paired randomization test, Holm-corrected across the {n} "
+             f"pair{'s' if n != 1 else ''}; the CI is the paired bootstrap's")
 
 
 def _print_tradeoff(report: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Column, Table
 
-from repspace.interfaces.cli._common import note, open_store, out, progress_bar, settings
+from repspace.interfaces.cli._common import open_store, out, progress_bar, show_saved
 from repspace.interfaces.cli.eval import (
     Bootstrap,
     EncoderArgs,
@@ -39,7 +39,7 @@ def _subject(subject: EncoderArgs, command: str) -> dict[str, Any]:
             "encoder_options": options or None, "batch_size": subject.batch_size}
 
 
-def _show(report: Any, json: bool, save: bool, setting: str, spread: bool) -> None:
+def _show(report: Any, json: bool, setting: str, spread: bool) -> None:
     """One row per setting (and subject): accuracy, its interval over the test items, macro F1 (and the spread
     over the draws of a k-shot probe)."""
     if json:
@@ -60,9 +60,7 @@ def _show(report: Any, json: bool, save: bool, setting: str, spread: bool) -> No
             table.add_row(*([r.info.get("subject", "")] if several else []), label, f"{r.main_score:.4f}", _ci(r),
                           *([draws] if spread else []), f"{r.scores['f1_macro']:.4f}")
         out.print(table)
-    if save and report.saved:
-        n = len(report.saved)
-        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+    show_saved(report)
 
 
 @eval_app.command("fewshot")
@@ -101,7 +99,7 @@ def fewshot_cmd(
         report = run_fewshot(file, train=train, store=store, shots=shots, draws=draws, text_col=text_col,
                              label_col=label_col, save=save, progress=bar, bootstrap=bootstrap, seed=seed,
                              **_subject(subject, "eval fewshot"))
-    _show(report, json, save, "shots", spread=True)
+    _show(report, json, "shots", spread=True)
 
 
 @eval_app.command("knn")
@@ -140,4 +138,4 @@ def knn_cmd(
         report = run_knn(file, train=train, store=store, ks=k, metric=metric, vote=vote, text_col=text_col,
                          label_col=label_col, save=save, progress=bar, bootstrap=bootstrap, seed=seed,
                          **_subject(subject, "eval knn"))
-    _show(report, json, save, "k", spread=False)
+    _show(report, json, "k", spread=False)

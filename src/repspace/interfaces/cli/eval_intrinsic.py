@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, settings
+from repspace.interfaces.cli._common import note, open_store, print_json, progress_bar, show_saved
 from repspace.interfaces.cli.eval import (
     Bootstrap,
     EncoderArgs,
@@ -38,14 +38,12 @@ Permutations = Annotated[int, typer.Option(
 Seed = Annotated[int, typer.Option(min=0, help="Seed of the bootstrap (and of WEAT's random partitions).")]
 
 
-def _show(report: Any, json: bool, save: bool) -> None:
+def _show(report: Any, json: bool) -> None:
     if json:
         print_json(report.to_dict())
     else:
         _print_results(report)
-    if save and report.saved:
-        n = len(report.saved)
-        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+    show_saved(report)
 
 
 def _subject(subject: EncoderArgs, command: str) -> dict[str, Any]:
@@ -94,7 +92,7 @@ def evalrank_cmd(
         report = run_evalrank(file, kind=kind, store=store, min_score=min_score, top_share=top_share,
                               background=background, save=save, progress=bar, bootstrap=bootstrap, seed=seed,
                               **_subject(subject, "eval evalrank"))
-    _show(report, json, save)
+    _show(report, json)
 
 
 @eval_app.command("weat")
@@ -130,7 +128,7 @@ def weat_cmd(
     with progress_bar(json) as bar:
         report = run_weat(x, y, a, b, store=store, permutations=permutations, save=save, progress=bar,
                           bootstrap=bootstrap, seed=seed, **_subject(subject, "eval weat"))
-    _show(report, json, save)
+    _show(report, json)
     if not json and report.results:
         info = report.results[0].info
         if "p_value_method" in info:

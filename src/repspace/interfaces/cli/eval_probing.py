@@ -8,7 +8,15 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from repspace.interfaces.cli._common import comma_list, note, open_store, out, print_json, progress_bar, settings
+from repspace.interfaces.cli._common import (
+    comma_list,
+    note,
+    open_store,
+    out,
+    print_json,
+    progress_bar,
+    show_saved,
+)
 from repspace.interfaces.cli.eval import Bootstrap, EncoderArgs, Json, Save, eval_app
 from repspace.interfaces.cli.eval_intrinsic import Seed, _subject
 
@@ -75,6 +83,4 @@ def probing_cmd(
         print_json(report.to_dict())
     else:
         _print_table(report)
-    if save and report.saved:
-        n = len(report.saved)
-        note(f"recorded {n} result{'s' if n != 1 else ''} in {settings.store or 'the store'}")
+    show_saved(report)

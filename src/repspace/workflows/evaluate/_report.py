@@ -25,12 +25,10 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.store import Store
 from repspace.engines.eval import TaskResult
-from repspace.engines.eval.comparisons import compare_results, result_label
+from repspace.engines.eval.comparisons import SIGNIFICANCE_LEVEL, compare_results, result_label
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, Comparison
 from repspace.workflows.evaluate._report_sources import Loaded, load_sources
 
-#: The Holm-corrected p-value at and below which a comparison is marked significant (``*``).
-SIGNIFICANCE_LEVEL = 0.05
 #: Counts a result records (``repspace`` block) that say how many units its score is over, when it has no units.
 _COUNT_KEYS = ("n_pairs", "n_queries", "n_texts", "n_summaries", "n_sentences", "n_items")
 
