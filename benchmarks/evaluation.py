@@ -23,7 +23,7 @@ registry:
   ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``): reranking,
   bitext and summarization against mteb's evaluators, per-model similarity
   thresholds, EvalRank and WEAT, MTEB's classification/clustering protocol,
-  robustness to perturbations;
+  robustness to perturbations, set queries on GloVe analogies (``set-queries``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -152,7 +152,7 @@ def measure(quick: bool) -> dict[str, Any]:
 #: The sections measured by their own modules (each runnable alone, and with ``--only NAME``): name -> module,
 #: in the order of EVALUATION.md.
 PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
-         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness"}
+         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness", "set-queries": "eval_setquery"}
 
 
 def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:

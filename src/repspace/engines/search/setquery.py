@@ -11,9 +11,10 @@ and defines its operations by it: the intersection ``A ∩ B`` ranks the items o
     ``score(x) = Σ_{b ∈ all_of} cos(x, b) - Σ_{c ∈ none_of} cos(x, c)``
 
 With ``all_of = [king, woman]`` and ``none_of = [man]`` this is the 3CosAdd analogy score, and GloVe ranks
-``queen`` first. A mean over all-of examples minus a mean over none-of examples (one set per side) weights the
-one none-of example twice as much as each all-of one and ranks ``queen`` 26,124th of 400,000 GloVe words
-(EVALUATION.md, "Set queries"): the paper's series of single-example sets is what is meant.
+``queen`` first; on Google's analogies over 30,000 GloVe words it answers 0.4969 of 14,877 questions, as gensim's
+3CosAdd does (EVALUATION.md, "Set queries"). A mean over all-of examples minus a mean over none-of examples (one
+set per side) weights the one none-of example twice as much as each all-of one: it answers 0.0369 of them, and
+ranks ``queen`` 26,124th of 400,000 words. The paper's series of single-example sets is what is meant.
 
 Where this differs from the paper: the paper first fine-tunes the encoder with its inter-set contrastive loss on
 the given sets, then ranks; here the vectors are searched as they are (the operations, not the training). A set

@@ -43,6 +43,7 @@ import numpy as np
 from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.search.muvera.chamfer import _chamfer64
+from repspace.engines.search.muvera.fde import _check_sets
 from repspace.engines.search.muvera.index import MultiVectorIndex
 
 __all__ = ["maxsim_search"]
@@ -137,7 +138,7 @@ def maxsim_search(
         return index.search(query_token_sets, k, candidates=candidates)
     if shortlist is None:
         return index.exact_search(query_token_sets, k)
-    queries = index._queries(query_token_sets, k)
+    queries = _check_sets(query_token_sets, index.config.dim, "query_token_sets")
     rows = _check_shortlist(shortlist, len(queries), len(index))
     if not queries:
         return np.empty((0, 0), np.float32), np.empty((0, 0), np.int64)
