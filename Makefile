@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: api install demo test test-fast test-portable bench evaluation clean web browser wordnet
+.PHONY: api install demo test test-fast test-portable bench evaluation clean web browser wordnet pylate-reference
 
 install: $(STAMP)
 
@@ -37,12 +37,25 @@ wordnet:
 	@test -f /usr/share/wordnet/data.noun || { echo "installing Debian's wordnet-base for the learn tests"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wordnet-base >/dev/null; }
 
+# PyLate 1.6.0, the reference of the exact MaxSim tests (tests/engines/search/test_maxsim.py), in a virtual
+# environment of its own: resolved with its dependencies it would replace the pinned CPU torch with a CUDA torch
+# 2.11 (its fast-plaid pin), so pylate goes in without them, beside what its scoring module imports.
+PYLATE_VENV ?= .venv-pylate
+pylate-reference: $(PYLATE_VENV)/.installed
+
+$(PYLATE_VENV)/.installed:
+	$(PYTHON) -m venv $(PYLATE_VENV)
+	$(PYLATE_VENV)/bin/python -m pip install --quiet torch==2.13.0
+	$(PYLATE_VENV)/bin/python -m pip install --quiet --no-deps pylate==1.6.0
+	$(PYLATE_VENV)/bin/python -m pip install --quiet transformers==5.3.0 datasets==5.2.0 tqdm
+	touch $@
+
 # Rebuild the explorer's front end (web/, npm packages pinned by its lockfile) into the package.
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 # The import contract first (pyproject.toml: layers, independent engines, no cycles), then every test.
-test: $(STAMP) browser wordnet
+test: $(STAMP) browser wordnet pylate-reference
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 

@@ -24,7 +24,8 @@ registry:
   ``by``): reranking, bitext and summarization against mteb's evaluators,
   per-model similarity thresholds, EvalRank and WEAT, MTEB's classification/
   clustering protocol, robustness to perturbations, few-shot probes and kNN
-  classification, STS-B split by word overlap (``--by``);
+  classification, STS-B split by word overlap (``--by``), set queries on GloVe
+  analogies (``set-queries``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -152,9 +153,16 @@ def measure(quick: bool) -> dict[str, Any]:
 
 #: The sections measured by their own modules (each runnable alone, and with ``--only NAME``): name -> module,
 #: in the order of EVALUATION.md.
-PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
-         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness", "fewshot": "eval_fewshot",
-         "by": "eval_partitioned"}
+PARTS = {
+    "mined": "eval_mined",
+    "thresholds": "eval_thresholds",
+    "intrinsic": "eval_intrinsic",
+    "mteb-protocol": "eval_mteb_protocol",
+    "robustness": "eval_robustness",
+    "fewshot": "eval_fewshot",
+    "by": "eval_partitioned",
+    "set-queries": "eval_setquery",
+}
 
 
 def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ can, so that schema-valid requests are meaningful for the served store:
 * what the data decides: a valid vector gets the space's dimension and stays within what a cosine space can
   normalise in float32 (not zero, no square beyond float32), and a valid text to embed gets a word the
   encoder knows (one of only symbols or control characters embeds to the zero vector, which is refused);
-* a rule between items: the ids of a batch are distinct.
+* a rule between items: the ids of a batch are distinct, and so are a set query's examples across its lists.
 """
 
 from __future__ import annotations
@@ -81,6 +81,21 @@ def _text(text: Any) -> Any:
     return f"{text} river" if isinstance(text, str) and not text.endswith(" river") else text
 
 
+def _examples(body: dict[str, Any], seed: str, keeps: bool) -> None:
+    """A set query's ``all_of`` and ``none_of``: stored ids, distinct within and across the lists (no JSON Schema
+    says "not in both"), as many as were generated."""
+    lists = [name for name in ("all_of", "none_of") if isinstance(body.get(name), list)
+             and all(isinstance(i, str) for i in body[name])]
+    if keeps or not lists:
+        return
+    order = random.Random(repr(("examples", seed))).sample(DATA["ids"], len(DATA["ids"]))
+    taken = 0
+    for name in lists:
+        count = min(len(body[name]), len(order) - taken)
+        body[name] = order[taken:taken + count]
+        taken += count
+
+
 @schemathesis.hook
 def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> schemathesis.Case:
     """Name the served spaces and ids in the valid parts of a case; give a valid body's vectors the space's
@@ -113,6 +128,7 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
     if isinstance(body, dict) and valid("body"):
         if isinstance(body.get("id"), str):
             body["id"] = _pick(DATA["ids"], ("body", seed), body["id"], keeps)
+        _examples(body, seed, keeps)
         items = [i for i in body.get("items") or [] if isinstance(i, dict)]
         seen: set[str] = set()
         for n, item in enumerate(items):  # a batch names each id once (no JSON Schema says "unique by a key")

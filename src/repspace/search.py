@@ -5,7 +5,9 @@ query over a stored space: a :class:`SearchRequest` (query text, vector or id,
 ``k``, ``where``, ``index``, ``hybrid``, ``mmr`` ...) validated once, the same
 type the CLI builds and the HTTP service takes as its body, and always a
 :class:`SearchResult` (the hits and the plan). :func:`knn` searches a batch of
-vectors. Indexes are built,
+vectors. :func:`set_search` ranks by examples (SetCSE set operations: near every ``all_of``
+item, far from the ``none_of`` ones; a :class:`SetQuery`), :func:`maxsim_search` by exact
+late interaction over token vectors. Indexes are built,
 listed and dropped with :func:`build_index`, :func:`list_indexes` and
 :func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
@@ -37,10 +39,13 @@ from repspace.engines.search import (
     exact_search,
     fde_documents,
     fde_queries,
+    maxsim_search,
     merge_topk,
     mmr,
     parse_spec,
     rrf,
+    set_query_vector,
+    set_scores,
     weighted_sum,
 )
 from repspace.engines.search.hubness import reduce_hubness
@@ -49,11 +54,13 @@ from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
     SearchResult,
+    SetQuery,
     build_index,
     drop_index,
     knn,
     list_indexes,
     search_space,
+    set_search,
 )
 
 __all__ = [
@@ -69,6 +76,7 @@ __all__ = [
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
+    "SetQuery",
     "ShardedHNSW",
     "bench_search",
     "build_index",
@@ -80,11 +88,15 @@ __all__ = [
     "fde_queries",
     "knn",
     "list_indexes",
+    "maxsim_search",
     "merge_topk",
     "mmr",
     "parse_spec",
     "reduce_hubness",
     "rrf",
     "search_space",
+    "set_query_vector",
+    "set_scores",
+    "set_search",
     "weighted_sum",
 ]

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.slow
 EXAMPLES = int(os.environ.get("REPSPACE_FUZZ_EXAMPLES", "10"))
 MAX_TIME = int(os.environ.get("REPSPACE_FUZZ_TIME", "45"))
 #: Operations of the API (the schema test fails when a route is added without being fuzzed here).
-OPERATIONS = 15
+OPERATIONS = 16
 N = 120
 IDS = [f"i{i}" for i in range(N - 8)] + ["a/b", "..", "100%", "q?x=1#f", "sp ace", "emoji \U0001f600",
                                          "line\u2028sep", "\u202ertl"]

@@ -76,6 +76,8 @@ MAX_K = 1000
 MAX_PAIR_K = 100
 #: Largest number of items one HTTP write may carry.
 MAX_BATCH = 10_000
+#: Largest number of examples in each list of an HTTP set query (``all_of``, ``none_of``).
+MAX_SET_EXAMPLES = 1000
 #: Longest query text of a two-space HTTP search, in characters.
 MAX_PAIR_TEXT = 10_000
 #: Longest metadata field name an HTTP map can be coloured by, in characters.

@@ -21,7 +21,7 @@ MODULES = ["datetime", "functools", "heapq", "re"]
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> str:
     """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field) and ``glove`` (vectors,
-    ``king`` among them): the spaces the examples name."""
+    ``king``, ``woman``, ``man`` among them): the spaces the examples name."""
     path = str(tmp_path_factory.mktemp("help") / "s.db")
     store = Store(path)
     try:
@@ -29,7 +29,7 @@ def store_path(tmp_path_factory) -> str:
         texts = [f"{words[i % 10]} {words[(3 * i + 1) % 10]} example {i}" for i in range(40)]
         ingest_records(store, "docs", Records("help", [f"d{i}" for i in range(40)], texts, None,
                                               [{"module": MODULES[i % 4]} for i in range(40)]), encoder="static")
-        ids = ["king", "kingdom", "kings", "queen", "prince"] + [f"w{i}" for i in range(35)]
+        ids = ["king", "kingdom", "kings", "queen", "prince", "woman", "man"] + [f"w{i}" for i in range(33)]
         store.create_space("glove", dim=8).add(ids, np.random.default_rng(0).standard_normal((40, 8)))
     finally:
         store.close()

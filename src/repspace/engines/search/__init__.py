@@ -25,11 +25,14 @@ from repspace.engines.search.muvera import (
     chamfer_scores,
     fde_documents,
     fde_queries,
+    maxsim_search,
 )
+from repspace.engines.search.setquery import set_query_vector, set_scores
 from repspace.engines.search.specs import IndexSpec, parse_spec
 
 __all__ = [
     "exact_search", "normalize_rows", "HNSWIndex", "HNSWParams", "ShardedHNSW", "merge_topk", "Hit", "SearchPlan",
     "IndexSpec", "parse_spec", "FunnelIndex", "LexicalIndex", "rrf", "weighted_sum", "mmr",
     "FDEConfig", "MultiVectorIndex", "fde_documents", "fde_queries", "chamfer", "chamfer_scores",
+    "maxsim_search", "set_query_vector", "set_scores",
 ]

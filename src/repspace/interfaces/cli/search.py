@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json as jsonlib
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import numpy as np
 import typer
@@ -39,6 +39,23 @@ def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | N
     return None
 
 
+def _search(space: str, query: str | None, id: str | None, vector: str | None, vector_file: Path | None,
+            json: bool, **options: Any) -> Any:
+    """One query's search: a text, an id or a vector (exactly one)."""
+    given = sum(x is not None for x in (query, id, vector, vector_file))
+    if given != 1:
+        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file, or a set query "
+                         "(--all-of, --none-of)")
+    from repspace.workflows.search.request import SearchRequest
+
+    vec = _load_vector(vector, vector_file)
+    # every option is checked here, before the store is opened or a text embedded
+    request = SearchRequest.of(vec if vec is not None else query, id=id, **options)
+    sp = open_store(create=False).space(space)
+    with progress_bar(json) as bar:
+        return sp.search(request, progress=bar)
+
+
 @app.command("search")
 def search_cmd(
     space: Annotated[str, typer.Argument(help="Space to search.")],
@@ -64,10 +81,14 @@ def search_cmd(
                                                          "mutual-proximity or local-scaling.")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
                                                    "per-item statistics.")] = 10,
+    all_of: Annotated[Optional[list[str]], typer.Option(
+        "--all-of", help="Set query (SetCSE): a stored id the hits should be near (repeat for several).")] = None,
+    none_of: Annotated[Optional[list[str]], typer.Option(
+        "--none-of", help="Set query: a stored id the hits should be far from (repeat for several).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say how the search was run.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print a JSON list of {id, score, text, metadata}.")] = False,
 ) -> None:
-    """Find the nearest items to a text, a stored item or a vector.
+    """Find the nearest items to a text, a stored item, a vector, or a set of examples (--all-of, --none-of).
 
     Without --exact or --hnsw, spaces up to 50,000 items (and selective
     filters) are searched exactly, larger ones with HNSW.
@@ -87,23 +108,25 @@ def search_cmd(
       repspace search docs "parse dates" --mmr 0.7
 
       repspace search glove --id king --hubness csls
+
+      repspace search glove --all-of king --all-of woman --none-of man
     """
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
-    given = sum(x is not None for x in (query, id, vector, vector_file))
-    if given != 1:
-        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
-    from repspace.workflows.search.request import SearchRequest
+    if all_of or none_of:
+        from repspace.interfaces.cli.search_sets import set_query_result
 
-    vec = _load_vector(vector, vector_file)
-    # every option is checked here, before the store is opened or a text embedded
-    request = SearchRequest.of(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
-                               index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
-                               mmr=mmr, hubness=hubness, kappa=kappa)
-    sp = open_store(create=False).space(space)
-    with progress_bar(json) as bar:
-        res = sp.search(request, progress=bar)
+        res = set_query_result(space, all_of or [], none_of or [], k=k, where=where, method=method, ef=ef,
+                               index=index, json=json,
+                               others={"a query text": query, "--id": id, "--vector": vector,
+                                       "--vector-file": vector_file, "--hybrid": hybrid or None,
+                                       "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
+                                       "--mmr": mmr, "--hubness": hubness})
+    else:
+        res = _search(space, query, id, vector, vector_file, k=k, where=where, method=method, ef=ef, index=index,
+                      hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
+                      hubness=hubness, kappa=kappa, json=json)
     hits, plan = res.hits, res.plan
     if json:
         print_json(res.to_dict() if explain else [h.to_dict() for h in hits])

@@ -33,8 +33,9 @@ from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.compare import MEASURES
 from repspace.workflows.explore import OVERLAYS
 from repspace.workflows.layout import METHODS
-from repspace.core.limits import MAX_BATCH, MAX_EF, MAX_FIELD_NAME, MAX_K, MAX_PAIR_K, MAX_PAIR_TEXT
+from repspace.core.limits import MAX_BATCH, MAX_EF, MAX_FIELD_NAME, MAX_K, MAX_PAIR_K, MAX_PAIR_TEXT, MAX_SET_EXAMPLES
 from repspace.workflows.search import request as search_request
+from repspace.workflows.search import set_request
 from repspace.workflows.search.request import (  # noqa: F401 - the schemas of the fields, re-exported
     FILTER_SCHEMA,
     FLOAT32_MAX,
@@ -141,6 +142,28 @@ class SearchRequest(search_request.SearchRequest):
         None, description="HNSW search beam.")
     kappa: JsonInt = Field(10, ge=1, le=MAX_KAPPA,
                            description="Hubness reduction: neighbourhood size of the statistics.")
+
+
+#: An example id of a set query over HTTP: at most as long as a stored id may be.
+ExampleId = Annotated[str, Field(min_length=1, max_length=MAX_ID_LENGTH)]
+
+
+def _examples(side: str) -> Any:
+    return Field(default_factory=list, max_length=MAX_SET_EXAMPLES,
+                 description=f"Stored ids the hits should {side} (each once; none in both lists).",
+                 json_schema_extra={"uniqueItems": True, "items": ID_SCHEMA})
+
+
+class SetQuery(set_request.SetQuery):
+    """The set-query body: :class:`repspace.workflows.search.set_request.SetQuery` with the service's bounds
+    (``k`` at most :data:`MAX_K`, ``ef`` at most the largest beam, at most :data:`MAX_SET_EXAMPLES` examples per
+    list, each id at most as long as a stored one may be)."""
+
+    all_of: list[ExampleId] = _examples("be near")
+    none_of: list[ExampleId] = _examples("be far from")
+    k: JsonInt = Field(10, ge=1, le=MAX_K)
+    ef: Annotated[int, Field(ge=1, le=MAX_EF), BeforeValidator(integral)] | None = Field(
+        None, description="HNSW search beam.")
 
 
 class Hit(BaseModel):

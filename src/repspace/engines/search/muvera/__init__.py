@@ -62,6 +62,7 @@ True
 from repspace.engines.search.muvera.chamfer import TIE_BAND, chamfer, chamfer_scores
 from repspace.engines.search.muvera.fde import BATCH_ENTRIES, MAX_K_SIM, FDEConfig, fde_documents, fde_queries
 from repspace.engines.search.muvera.index import MultiVectorIndex
+from repspace.engines.search.muvera.maxsim import maxsim_search
 
 __all__ = [
     "BATCH_ENTRIES",
@@ -73,4 +74,5 @@ __all__ = [
     "chamfer_scores",
     "fde_documents",
     "fde_queries",
+    "maxsim_search",
 ]
