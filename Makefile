@@ -47,7 +47,7 @@ $(PYLATE_VENV)/.installed:
 	$(PYTHON) -m venv $(PYLATE_VENV)
 	$(PYLATE_VENV)/bin/python -m pip install --quiet torch==2.13.0
 	$(PYLATE_VENV)/bin/python -m pip install --quiet --no-deps pylate==1.6.0
-	$(PYLATE_VENV)/bin/python -m pip install --quiet transformers==5.3.0 datasets==5.2.0 tqdm
+	$(PYLATE_VENV)/bin/python -m pip install --quiet transformers==5.3.0 datasets==5.2.0 tqdm==4.70.1
 	touch $@
 
 # Rebuild the explorer's front end (web/, npm packages pinned by its lockfile) into the package.
