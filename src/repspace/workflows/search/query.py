@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,10 +31,11 @@ from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
 from repspace.workflows.search.persist import IndexNotReady
-from repspace.workflows.search.request import Method, SearchRequest, check_method
+from repspace.workflows.search.request import Method, SearchRequest, check_method, vector_template
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter
+    from repspace.core.space import SpaceInfo
     from repspace.core.store import Space
 
 #: With a filter, exact search over the matches is chosen when it costs less than the graph
@@ -117,6 +120,14 @@ def knn(
     >>> r.rows.tolist(), r.plan.method
     ([[1, 0]], 'exact')
     """
+    return _knn(space, queries, k, where=where, method=method, ef=ef, hnsw=hnsw, index=index, progress=progress)
+
+
+def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, method: Method, ef: int | None,
+         hnsw: HNSWParams | None, index: str | IndexSpec | None, progress: Progress | None,
+         info: SpaceInfo | None = None, checked: bool = False) -> KnnResult:
+    """:func:`knn`; ``info`` the space's description the caller has just read (one version check per
+    call), ``checked`` when ``queries`` is a float32 (1, dim) array the caller has checked."""
     k = check_scalar(k, "k", int, low=1)
     _check_ef(ef)
     check_method(method, index, hnsw)
@@ -129,16 +140,17 @@ def knn(
             method = "shards"
             ef = ef or spec.ef
         elif spec.kind == "hnsw" and spec.codes is None:
-            method, hnsw = "hnsw", HNSWParams(m=spec.m)
+            method, hnsw = "hnsw", _hnsw_params(spec.m)
             ef = ef or spec.ef
         else:
             method = "funnel"
-    q = _check_queries(queries, space.dim)
-    info = space.info()
+    q = queries if checked else _check_queries(queries, space.dim)
+    if info is None:
+        info = space.info()
     total = info.count
     candidates: np.ndarray | None = None
     if where is not None and (not isinstance(where, str) or where.strip()):
-        candidates = space.filter_rows(where)
+        candidates = space.filter_rows(where, generation=info.generation)
     n_cand = total if candidates is None else len(candidates)
     if n_cand == 0:
         m = q.shape[0]
@@ -168,7 +180,7 @@ def knn(
                   f"{spec if spec is not None else method} (recall 1 where a selective mask costs an index recall)")
         method = "exact"
     else:
-        reason = f"{spec if spec is not None else method} requested"
+        reason = _requested(spec if spec is not None else method)
     try:
         if method == "funnel":
             assert spec is not None
@@ -195,6 +207,18 @@ def knn(
                                    space.metric)
     return KnnResult(rows, scores,
                      SearchPlan(plan_method, n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+@functools.lru_cache(maxsize=64)
+def _hnsw_params(m: int) -> HNSWParams:
+    """The construction parameters of ``hnsw{m}`` (checked once: a search loop names its index per call)."""
+    return HNSWParams(m=m)
+
+
+@functools.lru_cache(maxsize=256)
+def _requested(how: IndexSpec | str) -> str:
+    """A plan's reason when the caller chose the index or method (its text built once per choice)."""
+    return f"{how} requested"
 
 
 def _check_ef(ef: Any) -> None:
@@ -228,8 +252,7 @@ def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tup
     """
     if rows.shape[0] == 1:  # one query (the per-call path): plain lists check it in a third of the time
         r, sc = rows[0].tolist(), scores[0].tolist()
-        if r[-1:] != [-1] and (all(a < b for a, b in zip(sc, sc[1:])) if metric is Metric.L2
-                               else all(a > b for a, b in zip(sc, sc[1:]))):
+        if r[-1:] != [-1] and all(map(operator.lt if metric is Metric.L2 else operator.gt, sc, sc[1:])):
             return rows, scores
     real = rows >= 0
     key = np.where(real, scores if metric is Metric.L2 else -scores, np.inf)
@@ -415,17 +438,46 @@ def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     return normed
 
 
-def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None) -> list[Hit]:
-    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped)."""
+def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None, *,
+             generation: int | None = None) -> list[Hit]:
+    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped).
+
+    ``generation``: the one the rows were searched at (``space.info().generation``); records
+    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`).
+    """
     rows, scores = np.asarray(rows).tolist(), np.asarray(scores).tolist()
-    found = space.records([r for r in rows if r >= 0])
+    found = space.records([r for r in rows if r >= 0], generation=generation)
     out = []
+    make = Hit.of
     for r, s in zip(rows, scores):
         it = found.get(r)
         if it is None or it[0] == exclude:
             continue
-        out.append(Hit(id=it[0], score=s, text=it[1], metadata=it[2], row=r))
+        out.append(make(it[0], s, it[1], it[2], r))
     return out
+
+
+#: A float32 query whose squared length lies in this range is checked by that one number (finite, with a
+#: direction, normalisable): far from float32's underflow and overflow, where a sum order could matter.
+_PLAIN_LENGTH2 = (1e-30, 1e30)
+
+
+def _plain_query(vec: Any, dim: int, metric: Metric) -> np.ndarray | None:
+    """The query as a (1, dim) float32 array when one dot product shows it sound, else None (then the
+    full checks run and name what is wrong).
+
+    A NaN or an infinity makes the squared length NaN or infinite, so a length in
+    :data:`_PLAIN_LENGTH2` proves the query finite, and for cosine not zero and normalisable
+    (what :func:`check_query_direction` and the query checks refuse).
+    """
+    if type(vec) is not np.ndarray or vec.dtype != np.float32 or vec.shape[-1] != dim or vec.size != dim:
+        return None
+    q = vec.reshape(1, dim)
+    s = float(np.dot(q[0], q[0]))
+    lo, hi = _PLAIN_LENGTH2
+    if s < hi and (s > lo or (s == 0.0 and metric is not Metric.COSINE)):
+        return q
+    return None
 
 
 def search_space(
@@ -486,6 +538,9 @@ def search_space(
             raise InputError("give a SearchRequest or search options, not both")
         req = query
     else:
+        template = vector_template(k, options) if isinstance(query, np.ndarray) else None
+        if template is not None and template.hubness is None and template.mmr is None:
+            return _vector_search(space, query, template, progress)  # the loop of one query per call
         req = SearchRequest.of(query, k, **options)
     k = req.k
     exclude = None
@@ -508,10 +563,12 @@ def search_space(
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
                              "(knn searches a batch)")
-    if vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
+    plain = _plain_query(vec, space.dim, space.metric) if req.id is None and not (req.bm25 or req.hybrid) else None
+    if plain is None and vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine 0/0
         check_query_direction(vec, space.dim, "the query text, embedded," if req.text is not None else
                               f"the vector of id {excerpt(req.id)}" if req.id is not None else "the query vector")
     dense = {"where": req.where, "method": req.method, "ef": req.ef, "hnsw": req.hnsw, "index": req.index}
+    generation = None
     if req.bm25 or req.hybrid:
         assert req.text is not None
         rows, scores, plan = _lexical_or_hybrid(space, req.text, vec if req.hybrid else None, k_ask,
@@ -524,11 +581,36 @@ def search_space(
                                             knn_options={**dense, "progress": progress})
     elif req.mmr is not None:
         rows, scores, plan = _mmr(space, vec, k_ask, req.mmr, progress=progress, **dense)
-    else:
-        result = knn(space, vec, k_ask, progress=progress, **dense)
-        rows, scores, plan = result.rows[:1].ravel(), result.scores[:1].ravel(), result.plan
-    hits = hits_for(space, np.ravel(rows), np.ravel(scores), exclude=exclude)[:k] if np.size(rows) else []
+    else:  # one version check for the search and its hits: both belong to the generation it read
+        info = space.info()
+        generation = info.generation
+        result = _knn(space, vec if plain is None else plain, k_ask, progress=progress, info=info,
+                      checked=plain is not None, **dense)
+        rows, scores, plan = result.rows[0], result.scores[0], result.plan
+    if not np.size(rows):
+        return SearchResult((), plan)
+    hits = hits_for(space, rows, scores, exclude=exclude,
+                    generation=space.info().generation if generation is None else generation)[:k]
     return SearchResult(tuple(hits), plan)
+
+
+def _vector_search(space: Space, vec: np.ndarray, req: SearchRequest, progress: Progress | None) -> SearchResult:
+    """:func:`search_space` of a plain vector query (no hubness, no MMR; ``req`` validated, its ``id``
+    a stand-in for ``vec``): one version check, the search, the hits from that generation."""
+    plain = _plain_query(vec, space.dim, space.metric)
+    if plain is None:
+        if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
+            raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
+                             "(knn searches a batch)")
+        if space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
+            check_query_direction(vec, space.dim, "the query vector")
+    info = space.info()
+    result = _knn(space, vec if plain is None else plain, req.k, where=req.where, method=req.method, ef=req.ef,
+                  hnsw=req.hnsw, index=req.index, progress=progress, info=info, checked=plain is not None)
+    rows = result.rows[0]
+    if not rows.size:
+        return SearchResult((), result.plan)
+    return SearchResult(tuple(hits_for(space, rows, result.scores[0], generation=info.generation)), result.plan)
 
 
 #: Candidates each list contributes to a hybrid fusion.
