@@ -128,6 +128,9 @@ def test_vector_options_are_validated_as_the_model_does(space) -> None:
     with pytest.raises(TypeError, match="unexpected keyword"):
         space.search(q, colour="red")
     assert vector_template(10, {"ef": np.int64(5)}) is None  # not a plain value: the model's own path
+    space.search(q, k=3, ef=1)
+    with pytest.raises(InputError, match="ef must be"):  # True equals 1 but is no beam
+        space.search(q, k=3, ef=True)
     assert space.search(q, k=np.int64(3), ef=np.int64(20)) == space.search(q, k=3, ef=20)
 
 

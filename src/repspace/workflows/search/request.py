@@ -301,20 +301,21 @@ def vector_template(k: Any, options: dict[str, Any]) -> SearchRequest | None:
     >>> t.k, t.index, vector_template(5, {"where": np.int64(3)}) is None
     (5, 'hnsw32', True)
     """
-    if not _QUERY_FIELDS.isdisjoint(options) or not all(type(v) in _PLAIN_TYPES for v in options.values()):
+    if (type(k) is not int or not _QUERY_FIELDS.isdisjoint(options)
+            or not all(type(v) in _PLAIN_TYPES for v in options.values())):
         return None
-    try:
-        return _validated(k if type(k) is int else integral(k), tuple(options.items()))
-    except TypeError:  # an unhashable k, or an unknown keyword (raised again by the caller's own path)
+    try:  # each value with its type: True and 1 are equal keys, not equal options
+        return _validated(k, tuple((name, type(v), v) for name, v in options.items()))
+    except TypeError:  # an unknown keyword (raised again by the caller's own path)
         return None
 
 
 @functools.lru_cache(maxsize=256)
-def _validated(k: Any, options: tuple[tuple[str, Any], ...]) -> SearchRequest:
+def _validated(k: int, options: tuple[tuple[str, type, Any], ...]) -> SearchRequest:
     """A request with these options validated, an ``id`` standing for the vector (a broken rule raises
     :class:`InputError` and is not remembered)."""
     try:
-        return SearchRequest.model_validate({"k": k, **dict(options), "id": "a"})
+        return SearchRequest.model_validate({"k": k, **{name: v for name, _, v in options}, "id": "a"})
     except ValidationError as e:
         raise input_error(e) from None
 
