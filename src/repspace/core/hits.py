@@ -34,6 +34,25 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "score": self.score, "text": self.text, "metadata": self.metadata}
 
+    @classmethod
+    def of(cls, id: str, score: float, text: str | None, metadata: dict[str, Any], row: int) -> Hit:
+        """A hit from values of the right types (a search's own records), made without the dataclass's
+        ``__init__``: a third of the time, for the ten hits of every one-query call. Equal to ``Hit(...)``.
+
+        Examples
+        --------
+        >>> Hit.of("a", 0.5, None, {}, 3) == Hit("a", 0.5, None, {}, row=3)
+        True
+        """
+        hit = _new(cls)
+        fields = hit.__dict__  # frozen: fields are set once, here, as the generated __init__ would
+        fields["id"] = id
+        fields["score"] = score
+        fields["text"] = text
+        fields["metadata"] = metadata
+        fields["row"] = row
+        return hit
+
     def __repr__(self) -> str:
         text = (self.text or "").replace("\n", " ")
         text = text[:60] + "…" if len(text) > 60 else text
@@ -68,6 +87,9 @@ class SearchPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+_new = object.__new__
 
 
 @dataclass(frozen=True, eq=False)

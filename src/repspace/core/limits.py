@@ -89,3 +89,9 @@ MAX_FIELD_NAME = 200
 #: takes its state from the window where it has the most context, so every token sees at least this many
 #: tokens' worth of context on the side where a window cuts the document (a quarter of MiniLM's 256).
 LATE_CHUNK_OVERLAP = 64
+
+# -- One query per call (repspace.core.store._records) ------------------------------------------
+
+#: Bytes of item records (id, text, metadata JSON) a process keeps for search hits, all spaces together
+#: (about 300,000 short records): a row found again costs a lookup, not an SQLite read.
+RECORD_CACHE_BYTES = 64 * 1024 * 1024

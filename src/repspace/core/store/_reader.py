@@ -7,6 +7,7 @@ generation: a space's rows never change, so a generation names its data.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,6 +19,7 @@ import numpy as np
 from repspace.core.errors import NotFoundError
 from repspace.core.printable import excerpt
 from repspace.core.space import SpaceInfo
+from repspace.core.store import _records
 from repspace.core.store._base import Item, SpaceBase
 from repspace.core.store._rows import as_ids, read_range, read_rows, rows_by_id
 
@@ -199,12 +201,17 @@ class SpaceReader(SpaceBase):
         """The live items at the given rows (dead rows are left out)."""
         return {r: Item(id=i, text=t, metadata=m, row=r) for r, (i, t, m) in self.records(rows).items()}
 
-    def records(self, rows: Sequence[int] | np.ndarray) -> dict[int, tuple[str, str | None, dict[str, Any]]]:
+    def records(self, rows: Sequence[int] | np.ndarray, *, generation: int | None = None
+                ) -> dict[int, tuple[str, str | None, dict[str, Any]]]:
         """``{row: (id, text, metadata)}`` of the live items at ``rows`` (dead rows are left out).
 
         What a search's hits need, read the cheapest way: one statement (a single
         SELECT is its own read transaction) and one JSON decode for all the rows'
-        metadata, rather than a transaction and a decode per row.
+        metadata, rather than a transaction and a decode per row. With ``generation``
+        (the one the caller searched, from :meth:`info`), rows this process read at
+        that generation come from memory (:mod:`repspace.core.store._records`) and
+        the rows read are kept for it; each call decodes its own metadata dicts. The
+        rows come in ascending order, but with ``generation`` those kept come first.
 
         Examples
         --------
@@ -214,24 +221,40 @@ class SpaceReader(SpaceBase):
         >>> _ = sp.add(["a", "b"], np.eye(2), texts=["x", None], metadata=[{"n": 1}, {}])
         >>> sp.records([1, 0, 7])
         {0: ('a', 'x', {'n': 1}), 1: ('b', None, {})}
+        >>> sp.records([1], generation=sp.info().generation)  # kept: the next call reads nothing
+        {1: ('b', None, {})}
         """
         rows = rows.tolist() if isinstance(rows, np.ndarray) else [int(r) for r in rows]
         if not rows:
             return {}
+        kept: dict[int, _records.Record] = {}
+        if generation is not None:
+            kept, rows = _records.lookup(self.uid, generation, rows)
+        if rows:
+            read = self._read_records(rows)
+            if generation is not None and read[0] == generation:
+                _records.keep(self.uid, generation, read[1])
+            kept.update(read[1])
+        if not kept:
+            return {}
+        metadata = json.loads(f"[{','.join([rec[2] for rec in kept.values()])}]")
+        return {row: (rec[0], rec[1], meta) for (row, rec), meta in zip(kept.items(), metadata)}
+
+    def _read_records(self, rows: list[int]) -> tuple[int, dict[int, _records.Record]]:
+        """``(generation, {row: (id, text, metadata JSON)})`` of the live rows among ``rows``, in one statement."""
         if len(rows) <= 256:  # a search's hits: a plain IN list (a third faster than json_each for 10 rows)
             sql, params = f"i.row IN ({', '.join('?' * len(rows))})", rows
         else:
             sql, params = "i.row IN (SELECT value FROM json_each(?))", [json.dumps(rows)]
         found = self.store.db.fetchall(
-            "SELECT i.row, i.item_id, i.text, i.meta FROM spaces AS p JOIN items AS i ON i.space_id = p.id"
-            f" WHERE p.uid = ? AND {sql} ORDER BY i.row", (self.uid, *params)
+            "SELECT p.generation, i.row, i.item_id, i.text, i.meta FROM spaces AS p JOIN items AS i"
+            f" ON i.space_id = p.id WHERE p.uid = ? AND {sql} ORDER BY i.row", (self.uid, *params)
         )
         if not found:
             with self.store.db.read() as c:
-                self.header(c)  # a space deleted meanwhile: NotFoundError
-            return {}
-        metadata = json.loads(f"[{','.join([m for *_, m in found])}]")
-        return {row: (item_id, text, meta) for (row, item_id, text, _), meta in zip(found, metadata)}
+                generation = self.header(c).generation  # a space deleted meanwhile: NotFoundError
+            return generation, {}
+        return found[0][0], {row: (item_id, text, meta) for _, row, item_id, text, meta in found}
 
     def get(self, ids: Sequence[str]) -> list[Item]:
         """Items by id, in the order asked; unknown ids raise :class:`NotFoundError`."""
@@ -255,7 +278,7 @@ class SpaceReader(SpaceBase):
         """Vectors of the given ids (float32, in the order asked)."""
         return self.read_rows([it.row for it in self.get(ids)])
 
-    def filter_rows(self, where: str | Filter) -> np.ndarray:
+    def filter_rows(self, where: str | Filter, *, generation: int | None = None) -> np.ndarray:
         """Rows of the live items matching a filter expression (see :mod:`repspace.core.filters`), ascending.
 
         The selection is kept for the space's generation, and the fields it reads
@@ -263,12 +286,16 @@ class SpaceReader(SpaceBase):
         fields a few vectorised comparisons (:mod:`repspace.core.store._selections`);
         columns of spaces of 50,000 items or more are kept beside the store too, for
         other processes; the result equals the SQL compiler's (:meth:`filter_rows_sql`). The array
-        is read-only: copy it to change it.
+        is read-only: copy it to change it. With ``generation`` (the one the caller searches,
+        from :meth:`info`), a selection kept for it is returned without a read transaction.
         """
-        from repspace.core.filters import Filter
-        from repspace.core.store._selections import select_rows
+        from repspace.core.store._selections import kept_selection, select_rows
 
-        flt = where if isinstance(where, Filter) else Filter.parse(where)
+        flt, canonical = _parsed(where)
+        if generation is not None:
+            kept = kept_selection(self.uid, generation, canonical)
+            if kept is not None:
+                return kept
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self.header(c)
             return select_rows(c, sid, self.uid, generation, flt, next_row=next_row, dead_rows=dead_rows,
@@ -349,3 +376,22 @@ class SpaceReader(SpaceBase):
             kept = [int(r) for r in chunk if int(r) in found]
             if kept:
                 yield [found[r] for r in kept], self.read_rows(kept)
+
+
+def _parsed(where: str | Filter) -> tuple[Filter, str]:
+    """A filter and its canonical text (what selections are kept under); a text is parsed once."""
+    from repspace.core.filters import Filter
+
+    if isinstance(where, str):
+        return _parse_text(where)
+    flt = where if isinstance(where, Filter) else Filter.parse(where)
+    return flt, str(flt.expr)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_text(text: str) -> tuple[Filter, str]:
+    """:func:`_parsed` of a text, remembered (a search loop passes the same filter on every call)."""
+    from repspace.core.filters import Filter
+
+    flt = Filter.parse(text)
+    return flt, str(flt.expr)

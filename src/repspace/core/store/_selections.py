@@ -88,6 +88,16 @@ def select_rows(c: Any, sid: int, uid: str, generation: int, flt: Filter, *,
     return selected
 
 
+def kept_selection(uid: str, generation: int, canonical: str) -> np.ndarray | None:
+    """The selection kept for the space ``uid`` at ``generation`` and the filter of canonical text
+    ``canonical`` (``str(flt.expr)``), or None: what :func:`select_rows` returns for it without a read."""
+    hit = _SELECTIONS.get((uid, generation, canonical))
+    if hit is not None:
+        with _LOCK:
+            STATS["cached"] += 1
+    return hit
+
+
 def columns_of(c: Any, sid: int, uid: str, generation: int, paths: list[tuple[str, ...]] | set[tuple[str, ...]], *,
                next_row: int = -1, dead_rows: int = -1, index_dir: Path | None = None, persist: bool = True
                ) -> tuple[np.ndarray, dict[tuple[str, ...], Column]]:

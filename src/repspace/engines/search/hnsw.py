@@ -94,6 +94,9 @@ class HNSWIndex:
             index = faiss.IndexIDMap2(inner)
         self.index = index
         self._params: dict[int, Any] = {}  # search parameters without a selector, by efSearch
+        # Search parameters with a packed mask, by (id of the mask, efSearch); each entry holds its mask,
+        # so the id names that very array while the entry lives (the selector reads the mask's memory).
+        self._masked: dict[tuple[int, int], tuple[np.ndarray, Any]] = {}
 
     @property
     def ntotal(self) -> int:
@@ -121,13 +124,18 @@ class HNSWIndex:
             params = self._params.get(ef)
             if params is None:  # shared by threads: FAISS only reads it
                 params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
-            with one_faiss_thread(len(q)):
-                return self.index.search(q, k, params=params)
-        params = faiss.SearchParametersHNSW(efSearch=ef)
-        bitmap = allowed if allowed.dtype == np.uint8 else pack_mask(allowed)
-        params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
-        with one_faiss_thread(len(q)):
-            d, i = self.index.search(q, k, params=params)
+            return _search(self.index, q, k, params)
+        if allowed.dtype == np.uint8:  # a packed mask, perhaps searched many times: its parameters are kept
+            key = (id(allowed), ef)
+            held = self._masked.get(key)
+            if held is None or held[0] is not allowed:
+                if len(self._masked) >= MASKED_PARAMS:
+                    self._masked.clear()
+                held = self._masked[key] = (allowed, _masked_params(allowed, ef))
+            return _search(self.index, q, k, held[1])
+        bitmap = pack_mask(allowed)
+        params = _masked_params(bitmap, ef)
+        d, i = _search(self.index, q, k, params)
         del bitmap  # kept alive until FAISS is done with it
         return d, i
 
@@ -146,6 +154,26 @@ class HNSWIndex:
     @classmethod
     def load(cls, path: Path, dim: int, metric: Metric, params: HNSWParams) -> HNSWIndex:
         return cls(dim, metric, params, index=faiss.read_index(str(path)))
+
+
+#: Packed masks whose FAISS search parameters an index keeps (a few filters searched in turn).
+MASKED_PARAMS = 32
+
+
+def _masked_params(bitmap: np.ndarray, ef: int) -> Any:
+    """FAISS HNSW search parameters at ``ef`` with a selector reading the packed mask ``bitmap`` (keep it alive)."""
+    params = faiss.SearchParametersHNSW(efSearch=ef)
+    params.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
+    return params
+
+
+def _search(index: Any, q: np.ndarray, k: int, params: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``index.search`` of ``q``, one query on one FAISS thread (:func:`one_faiss_thread`; entered only
+    when it changes something: a search loop's one query on one thread pays nothing for it)."""
+    if len(q) == 1 and faiss.omp_get_max_threads() > 1:
+        with one_faiss_thread(1):
+            return index.search(q, k, params=params)
+    return index.search(q, k, params=params)
 
 
 class ShardedHNSW:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.cache import LRUCache
 from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
@@ -29,10 +29,12 @@ from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
 from repspace.workflows.search.persist import IndexNotReady
-from repspace.workflows.search.request import Method, SearchRequest, check_method
+from repspace.workflows.search.selection import _GATHERED, _allowed_bits, _allowed_mask, _gathered  # noqa: F401
+from repspace.workflows.search.request import Method, SearchRequest, check_method, vector_template
 
 if TYPE_CHECKING:
     from repspace.core.filters import Filter
+    from repspace.core.space import SpaceInfo
     from repspace.core.store import Space
 
 #: With a filter, exact search over the matches is chosen when it costs less than the graph
@@ -47,8 +49,6 @@ EXACT_US_PER_MAC = 1.18e-4
 GRAPH_US_PER_EF = 2.4
 GRAPH_US_PER_EF_DIM = 0.006
 GRAPH_MASK_FACTOR = 1.3
-#: Bytes of filtered vectors kept for exact search over a repeated filter's matches.
-GATHER_CACHE_BYTES = 256 * 1024 * 1024
 
 @dataclass(frozen=True)
 class KnnResult:
@@ -117,6 +117,14 @@ def knn(
     >>> r.rows.tolist(), r.plan.method
     ([[1, 0]], 'exact')
     """
+    return _knn(space, queries, k, where=where, method=method, ef=ef, hnsw=hnsw, index=index, progress=progress)
+
+
+def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, method: Method, ef: int | None,
+         hnsw: HNSWParams | None, index: str | IndexSpec | None, progress: Progress | None,
+         info: SpaceInfo | None = None, checked: bool = False) -> KnnResult:
+    """:func:`knn`; ``info`` the space's description the caller has just read (one version check per
+    call), ``checked`` when ``queries`` is a float32 (1, dim) array the caller has checked."""
     k = check_scalar(k, "k", int, low=1)
     _check_ef(ef)
     check_method(method, index, hnsw)
@@ -129,16 +137,17 @@ def knn(
             method = "shards"
             ef = ef or spec.ef
         elif spec.kind == "hnsw" and spec.codes is None:
-            method, hnsw = "hnsw", HNSWParams(m=spec.m)
+            method, hnsw = "hnsw", _hnsw_params(spec.m)
             ef = ef or spec.ef
         else:
             method = "funnel"
-    q = _check_queries(queries, space.dim)
-    info = space.info()
+    q = queries if checked else _check_queries(queries, space.dim)
+    if info is None:
+        info = space.info()
     total = info.count
     candidates: np.ndarray | None = None
     if where is not None and (not isinstance(where, str) or where.strip()):
-        candidates = space.filter_rows(where)
+        candidates = space.filter_rows(where, generation=info.generation)
     n_cand = total if candidates is None else len(candidates)
     if n_cand == 0:
         m = q.shape[0]
@@ -168,7 +177,7 @@ def knn(
                   f"{spec if spec is not None else method} (recall 1 where a selective mask costs an index recall)")
         method = "exact"
     else:
-        reason = f"{spec if spec is not None else method} requested"
+        reason = _requested(spec if spec is not None else method)
     try:
         if method == "funnel":
             assert spec is not None
@@ -195,6 +204,18 @@ def knn(
                                    space.metric)
     return KnnResult(rows, scores,
                      SearchPlan(plan_method, n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+
+
+@functools.lru_cache(maxsize=64)
+def _hnsw_params(m: int) -> HNSWParams:
+    """The construction parameters of ``hnsw{m}`` (checked once: a search loop names its index per call)."""
+    return HNSWParams(m=m)
+
+
+@functools.lru_cache(maxsize=256)
+def _requested(how: IndexSpec | str) -> str:
+    """A plan's reason when the caller chose the index or method (its text built once per choice)."""
+    return f"{how} requested"
 
 
 def _check_ef(ef: Any) -> None:
@@ -228,8 +249,7 @@ def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tup
     """
     if rows.shape[0] == 1:  # one query (the per-call path): plain lists check it in a third of the time
         r, sc = rows[0].tolist(), scores[0].tolist()
-        if r[-1:] != [-1] and (all(a < b for a, b in zip(sc, sc[1:])) if metric is Metric.L2
-                               else all(a > b for a, b in zip(sc, sc[1:]))):
+        if r[-1:] != [-1] and all(map(operator.lt if metric is Metric.L2 else operator.gt, sc, sc[1:])):
             return rows, scores
     real = rows >= 0
     key = np.where(real, scores if metric is Metric.L2 else -scores, np.inf)
@@ -238,73 +258,6 @@ def _score_then_row(rows: np.ndarray, scores: np.ndarray, metric: Metric) -> tup
         return rows, scores
     order = np.lexsort((np.where(real, rows, np.iinfo(np.int64).max), key), axis=-1)
     return np.take_along_axis(rows, order, axis=1), np.take_along_axis(scores, order, axis=1)
-
-
-def _allowed_mask(space: Space, size: int, candidates: np.ndarray | None, needs_mask: bool) -> np.ndarray | None:
-    """Rows an index may return: the filter's matches, or the live rows when some died since it was built."""
-    if candidates is None and not needs_mask:
-        return None
-    keep = candidates if candidates is not None else space.rows()
-    allowed = np.zeros(size, dtype=bool)
-    allowed[keep[keep < size]] = True
-    return allowed
-
-
-class _PerSelection:
-    """Values derived from a filter's selection, kept while that selection is (an :class:`LRUCache`).
-
-    A repeated filter's selection is the same read-only array
-    (:mod:`repspace.core.store._selections`), so the selection itself keys what was derived
-    from it: an entry holds the array and answers only for that very array, so its ``id``
-    in the key cannot be another array's while the entry lives. Writable arrays (not from
-    the selection cache) are never kept. ``size`` measures an entry against ``budget``.
-    """
-
-    def __init__(self, budget: int, size: Callable[[Any], int] | None = None) -> None:
-        if size is None:
-            self.cache: LRUCache[tuple[np.ndarray | None, Any]] = LRUCache(budget)
-        else:
-            self.cache = LRUCache(1 << 30, max_bytes=budget, sizeof=lambda held: size(held[1]))
-
-    def key(self, space: Space, info: Any, candidates: np.ndarray | None, *extra: Any) -> tuple[Any, ...]:
-        """The space, its generation and the selection (by identity; see the class)."""
-        return (space.uid, info.generation, 0 if candidates is None else id(candidates), *extra)
-
-    def get(self, key: tuple[Any, ...], candidates: np.ndarray | None) -> Any:
-        held = self.cache.get(key)
-        return held[1] if held is not None and held[0] is candidates else None
-
-    def put(self, key: tuple[Any, ...], candidates: np.ndarray | None, value: Any) -> None:
-        if candidates is not None and candidates.flags.writeable:
-            return
-        self.cache.put(key, (candidates, value))
-
-
-#: Packed masks kept (one bit per row: 50 KB for 400,000 rows).
-BITS_CACHE = 32
-_BITS = _PerSelection(BITS_CACHE)
-
-
-def _allowed_bits(space: Space, info: Any, size: int, candidates: np.ndarray | None,
-                  needs_mask: bool) -> np.ndarray | None:
-    """:func:`_allowed_mask` packed for FAISS, kept per (space generation, selection, size).
-
-    Building and packing a mask over a large space costs more than the graph search it
-    feeds, so a repeated filter's selection (or, without a filter, the live rows of a
-    generation) gets its bitmap built once.
-    """
-    from repspace.engines.search.hnsw import pack_mask
-
-    if candidates is None and not needs_mask:
-        return None
-    key = _BITS.key(space, info, candidates, size)
-    bits = _BITS.get(key, candidates)
-    if bits is None:
-        mask = _allowed_mask(space, size, candidates, needs_mask)
-        assert mask is not None
-        bits = pack_mask(mask)
-        _BITS.put(key, candidates, bits)
-    return bits
 
 
 def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np.ndarray | None, n_cand: int,
@@ -375,34 +328,6 @@ def _exact(
     return base_rows[idx], scores
 
 
-#: Gathered vectors of repeated filters' matches, GATHER_CACHE_BYTES in all.
-_GATHERED = _PerSelection(GATHER_CACHE_BYTES, size=lambda base: base.nbytes)
-
-
-def _gathered(space: Space, candidates: np.ndarray, info: Any) -> np.ndarray:
-    """A large space's matches' vectors as searched, kept while the filter's selection is.
-
-    Read from the memory-mapped vector file (built once, like an index), not from the
-    store on every call (10,000 matches of 100,000: 71 -> 1,390 queries/s); a repeated
-    filter reuses the gathered copy, up to :data:`GATHER_CACHE_BYTES` in all.
-    """
-    from repspace.workflows.search.vectorfile import ensure_vector_file
-
-    key = _GATHERED.key(space, info, candidates)
-    base = _GATHERED.get(key, candidates)
-    if base is not None:
-        return base
-    try:
-        tier = ensure_vector_file(space, info=info, recheck=False).index
-        base, normalized = tier.read(candidates), tier.normalized
-    except IndexNotReady:  # a read-only store without a current vector file: the store's own blocks
-        base, normalized = space.read_rows(candidates), False
-    if space.metric is Metric.COSINE and not normalized:
-        base = normalize_rows(base)
-    _GATHERED.put(key, candidates, base)
-    return base
-
-
 def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     """The vectors as searched (normalised for cosine), cached while the space's vectors are the same."""
     if space.metric is not Metric.COSINE:
@@ -415,17 +340,46 @@ def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     return normed
 
 
-def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None) -> list[Hit]:
-    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped)."""
+def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None, *,
+             generation: int | None = None) -> list[Hit]:
+    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped).
+
+    ``generation``: the one the rows were searched at (``space.info().generation``); records
+    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`).
+    """
     rows, scores = np.asarray(rows).tolist(), np.asarray(scores).tolist()
-    found = space.records([r for r in rows if r >= 0])
+    found = space.records([r for r in rows if r >= 0], generation=generation)
     out = []
+    make = Hit.of
     for r, s in zip(rows, scores):
         it = found.get(r)
         if it is None or it[0] == exclude:
             continue
-        out.append(Hit(id=it[0], score=s, text=it[1], metadata=it[2], row=r))
+        out.append(make(it[0], s, it[1], it[2], r))
     return out
+
+
+#: A float32 query whose squared length lies in this range is checked by that one number (finite, with a
+#: direction, normalisable): far from float32's underflow and overflow, where a sum order could matter.
+_PLAIN_LENGTH2 = (1e-30, 1e30)
+
+
+def _plain_query(vec: Any, dim: int, metric: Metric) -> np.ndarray | None:
+    """The query as a (1, dim) float32 array when one dot product shows it sound, else None (then the
+    full checks run and name what is wrong).
+
+    A NaN or an infinity makes the squared length NaN or infinite, so a length in
+    :data:`_PLAIN_LENGTH2` proves the query finite, and for cosine not zero and normalisable
+    (what :func:`check_query_direction` and the query checks refuse).
+    """
+    if type(vec) is not np.ndarray or vec.dtype != np.float32 or vec.shape[-1] != dim or vec.size != dim:
+        return None
+    q = vec.reshape(1, dim)
+    s = float(np.dot(q[0], q[0]))
+    lo, hi = _PLAIN_LENGTH2
+    if s < hi and (s > lo or (s == 0.0 and metric is not Metric.COSINE)):
+        return q
+    return None
 
 
 def search_space(
@@ -486,6 +440,9 @@ def search_space(
             raise InputError("give a SearchRequest or search options, not both")
         req = query
     else:
+        template = vector_template(k, options) if isinstance(query, np.ndarray) else None
+        if template is not None and template.hubness is None and template.mmr is None:
+            return _vector_search(space, query, template, progress)  # the loop of one query per call
         req = SearchRequest.of(query, k, **options)
     k = req.k
     exclude = None
@@ -508,10 +465,12 @@ def search_space(
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
                              "(knn searches a batch)")
-    if vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
+    plain = _plain_query(vec, space.dim, space.metric) if req.id is None and not (req.bm25 or req.hybrid) else None
+    if plain is None and vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine 0/0
         check_query_direction(vec, space.dim, "the query text, embedded," if req.text is not None else
                               f"the vector of id {excerpt(req.id)}" if req.id is not None else "the query vector")
     dense = {"where": req.where, "method": req.method, "ef": req.ef, "hnsw": req.hnsw, "index": req.index}
+    generation = None
     if req.bm25 or req.hybrid:
         assert req.text is not None
         rows, scores, plan = _lexical_or_hybrid(space, req.text, vec if req.hybrid else None, k_ask,
@@ -524,11 +483,36 @@ def search_space(
                                             knn_options={**dense, "progress": progress})
     elif req.mmr is not None:
         rows, scores, plan = _mmr(space, vec, k_ask, req.mmr, progress=progress, **dense)
-    else:
-        result = knn(space, vec, k_ask, progress=progress, **dense)
-        rows, scores, plan = result.rows[:1].ravel(), result.scores[:1].ravel(), result.plan
-    hits = hits_for(space, np.ravel(rows), np.ravel(scores), exclude=exclude)[:k] if np.size(rows) else []
+    else:  # one version check for the search and its hits: both belong to the generation it read
+        info = space.info()
+        generation = info.generation
+        result = _knn(space, vec if plain is None else plain, k_ask, progress=progress, info=info,
+                      checked=plain is not None, **dense)
+        rows, scores, plan = result.rows[0], result.scores[0], result.plan
+    if not np.size(rows):
+        return SearchResult((), plan)
+    hits = hits_for(space, rows, scores, exclude=exclude,
+                    generation=space.info().generation if generation is None else generation)[:k]
     return SearchResult(tuple(hits), plan)
+
+
+def _vector_search(space: Space, vec: np.ndarray, req: SearchRequest, progress: Progress | None) -> SearchResult:
+    """:func:`search_space` of a plain vector query (no hubness, no MMR; ``req`` validated, its ``id``
+    a stand-in for ``vec``): one version check, the search, the hits from that generation."""
+    plain = _plain_query(vec, space.dim, space.metric)
+    if plain is None:
+        if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
+            raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
+                             "(knn searches a batch)")
+        if space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
+            check_query_direction(vec, space.dim, "the query vector")
+    info = space.info()
+    result = _knn(space, vec if plain is None else plain, req.k, where=req.where, method=req.method, ef=req.ef,
+                  hnsw=req.hnsw, index=req.index, progress=progress, info=info, checked=plain is not None)
+    rows = result.rows[0]
+    if not rows.size:
+        return SearchResult((), result.plan)
+    return SearchResult(tuple(hits_for(space, rows, result.scores[0], generation=info.generation)), result.plan)
 
 
 #: Candidates each list contributes to a hybrid fusion.
