@@ -16,8 +16,14 @@ JSON names of each layer (definitions in :mod:`repspace.engines.geometry.token_c
 ``prompt_entropy_alpha_<α>``          the α-entropy ``log(Σ p^α) / ((1 − α) log T)``, one per ``alphas``
 ``curvature``                         the mean angle (radians) between consecutive steps ``z_{k+1} − z_k``
 ``augmentation_invariance``           cosine of the pooled state of an input and of its seeded perturbation
-``infonce``, ``lidar``, ``dime``      S059's invariance figures over groups of (input, perturbation) pairs
-                                      (:mod:`repspace.workflows.layer_invariance`); ``n``: the groups
+``infonce``                           InfoNCE (NT-Xent, τ 0.1) loss of each group of (input, perturbation)
+                                      pooled pairs, on cosines; lower: more invariant (S059)
+``lidar``                             entropy of the pairs' LDA matrix (each input a class of its two views)
+                                      over ``min(log N, log d)`` (S059, Thilak et al. 2024)
+``dime``                              DiME: permuted minus paired joint entropy of the two views' Grams, over
+                                      ``min(log N, log d)`` (S059, Skean et al. 2023); the three only with
+                                      ``invariance``, definitions in :mod:`repspace.engines.geometry.invariance`,
+                                      groups in :mod:`repspace.workflows.layer_invariance` (``n``: the groups)
 ``intrinsic_dimension``               TwoNN of the input's token cloud (Facco et al. 2017)
 ``neighbourhood_overlap``             share of each token's k nearest tokens also nearest a layer before
 ``mean_cosine``                       mean cosine over the distinct pairs of the input's tokens
