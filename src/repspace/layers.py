@@ -60,11 +60,13 @@ from repspace.workflows.lens import (
     TunedLens,
     VectorLens,
     fit_tuned_lens,
+    hidden_token_ids,
     space_lens,
     token_lens,
     vector_lens,
     vocabulary_matrix,
 )
+from repspace.engines.geometry.invariance import dime, infonce, lidar
 from repspace.workflows.layer_profile import (
     LayerFigure,
     LayerProfile,
@@ -98,6 +100,7 @@ __all__ = [
     "best_per_budget",
     "fit_translator",
     "fit_tuned_lens",
+    "hidden_token_ids",
     "layer_grid",
     "project_vocabulary",
     "space_lens",
@@ -106,6 +109,10 @@ __all__ = [
     "vocabulary_matrix",
     "profile_encoders",
     "profile_layers",
+    # Layer by Layer's invariance figures over (input, augmented input) pairs
+    "dime",
+    "infonce",
+    "lidar",
     # manifold deviation (REMA) and the moment probe
     "Deviation",
     "LayerDeviation",

@@ -106,3 +106,23 @@ def test_bad_input_is_one_clear_error():
         fit_tuned_lens(ENC, [])
     with pytest.raises(InputError, match="empty"):
         token_lens(ENC, "   ")
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_special_and_unused_tokens_are_hidden_unless_asked_for(shared_data):
+    """On a real STS-B sentence, [CLS]/[SEP]/[unused*] rows enter the top lists; by default they are left out."""
+    from repspace.workflows.lens import hidden_token_ids
+
+    text = (shared_data / "stsb" / "stsb-en-test.csv").read_text(encoding="utf-8").splitlines()[0].split(",")[0]
+    _, vocab = vocabulary_matrix(ENC)
+    hidden = {vocab[i] for i in hidden_token_ids(ENC)}
+    assert {"[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]", "[unused0]", "[unused993]"} <= hidden and len(hidden) == 999
+    every = token_lens(ENC, text, k=40, skip_special=False, all_tokens=True)
+    shown = token_lens(ENC, text, k=10, skip_special=False)
+    assert every.all_tokens and not shown.all_tokens and shown.to_dict()["all_tokens"] is False
+    seen = [t for p in every.projections for row in p.tokens for t in row[:10]]
+    assert sum(t in hidden for t in seen) >= 5  # they do fill top-10 slots when shown
+    for p_all, p in zip(every.projections, shown.projections):
+        for row_all, row in zip(p_all.tokens, p.tokens):
+            assert not set(row) & hidden
+            assert row == tuple(t for t in row_all if t not in hidden)[:10]  # the same order, specials taken out

@@ -16,6 +16,14 @@ JSON names of each layer (definitions in :mod:`repspace.engines.geometry.token_c
 ``prompt_entropy_alpha_<α>``          the α-entropy ``log(Σ p^α) / ((1 − α) log T)``, one per ``alphas``
 ``curvature``                         the mean angle (radians) between consecutive steps ``z_{k+1} − z_k``
 ``augmentation_invariance``           cosine of the pooled state of an input and of its seeded perturbation
+``infonce``                           InfoNCE (NT-Xent, τ 0.1) loss of each group of (input, perturbation)
+                                      pooled pairs, on cosines; lower: more invariant (S059)
+``lidar``                             entropy of the pairs' LDA matrix (each input a class of its two views)
+                                      over ``min(log N, log d)`` (S059, Thilak et al. 2024)
+``dime``                              DiME: permuted minus paired joint entropy of the two views' Grams, over
+                                      ``min(log N, log d)`` (S059, Skean et al. 2023); the three only with
+                                      ``invariance``, definitions in :mod:`repspace.engines.geometry.invariance`,
+                                      groups in :mod:`repspace.workflows.layer_invariance` (``n``: the groups)
 ``intrinsic_dimension``               TwoNN of the input's token cloud (Facco et al. 2017)
 ``neighbourhood_overlap``             share of each token's k nearest tokens also nearest a layer before
 ``mean_cosine``                       mean cosine over the distinct pairs of the input's tokens
@@ -56,12 +64,13 @@ from repspace.engines.eval.perturb import DEFAULT_RATE, parse_perturbations
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic
 from repspace.engines.geometry.token_clouds import DEFAULT_OVERLAP_K
 from repspace.workflows.decompose import _encoding_errors, _hf_layers
+from repspace.workflows.layer_invariance import DEFAULT_GROUP, PAIR_FIGURES, PairGroups, parse_pair_figures
 from repspace.workflows.layer_profile_pass import profile_pass
 
 __all__ = ["LayerFigure", "LayerProfile", "LayerProfiles", "PROFILE_FIGURES", "profile_encoders", "profile_layers"]
 
 #: The figures of every profile, in the order tables show them (α-entropies come after ``prompt_entropy``).
-PROFILE_FIGURES = ("prompt_entropy", "curvature", "augmentation_invariance", "intrinsic_dimension",
+PROFILE_FIGURES = ("prompt_entropy", "curvature", "augmentation_invariance", *PAIR_FIGURES, "intrinsic_dimension",
                    "intrinsic_dimension_shuffled", "neighbourhood_overlap", "neighbourhood_overlap_shuffled",
                    "mean_cosine", "mean_cosine_shuffled")
 #: Tasks a profile can score each layer on.
@@ -107,13 +116,15 @@ class LayerProfile:
         (those measured) and ``prompt_entropy_alpha_<α>``.
     n_inputs : int
     skipped : dict
-        Per figure, the inputs on which it is undefined at the last layer (``curvature``: ``T < 3``).
+        Per figure, the inputs on which it is undefined at the last layer (``curvature``: ``T < 3``; the pair
+        figures: the inputs after the last full group).
     task : str or None
         The task's name (``sts:<data>``) when one was scored.
     task_scores : tuple of LayerFigure or None
         Each layer's main score on the task (``n``: its units, e.g. pairs).
     settings : dict
         ``k``, ``alphas``, ``augment``, ``rate``, ``shuffle``, ``seed``, ``bootstrap``, ``batch_size``,
+        ``invariance_group`` (inputs per group of the pair figures),
         ``unchanged_by_augment`` and ``unshuffled`` (inputs their perturbation or shuffle left as they were).
     provenance : dict
         The encoder's provenance (without the layer).
@@ -208,7 +219,8 @@ def _check_alphas(alphas: Sequence[float]) -> tuple[float, ...]:
 
 def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence[int] = "all",
                    alphas: Sequence[float] = (), k: int = DEFAULT_OVERLAP_K, augment: str | None = DEFAULT_AUGMENT,
-                   rate: float = DEFAULT_RATE, shuffle: bool = True, task: str | None = None,
+                   rate: float = DEFAULT_RATE, invariance: str | Sequence[str] | None = None,
+                   group: int = DEFAULT_GROUP, shuffle: bool = True, task: str | None = None,
                    task_data: str | Path | None = None, bootstrap: int = DEFAULT_RESAMPLES, seed: int = 0,
                    batch_size: int = DEFAULT_BATCH, options: dict[str, Any] | None = None,
                    progress: Progress | None = None) -> LayerProfile:
@@ -231,6 +243,12 @@ def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence
         (:data:`repspace.engines.eval.perturb.PERTURBATIONS`, e.g. ``"typos,punctuation"``); ``None``: not measured.
     rate : float
         Share of each text's eligible sites a perturbation changes.
+    invariance : str or sequence of str, optional
+        Also score *Layer by Layer*'s pair figures over the (input, perturbation) pairs: ``"infonce"``,
+        ``"lidar"``, ``"dime"`` (comma-separated) or ``"all"``; needs ``augment``. They cost eigendecompositions
+        of ``group``-sized matrices per group and layer, so they are asked for, not on by default.
+    group : int
+        Inputs per group behind the pair figures (see :mod:`repspace.workflows.layer_invariance`).
     shuffle : bool
         Measure the shuffled-token baseline of the geometry figures.
     task, task_data : str, path
@@ -275,17 +293,27 @@ def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence
     check_scalar(rate, "rate", float, low=0, high=1, include="right")
     alphas = _check_alphas(alphas)
     kinds = parse_perturbations(augment) if augment else ()
+    pair_names = parse_pair_figures(invariance)
+    if pair_names and not kinds:
+        raise InputError("the invariance figures (InfoNCE, LiDAR, DiME) compare inputs with their perturbations: "
+                         "name an augmentation too")
+    check_scalar(group, "group", int, low=2)
     pairs = _task_pairs(task, task_data)
     enc = _hf_layers(encoder, options)
     chosen = tuple(enc.resolve_layers(layers))
     names = ["prompt_entropy", *(f"prompt_entropy_alpha_{a:g}" for a in alphas), "curvature"]
     names += ["augmentation_invariance"] if kinds else []
+    names += list(pair_names)
     for base in ("intrinsic_dimension", "neighbourhood_overlap", "mean_cosine"):
         names += [base, f"{base}_shuffled"] if shuffle else [base]
     total = len(texts) if hasattr(texts, "__len__") else 0  # type: ignore[arg-type]
+    groups = PairGroups(pair_names, n_layers=len(chosen), group=group, seed=seed) if pair_names else None
     values = profile_pass(enc, texts, layers=chosen, names=names, alphas=alphas, k=k, augment=kinds, rate=rate,
                           shuffle=shuffle, seed=seed, batch_size=batch_size, total=total, progress=progress,
-                          errors=_encoding_errors)
+                          errors=_encoding_errors, pairs=groups)
+    for name in pair_names:
+        for j in range(len(chosen)):
+            values.add(name, j, np.array(groups.values[name][j]))  # type: ignore[union-attr]
     if values.n_inputs == 0:
         raise InputError("no texts: a layer profile needs at least one")
     ordered = [n for n in PROFILE_FIGURES if n in names]
@@ -294,9 +322,11 @@ def profile_layers(encoder: str, texts: Iterable[str], *, layers: str | Sequence
                for name in ordered}
     last = len(chosen) - 1
     skipped = {name: int(np.count_nonzero(~np.isfinite(values.column(name, last)))) for name in ordered}
+    skipped.update({name: groups.left_out for name in pair_names})  # type: ignore[union-attr]
     task_name, scores = _task_scores(enc, chosen, pairs, bootstrap, seed, batch_size) if pairs else (None, None)
     settings = {"k": int(k), "alphas": list(alphas), "augment": ",".join(kinds) or None, "rate": float(rate),
                 "shuffle": bool(shuffle), "seed": int(seed), "bootstrap": int(bootstrap), "batch_size": int(batch_size),
+                "invariance_group": int(group) if pair_names else None,
                 "unchanged_by_augment": int(values.n_unchanged) if kinds else None,
                 "unshuffled": int(values.n_unshuffled) if shuffle else None}
     prov = {key: val for key, val in enc.provenance().items() if key != "layer"}

@@ -117,11 +117,13 @@ def _model_inputs(loaded: Any, batch: dict[str, Any], shuffled: Any | None) -> d
 def profile_pass(enc: Any, texts: Iterable[str], *, layers: Sequence[int], names: Sequence[str],
                  alphas: Sequence[float], k: int, augment: tuple[str, ...], rate: float, shuffle: bool,
                  seed: int, batch_size: int, total: int, progress: Progress | None,
-                 errors: Any) -> PassValues:
+                 errors: Any, pairs: Any | None = None) -> PassValues:
     """Stream ``texts`` through ``enc`` (an ``HFLayersEncoder``) and gather each layer's per-input figures.
 
     ``names`` are the figures to gather (see :mod:`repspace.workflows.layer_profile`); ``errors(spec)`` is
     the context manager that turns a model failure into one :class:`~repspace.core.errors.EncoderError`.
+    ``pairs`` (a :class:`~repspace.workflows.layer_invariance.PairGroups`, with ``augment``) receives each
+    input's and its perturbation's representation at every chosen layer, chunk by chunk in stream order.
     """
     import torch
 
@@ -137,6 +139,7 @@ def profile_pass(enc: Any, texts: Iterable[str], *, layers: Sequence[int], names
         for chunk in _chunks(texts, batch_size * CHUNK_BATCHES):
             perturbed = perturb(chunk, augment, rate=rate, seed=seed, start=start) if augment else None
             order = sorted(range(len(chunk)), key=lambda i: -len(chunk[i]))
+            views: list[Any] = [None, None] if pairs is not None else []  # (layers, chunk, d) per view
             for s in range(0, len(order), batch_size):
                 index = order[s:s + batch_size]
                 rows = [prompt + chunk[i] for i in index]
@@ -162,10 +165,29 @@ def profile_pass(enc: Any, texts: Iterable[str], *, layers: Sequence[int], names
                     full_mask = torch.cat([mask, mask[:b]]) if shuffle else mask
                     _measure(out, hidden, full_mask, b, needed, alphas=alphas, k=k, augment=bool(augment),
                              shuffle=shuffle, pooling=enc.pooling, pool=pool_hidden_states)
+                    if views:
+                        _pair_views(views, hidden, full_mask, b, out.layers, index, len(chunk), enc.pooling,
+                                    pool_hidden_states)
                 out.n_inputs += b
                 tick(b)
+            if views:
+                pairs.add(*views)
             start += len(chunk)
+    if pairs is not None:
+        pairs.finish()
     return out
+
+
+def _pair_views(views: list[Any], hidden: Sequence[Any], mask: Any, b: int, layers: Sequence[int],
+                index: Sequence[int], size: int, pooling: str, pool: Any) -> None:
+    """Write each chosen layer's pooled states of the batch's inputs and perturbations at their chunk rows."""
+    for j, lay in enumerate(layers):
+        rep = pool(hidden[lay][:2 * b], mask[:2 * b], pooling).double().numpy()
+        if views[0] is None:
+            views[0] = np.zeros((len(layers), size, rep.shape[1]))
+            views[1] = np.zeros_like(views[0])
+        views[0][j, index] = rep[:b]
+        views[1][j, index] = rep[b:]
 
 
 def _measure(out: PassValues, hidden: Sequence[Any], mask: Any, b: int, needed: Sequence[int], *,

@@ -28,6 +28,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,11 +49,13 @@ from repspace.engines.interpret.lens import (
 )
 from repspace.workflows.decompose import _hf_layers, token_states
 
-__all__ = ["TokenLens", "TunedLens", "VectorLens", "fit_tuned_lens", "space_lens", "token_lens", "vector_lens",
-           "vocabulary_matrix"]
+__all__ = ["TokenLens", "TunedLens", "VectorLens", "fit_tuned_lens", "hidden_token_ids", "space_lens", "token_lens",
+           "vector_lens", "vocabulary_matrix"]
 
 #: Texts per forward pass and per block of states added to the translators' sums while fitting the tuned lens.
 FIT_BLOCK_TEXTS = 256
+#: Vocabulary entries the lens hides besides the tokenizer's special tokens: BERT's reserved ``[unused<N>]`` rows.
+UNUSED_TOKEN = re.compile(r"\[unused\d+\]")
 
 
 def vocabulary_matrix(encoder: str, options: dict[str, Any] | None = None) -> tuple[np.ndarray, list[str]]:
@@ -69,6 +72,30 @@ def vocabulary_matrix(encoder: str, options: dict[str, Any] | None = None) -> tu
     weight = loaded.model.get_input_embeddings().weight.detach().float().numpy()
     vocab = [str(t) for t in loaded.tokenizer.convert_ids_to_tokens(list(range(weight.shape[0])))]
     return np.ascontiguousarray(weight), vocab
+
+
+def hidden_token_ids(encoder: str, options: dict[str, Any] | None = None) -> np.ndarray:
+    """The vocabulary rows the lens hides by default: the tokenizer's special tokens and ``[unused<N>]`` names.
+
+    A model's special and never-trained rows (``[CLS]``, ``[SEP]``, ``[PAD]``, BERT's 994 ``[unused*]``) lie near
+    every state and fill the top lists without saying anything about the text.
+
+    Examples
+    --------
+    >>> E, vocab = vocabulary_matrix("hf-layers:minilm")
+    >>> ids = hidden_token_ids("hf-layers:minilm")
+    >>> len(ids), [vocab[i] for i in ids[:2]], "[CLS]" in {vocab[i] for i in ids}
+    (999, ['[PAD]', '[unused0]'], True)
+    """
+    tok = _hf_layers(encoder, options).loaded.tokenizer
+    _, vocab = vocabulary_matrix(encoder, options)
+    special = {int(i) for i in tok.all_special_ids if 0 <= int(i) < len(vocab)}
+    unused = {i for i, t in enumerate(vocab) if UNUSED_TOKEN.fullmatch(t)}
+    return np.array(sorted(special | unused), dtype=np.int64)
+
+
+def _hidden(encoder: str, options: dict[str, Any] | None, all_tokens: bool) -> np.ndarray | None:
+    return None if all_tokens else hidden_token_ids(encoder, options)
 
 
 @dataclass(frozen=True, eq=False)
@@ -233,6 +260,8 @@ class TokenLens:
     tuned : TunedLens or None
     k : int
     score : str
+    all_tokens : bool
+        Whether special and ``[unused*]`` tokens could be shown (:func:`hidden_token_ids`).
 
     Examples
     --------
@@ -251,10 +280,11 @@ class TokenLens:
     tuned: TunedLens | None
     k: int
     score: str
+    all_tokens: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"encoder", "text", "k", "score", "tokens", "layers": [{"layer", "tokens": [{"position", "token",
-        "top", "tuned_top"?}]}], "tuned": TunedLens.to_dict() or None}``."""
+        """``{"encoder", "text", "k", "score", "all_tokens", "tokens", "layers": [{"layer", "tokens": [{"position",
+        "token", "top", "tuned_top"?}]}], "tuned": TunedLens.to_dict() or None}``."""
         rows = []
         for j, layer in enumerate(self.layers):
             plain = self.projections[j].to_dict()["top"]
@@ -263,13 +293,14 @@ class TokenLens:
                 {"position": int(p), "token": t, "top": plain[i], **({} if tuned is None else {"tuned_top": tuned[i]})}
                 for i, (p, t) in enumerate(zip(self.positions, self.tokens, strict=True))]})
         return {"encoder": self.encoder, "text": self.text, "k": int(self.k), "score": self.score,
-                "tokens": list(self.tokens), "layers": rows,
+                "all_tokens": bool(self.all_tokens), "tokens": list(self.tokens), "layers": rows,
                 "tuned": None if self.tuned is None else self.tuned.to_dict()}
 
 
 def token_lens(encoder: str, text: str, *, layers: str | Sequence[int] = "all", k: int = 10, score: str = "dot",
                skip_special: bool = True, tuned: TunedLens | Sequence[str] | None = None, ridge: float = 1e-3,
-               options: dict[str, Any] | None = None, progress: Progress | None = None) -> TokenLens:
+               all_tokens: bool = False, options: dict[str, Any] | None = None,
+               progress: Progress | None = None) -> TokenLens:
     """Project every token's state of ``text`` at each chosen layer onto the vocabulary (logit / tuned lens).
 
     Parameters
@@ -286,6 +317,8 @@ def token_lens(encoder: str, text: str, *, layers: str | Sequence[int] = "all", 
         Leave out ``[CLS]``/``[SEP]``... rows.
     tuned : TunedLens, sequence of str or None
         A fitted tuned lens (same encoder), or texts to fit one on first (:func:`fit_tuned_lens`, with ``ridge``).
+    all_tokens : bool
+        Also show the special and ``[unused*]`` tokens (:func:`hidden_token_ids`), hidden by default.
     options, progress
         Encoder options; progress of the tuned lens's fit.
 
@@ -323,14 +356,16 @@ def token_lens(encoder: str, text: str, *, layers: str | Sequence[int] = "all", 
     positions = tuple(int(p) for p in states.positions)
     tokens = tuple(loaded.tokenizer.convert_ids_to_tokens([int(ids[p]) for p in positions]))
     E, vocab = vocabulary_matrix(encoder, options)
-    projections = tuple(project_vocabulary(s, E, vocab, k=k, score=score) for s in states.states)
+    hide = _hidden(encoder, options, all_tokens)
+    projections = tuple(project_vocabulary(s, E, vocab, k=k, score=score, exclude=hide) for s in states.states)
     tuned_projections = None
     if tuned is not None:
         tuned_projections = tuple(
             project_vocabulary(s if layer == tuned.last_layer else tuned.translators[layer].apply(s), E, vocab,
-                               k=k, score=score)
+                               k=k, score=score, exclude=hide)
             for layer, s in zip(chosen, states.states, strict=True))
-    return TokenLens(encoder, text, tuple(chosen), positions, tokens, projections, tuned_projections, tuned, k, score)
+    return TokenLens(encoder, text, tuple(chosen), positions, tokens, projections, tuned_projections, tuned, k, score,
+                     bool(all_tokens))
 
 
 @dataclass(frozen=True, eq=False)
@@ -346,6 +381,8 @@ class VectorLens:
     projection : VocabularyProjection
     space : str or None
         The stored space the vectors came from.
+    all_tokens : bool
+        Whether special and ``[unused*]`` tokens could be shown.
 
     Examples
     --------
@@ -360,17 +397,22 @@ class VectorLens:
     ids: tuple[str, ...]
     projection: VocabularyProjection
     space: str | None = None
+    all_tokens: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"encoder", "space", "score", "items": [{"id", "top"}]}``."""
+        """``{"encoder", "space", "score", "all_tokens", "items": [{"id", "top"}]}``."""
         top = self.projection.to_dict()["top"]
         return {"encoder": self.encoder, "space": self.space, "score": self.projection.score,
+                "all_tokens": bool(self.all_tokens),
                 "items": [{"id": i, "top": t} for i, t in zip(self.ids, top, strict=True)]}
 
 
 def vector_lens(encoder: str, vectors: Any, *, ids: Sequence[str] | None = None, k: int = 10, score: str = "dot",
-                space: str | None = None, options: dict[str, Any] | None = None) -> VectorLens:
+                space: str | None = None, all_tokens: bool = False,
+                options: dict[str, Any] | None = None) -> VectorLens:
     """Project any vectors of the encoder's width onto its token embedding matrix (no forward pass).
+
+    Special and ``[unused*]`` tokens are not shown unless ``all_tokens`` (:func:`hidden_token_ids`).
 
     Raises
     ------
@@ -392,11 +434,14 @@ def vector_lens(encoder: str, vectors: Any, *, ids: Sequence[str] | None = None,
     names = tuple(str(i) for i in range(arr.shape[0])) if ids is None else tuple(str(i) for i in ids)
     if len(names) != arr.shape[0]:
         raise InputError(f"{len(names)} ids for {arr.shape[0]} vectors")
-    return VectorLens(encoder, names, project_vocabulary(arr, E, vocab, k=k, score=score), space)
+    hide = _hidden(encoder, options, all_tokens)
+    return VectorLens(encoder, names, project_vocabulary(arr, E, vocab, k=k, score=score, exclude=hide), space,
+                      bool(all_tokens))
 
 
 def space_lens(store: Any, space: str, encoder: str, *, ids: Sequence[str] | None = None, limit: int = 10,
-               k: int = 10, score: str = "cosine", options: dict[str, Any] | None = None) -> VectorLens:
+               k: int = 10, score: str = "cosine", all_tokens: bool = False,
+               options: dict[str, Any] | None = None) -> VectorLens:
     """Project a stored space's items (``ids``, or its first ``limit``) onto an encoder's vocabulary.
 
     ``score`` defaults to ``cosine``: stored vectors are often normalised, unlike the model's states.
@@ -421,4 +466,5 @@ def space_lens(store: Any, space: str, encoder: str, *, ids: Sequence[str] | Non
         names, vectors = list(snap.ids[:limit]), np.asarray(snap.vectors[:limit])
     if not names:
         raise InputError(f"space {space} has no items to project")
-    return vector_lens(encoder, vectors, ids=names, k=k, score=score, space=space, options=options)
+    return vector_lens(encoder, vectors, ids=names, k=k, score=score, space=space, all_tokens=all_tokens,
+                       options=options)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
@@ -103,3 +104,23 @@ def test_bad_landmark_and_boundary_options_are_one_error_line(capsys, tmp_path, 
     one_error_line(r, 2, fragment)
     r = run_quiet(capsys, "--store", str(db), "spaces", "--json")
     assert r.code == 0 and json.loads(r.out) == [], r
+
+
+def test_landmark_space_records_landmark_and_encodes_queries_with_last_token_pooling(capsys, tmp_path, long_docs):
+    """The provenance says what was done (landmark documents) and how queries are encoded (last-token pooling)."""
+    from repspace import Store
+    from repspace.engines.encoders import from_provenance, get_encoder
+
+    path, docs = long_docs
+    db = str(tmp_path / "s.db")
+    r = run_quiet(capsys, "--store", db, "ingest", "lmk", str(path), "--encoder", "hf-layers:minilm", "--chunk", "32",
+                  "--pooling", "landmark", "--json")
+    assert r.code == 0, r.err
+    prov = Store(db).space("lmk").provenance
+    assert prov["pooling"] == "landmark" and prov["query_pooling"] == "last"
+    assert prov["chunking"]["pooling"] == "landmark" and prov["chunking"]["chunk_tokens"] == 32
+    query = from_provenance(prov)
+    assert query.provenance()["pooling"] == "last"
+    text = docs[0]["text"][:200]
+    want = get_encoder("hf-layers:minilm", pooling="last").encode([text])
+    assert np.array_equal(query.encode([text]), want)  # queries encode as before: last-token pooling

@@ -81,3 +81,17 @@ def test_an_empty_tuned_lens_file_is_one_error_line(capsys, tmp_path):
     empty.write_text("\n", encoding="utf-8")
     one_error_line(run_quiet(capsys, "layers", "lens", "--encoder", ENC, "--text", "a cat", "--tuned", str(empty)),
                    2, "empty.txt holds no texts")
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_lens_hides_special_tokens_unless_all_tokens(capsys):
+    base = ("layers", "lens", "--encoder", ENC, "--text", "Two dogs run through tall grass.", "--special", "--json")
+    hidden = json.loads(run_quiet(capsys, *base).out)
+    shown = json.loads(run_quiet(capsys, *base, "--all-tokens").out)
+    assert hidden["all_tokens"] is False and shown["all_tokens"] is True
+
+    def tops(data):
+        return [t["token"] for row in data["layers"] for tok in row["tokens"] for t in tok["top"]]
+
+    assert any(t.startswith("[") and t.endswith("]") for t in tops(shown))
+    assert not any(t.startswith("[") and t.endswith("]") for t in tops(hidden))

@@ -51,3 +51,18 @@ def test_bad_input_is_one_error_line(capsys, texts, tmp_path):
     one_error_line(run_quiet(capsys, *base, "--encoder", "hf-layers:minilm", "--encoder", "hf-layers:minilm"),
                    2, "named twice")
     one_error_line(run_quiet(capsys, *base, "--encoder", "hf-layers:minilm", "--augment", "typo"), 2, "perturbation")
+    one_error_line(run_quiet(capsys, *base, "--encoder", "hf-layers:minilm", "--invariance", "nce"),
+                   2, "unknown invariance figure")
+    one_error_line(run_quiet(capsys, *base, "--encoder", "hf-layers:minilm", "--invariance", "all", "--augment",
+                             "none"), 2, "name an augmentation")
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_invariance_figures_in_json_equal_the_library(capsys, texts):
+    code, out, err = run_quiet(capsys, "layers", "profile", "--encoder", "hf-layers:minilm", "--texts", str(texts),
+                               "--layers", "-1", "--invariance", "infonce,dime", "--group", "3", "--bootstrap", "0",
+                               "--json")
+    assert code == 0, err
+    [data] = json.loads(out)["profiles"]
+    direct = profile_layers("hf-layers:minilm", TEXTS, layers=[-1], invariance="infonce,dime", group=3, bootstrap=0)
+    assert data == direct.to_dict() and data["skipped"]["infonce"] == 1 and data["layers"][0]["dime"]["n"] == 1

@@ -273,7 +273,9 @@ def from_provenance(provenance: Mapping[str, Any], *, check_fingerprint: bool = 
     ----------
     provenance : mapping
         A space's provenance (``encoder`` spec plus options such as ``layer``,
-        ``pooling``, ``normalize``, ``prompt``, ``max_length``).
+        ``pooling``, ``normalize``, ``prompt``, ``max_length``). A ``query_pooling``
+        (a space whose documents were pooled otherwise, e.g. ``landmark``) overrides
+        ``pooling``: the encoder returned encodes the space's queries.
     check_fingerprint : bool, optional
         Refuse (:class:`~repspace.core.errors.EncoderError`) when the model files on
         this machine differ from those that made the space, since queries would
@@ -304,6 +306,9 @@ def from_provenance(provenance: Mapping[str, Any], *, check_fingerprint: bool = 
     allowed = _accepted(entry)
     names = allowed if allowed is not None else ["layer", "pooling", "normalize", "prompt", "max_length"]
     options = {k: provenance[k] for k in names if provenance.get(k) is not None}
+    if provenance.get("query_pooling") is not None and "pooling" in names:
+        # documents pooled one way (e.g. landmark pooling of chunked documents), queries another
+        options["pooling"] = provenance["query_pooling"]
     encoder = get_encoder(str(spec), **options)
     recorded = provenance.get("model_fingerprint")
     if check_fingerprint and recorded:

@@ -151,7 +151,7 @@ def _top_k(logits: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def project_vocabulary(vectors: Any, embeddings: Any, vocabulary: Sequence[str], *, k: int = 10,
-                       score: str = "dot") -> VocabularyProjection:
+                       score: str = "dot", exclude: Sequence[int] | np.ndarray | None = None) -> VocabularyProjection:
     """Read each vector as its ``k`` best-scoring vocabulary tokens (the logit lens / zero-pass projection).
 
     The logits are computed in blocks of at most :data:`~repspace.core.limits.LENS_BLOCK_ENTRIES`, so any
@@ -169,6 +169,8 @@ def project_vocabulary(vectors: Any, embeddings: Any, vocabulary: Sequence[str],
         Tokens per vector (at most ``V``).
     score : {"dot", "cosine"}
         See :func:`vocabulary_logits`.
+    exclude : sequence of int, optional
+        Rows of ``embeddings`` never shown (e.g. the special and unused tokens); ``k`` counts the others.
 
     Returns
     -------
@@ -184,6 +186,8 @@ def project_vocabulary(vectors: Any, embeddings: Any, vocabulary: Sequence[str],
     >>> E = np.array([[1.0, 0.0], [0.0, 1.0], [0.7, 0.7]])
     >>> project_vocabulary([[0.2, 1.0], [1.0, 0.9]], E, ["x", "y", "xy"], k=2).tokens
     (('y', 'xy'), ('xy', 'x'))
+    >>> project_vocabulary([[0.2, 1.0], [1.0, 0.9]], E, ["x", "y", "xy"], k=2, exclude=[2]).tokens
+    (('y', 'x'), ('x', 'y'))
     """
     check_choice(score, "score", LENS_SCORES)
     E = _matrix(embeddings, "embeddings")
@@ -191,7 +195,10 @@ def project_vocabulary(vectors: Any, embeddings: Any, vocabulary: Sequence[str],
     words = [str(w) for w in vocabulary]
     if len(words) != E.shape[0]:
         raise InputError(f"the vocabulary has {len(words)} tokens, the embedding matrix {E.shape[0]} rows")
-    k = check_scalar(k, "k", int, low=1, high=E.shape[0])
+    hidden = np.unique(np.asarray([] if exclude is None else exclude, dtype=np.int64))
+    if hidden.size and (hidden[0] < 0 or hidden[-1] >= E.shape[0]):
+        raise InputError(f"excluded token ids must lie in 0..{E.shape[0] - 1}")
+    k = check_scalar(k, "k", int, low=1, high=E.shape[0] - hidden.size)
     if score == "cosine":
         E, X = _unit_rows(E), _unit_rows(X)
     ids = np.empty((X.shape[0], k), dtype=np.int64)
@@ -199,6 +206,7 @@ def project_vocabulary(vectors: Any, embeddings: Any, vocabulary: Sequence[str],
     step = max(1, LENS_BLOCK_ENTRIES // E.shape[0])
     for start in range(0, X.shape[0], step):
         block = X[start:start + step] @ E.T
+        block[:, hidden] = -np.inf
         ids[start:start + step], scores[start:start + step] = _top_k(block, k)
     tokens = tuple(tuple(words[i] for i in row) for row in ids)
     return VocabularyProjection(ids, scores, tokens, score)

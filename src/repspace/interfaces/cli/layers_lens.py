@@ -54,6 +54,8 @@ def lens_cmd(
     text_col: Annotated[str, typer.Option(help="Text column of --tuned tables.")] = "text",
     ridge: Annotated[float, typer.Option(min=0.0, help="Relative ridge penalty of the tuned lens.")] = 1e-3,
     special: Annotated[bool, typer.Option("--special", help="Also read [CLS], [SEP]... tokens.")] = False,
+    all_tokens: Annotated[bool, typer.Option("--all-tokens", help="Also show special and [unused*] vocabulary "
+                                                                  "tokens in the top lists.")] = False,
     json: Json = False,
 ) -> None:
     """Each token's state at each layer, projected onto the model's token embeddings: its top tokens.
@@ -79,7 +81,8 @@ def lens_cmd(
     if space is not None:
         if tuned is not None:
             raise InputError("--tuned reads token states of a text; it does not combine with --space")
-        result = space_lens(open_store(), space, encoder, ids=ids, limit=limit, k=k, score=score or "cosine")
+        result = space_lens(open_store(), space, encoder, ids=ids, limit=limit, k=k, score=score or "cosine",
+                            all_tokens=all_tokens)
         if json:
             print_json(result.to_dict())
             return
@@ -96,7 +99,7 @@ def lens_cmd(
     texts = None if tuned is None else read_texts(tuned, text_col=text_col)
     with progress_bar(json) as bar:
         result = token_lens(encoder, text, layers=_layers(layer), k=k, score=score or "dot", skip_special=not special,
-                            tuned=texts, ridge=ridge, progress=bar)
+                            tuned=texts, ridge=ridge, all_tokens=all_tokens, progress=bar)
     if json:
         print_json(result.to_dict())
         return

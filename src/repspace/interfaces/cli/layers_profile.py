@@ -14,12 +14,13 @@ from repspace.interfaces.cli.layers import layers_app
 
 #: Columns of the table: (JSON name, header).
 _COLUMNS = (("prompt_entropy", "H"), ("curvature", "curv"), ("augmentation_invariance", "inv"),
+            ("infonce", "nce"), ("lidar", "lidar"), ("dime", "dime"),
             ("intrinsic_dimension", "ID"), ("intrinsic_dimension_shuffled", "ID~"),
             ("neighbourhood_overlap", "ovl"), ("neighbourhood_overlap_shuffled", "ovl~"),
             ("mean_cosine", "cos"), ("mean_cosine_shuffled", "cos~"))
 #: What the short headers mean, printed under the table.
-_LEGEND = ("H: prompt entropy (H<a>: alpha-entropy), curv: curvature, inv: augmentation invariance, ID: TwoNN, "
-           "ovl: neighbourhood overlap, cos: mean token cosine; ~: tokens shuffled")
+_LEGEND = ("H: prompt entropy (H<a>: alpha-entropy), curv: curvature, inv: augmentation invariance, nce: InfoNCE "
+           "loss, ID: TwoNN, ovl: neighbourhood overlap, cos: mean token cosine; ~: tokens shuffled")
 
 
 @layers_app.command("profile")
@@ -35,6 +36,10 @@ def profile_cmd(
     augment: Annotated[str, typer.Option(help="Perturbations behind the augmentation invariance (typos, casing, "
                                               "punctuation, synonyms, reorder), or none.")] = "typos",
     rate: Annotated[float, typer.Option(help="Share of each text's sites a perturbation changes.")] = 0.1,
+    invariance: Annotated[Optional[str], typer.Option(help="Also Layer by Layer's pair figures over (input, "
+                                                           "perturbation) pairs: infonce, lidar, dime "
+                                                           "(comma-separated) or all.")] = None,
+    group: Annotated[int, typer.Option(help="Inputs per group behind --invariance's figures.")] = 250,
     shuffle: Annotated[bool, typer.Option("--shuffle/--no-shuffle", help="The shuffled-token baseline of the "
                                                                          "geometry figures.")] = True,
     task: Annotated[Optional[tuple[str, Path]], typer.Option(help="Score each layer on a task: 'sts FILE' "
@@ -55,6 +60,8 @@ def profile_cmd(
 
       repspace layers profile --encoder hf-layers:minilm --texts sentences.txt --task sts stsb-en-test.csv
 
+      repspace layers profile --encoder hf-layers:minilm --texts sentences.txt --invariance all
+
       repspace layers profile --encoder hf-layers:minilm --encoder hf-layers:e5 --texts s.txt --html layers.html
     """
     from repspace.workflows.ingest import read_texts
@@ -65,6 +72,7 @@ def profile_cmd(
     with progress_bar(json) as bar:
         result = profile_encoders(encoder, items, layers=parse_layers(layers), alphas=alpha or (), k=k,
                                   augment=None if augment.strip().lower() == "none" else augment, rate=rate,
+                                  invariance=invariance, group=group,
                                   shuffle=shuffle, task=task_name, task_data=task_file, bootstrap=bootstrap,
                                   seed=seed, batch_size=batch_size, options={"pooling": pooling} if pooling else None,
                                   progress=bar)

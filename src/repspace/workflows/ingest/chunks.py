@@ -11,8 +11,9 @@ tokens (``tokens``) or at the last word or sentence boundary within ``N`` tokens
 With the encoder option ``pooling="landmark"`` the chunks are not stored: each document is one item, its vector
 the mean of the landmark tokens placed after its chunks
 (:func:`~repspace.engines.encoders.landmark.landmark_pool`), its metadata the number of ``chunks``; the space
-records ``pooling: last`` for its queries (a query of at most one chunk has one landmark, the closing ``[SEP]``,
-which is its last token) and ``chunking.pooling: landmark`` for its documents.
+records ``pooling: landmark`` (its documents, with ``chunking`` the settings) and ``query_pooling: last``, how
+:func:`~repspace.engines.encoders.from_provenance` encodes its queries (a query of at most one chunk has one
+landmark, the closing ``[SEP]``, which is its last token).
 
 Examples
 --------
@@ -183,10 +184,11 @@ def _ingest_landmark(store: Store, space: str, records: Records, enc: Any, chunk
     metas = [{**(m or {}), "chunks": n} for m, n in zip(records.metadata, n_chunks, strict=True)]
     docs = Records(records.source, list(records.ids), texts, None, metas, records.columns)
     settings = {**settings, "window": size}
-    # queries are encoded from the provenance: "last"-token pooling is landmark pooling of a query of one chunk
-    # (its one landmark is the closing [SEP]); the chunking settings record that the documents were landmark-pooled
-    return _store_vectors(store, space, docs, vectors, enc, metric, dtype, on_conflict, progress,
-                          {**enc.provenance(), "pooling": "last", "chunking": settings}, settings, t0, enc_s)
+    # the documents were landmark-pooled; queries are encoded from the provenance with query_pooling: "last"-token
+    # pooling is landmark pooling of a query of one chunk (its one landmark is the closing [SEP])
+    provenance = {**enc.provenance(), "pooling": "landmark", "query_pooling": "last", "chunking": settings}
+    return _store_vectors(store, space, docs, vectors, enc, metric, dtype, on_conflict, progress, provenance,
+                          settings, t0, enc_s)
 
 
 def _ingest_late(store: Store, space: str, records: Records, enc: Any, chunk: int, chunk_by: str,
