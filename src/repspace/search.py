@@ -1,4 +1,4 @@
-"""Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector.
+"""Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector, sparse.
 
 :func:`search_space` (and :meth:`repspace.store.Space.search`) answers one
 query over a stored space: a :class:`SearchRequest` (query text, vector or id,
@@ -9,7 +9,9 @@ vectors. Indexes are built,
 listed and dropped with :func:`build_index`, :func:`list_indexes` and
 :func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
-:class:`FunnelIndex`) and the rank fusions work on plain arrays too.
+:class:`FunnelIndex`, :class:`SparseIndex`) and the rank fusions work on plain arrays too. A sparse
+space (``layout="sparse"``) is searched exactly over an inverted index (:func:`search_sparse`,
+which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs.
 
 Examples
 --------
@@ -32,6 +34,9 @@ from repspace.engines.search import (
     MultiVectorIndex,
     SearchPlan,
     ShardedHNSW,
+    SparseIndex,
+    SparseQuery,
+    SparseStatistics,
     chamfer,
     chamfer_scores,
     exact_search,
@@ -41,8 +46,11 @@ from repspace.engines.search import (
     mmr,
     parse_spec,
     rrf,
+    sparse_query,
+    sparse_statistics,
     weighted_sum,
 )
+from repspace.core.sparse import expected_flops
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import (
@@ -54,6 +62,8 @@ from repspace.workflows.search import (
     knn,
     list_indexes,
     search_space,
+    search_sparse,
+    sparse_index,
 )
 
 __all__ = [
@@ -70,12 +80,16 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "ShardedHNSW",
+    "SparseIndex",
+    "SparseQuery",
+    "SparseStatistics",
     "bench_search",
     "build_index",
     "chamfer",
     "chamfer_scores",
     "drop_index",
     "exact_search",
+    "expected_flops",
     "fde_documents",
     "fde_queries",
     "knn",
@@ -86,5 +100,9 @@ __all__ = [
     "reduce_hubness",
     "rrf",
     "search_space",
+    "search_sparse",
+    "sparse_index",
+    "sparse_query",
+    "sparse_statistics",
     "weighted_sum",
 ]

@@ -21,6 +21,7 @@ from repspace.core.space import Metric, SpaceInfo
 from repspace.core.sparse import SparseRows
 from repspace.core.store import STORE_ENV, AddResult, Item, SavedResult, ShardEntry, Snapshot, default_store_path
 from repspace.workflows.examples import example_file, example_pair, example_space, example_store, example_vectors
+from repspace.workflows.describe import SpaceDescription, describe_space
 from repspace.workflows.export import export_parquet
 from repspace.workflows.store import Space, Store
 
@@ -34,10 +35,12 @@ __all__ = [
     "ShardEntry",
     "Snapshot",
     "Space",
+    "SpaceDescription",
     "SpaceInfo",
     "SparseRows",
     "Store",
     "default_store_path",
+    "describe_space",
     "example_file",
     "example_pair",
     "example_space",

@@ -66,6 +66,11 @@ class SparseRows:
     def __len__(self) -> int:
         return len(self.indptr) - 1
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready CSR: ``{n_features, indptr, indices, values}`` as lists."""
+        return {"n_features": int(self.n_features), "indptr": self.indptr.tolist(), "indices": self.indices.tolist(),
+                "values": self.values.tolist()}
+
     @property
     def nnz(self) -> int:
         """Stored entries (non-zero weights) of all rows."""

@@ -135,8 +135,8 @@ class SparseReader(SpaceBase):
         self._sparse_lock = threading.Lock()
 
     def _require_sparse(self, what: str) -> None:
-        if not self._info.sparse:
-            raise InputError(f"space {self._info.name!r} holds dense vectors: {what} reads sparse rows")
+        if self.layout != "sparse":
+            raise InputError(f"space {self.name!r} holds dense vectors: {what} reads sparse rows")
 
     def feature_names(self) -> list[str] | None:
         """The names of a sparse space's features (tokens), or None when it was given none."""

@@ -1,4 +1,5 @@
-"""Search engines on arrays: exact, HNSW, quantized and reduced funnels, BM25, hybrid fusion, MMR, multi-vector.
+"""Search engines on arrays: exact, HNSW, quantized and reduced funnels, BM25, hybrid fusion, MMR, multi-vector,
+exact sparse (inverted index).
 
 Over a stored space (persisted indexes, filters): :mod:`repspace.workflows.search`, also importable as
 ``repspace.search``.
@@ -26,10 +27,13 @@ from repspace.engines.search.muvera import (
     fde_documents,
     fde_queries,
 )
+from repspace.engines.search.sparse import SparseIndex, SparseQuery, sparse_query
+from repspace.engines.search.sparse_stats import SparseStatistics, sparse_statistics
 from repspace.engines.search.specs import IndexSpec, parse_spec
 
 __all__ = [
     "exact_search", "normalize_rows", "HNSWIndex", "HNSWParams", "ShardedHNSW", "merge_topk", "Hit", "SearchPlan",
     "IndexSpec", "parse_spec", "FunnelIndex", "LexicalIndex", "rrf", "weighted_sum", "mmr",
     "FDEConfig", "MultiVectorIndex", "fde_documents", "fde_queries", "chamfer", "chamfer_scores",
+    "SparseIndex", "SparseQuery", "sparse_query", "SparseStatistics", "sparse_statistics",
 ]

@@ -39,6 +39,19 @@ def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | N
     return None
 
 
+def _load_sparse(sparse_query: str | None) -> dict[str, object] | None:
+    """``--sparse-query`` as given: a JSON object of feature (id or token) to weight."""
+    if sparse_query is None:
+        return None
+    try:
+        value = jsonlib.loads(sparse_query)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        raise InputError("--sparse-query must be a JSON object of feature to weight, e.g. '{\"12\": 0.5}'")
+    return value
+
+
 @app.command("search")
 def search_cmd(
     space: Annotated[str, typer.Argument(help="Space to search.")],
@@ -46,6 +59,8 @@ def search_cmd(
     id: Annotated[Optional[str], typer.Option("--id", help="Search with this stored item's vector.")] = None,
     vector: Annotated[Optional[str], typer.Option(help="Query vector as a JSON list.")] = None,
     vector_file: Annotated[Optional[Path], typer.Option(help="Query vector in a .npy file.")] = None,
+    sparse_query: Annotated[Optional[str], typer.Option(help="Sparse spaces: a JSON object of feature id (or "
+                                                              "token) to weight, e.g. '{\"12\": 0.5}'.")] = None,
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="Number of results.")] = 10,
     where: Annotated[Optional[str], typer.Option(help="Metadata filter, e.g. \"year >= 2020 and not draft\".")] = None,
     exact: Annotated[bool, typer.Option("--exact", help="Exact search (blocked BLAS).")] = False,
@@ -87,18 +102,21 @@ def search_cmd(
       repspace search docs "parse dates" --mmr 0.7
 
       repspace search glove --id king --hubness csls
+
+      repspace search splade --sparse-query '{"retrieval": 1.2, "sparse": 0.8}' --json
     """
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
-    given = sum(x is not None for x in (query, id, vector, vector_file))
+    given = sum(x is not None for x in (query, id, vector, vector_file, sparse_query))
     if given != 1:
-        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file")
+        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file, --sparse-query")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
     from repspace.workflows.search.request import SearchRequest
 
     vec = _load_vector(vector, vector_file)
+    sparse = _load_sparse(sparse_query)
     # every option is checked here, before the store is opened or a text embedded
-    request = SearchRequest.of(vec if vec is not None else query, k=k, id=id, where=where, method=method, ef=ef,
+    request = SearchRequest.of(vec if vec is not None else sparse if sparse is not None else query, k=k, id=id, where=where, method=method, ef=ef,
                                index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
                                mmr=mmr, hubness=hubness, kappa=kappa)
     sp = open_store(create=False).space(space)

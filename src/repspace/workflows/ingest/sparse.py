@@ -187,6 +187,16 @@ def ingest_sparse(
     Returns
     -------
     IngestReport
+
+    Examples
+    --------
+    >>> from repspace.store import Store, example_store
+    >>> store = example_store()
+    >>> records = Records("inline", ["a", "b"], None, None, [{}, {}],
+    ...                   extra={"i": [[0, 3], [2]], "v": [[1.0, 0.5], [2.0]]})
+    >>> r = ingest_sparse(store, "s", records, indices_col="i", values_col="v", n_features=4)
+    >>> r.added, r.extra["nnz"], store.space("s").sparse_of(["a"]).row(0)
+    (2, 3, ([0, 3], [1.0, 0.5]))
     """
     t0 = time.perf_counter()
     if (weights_col is None) == (indices_col is None and values_col is None):
@@ -279,6 +289,21 @@ def ingest_sparse_file(
     ``vocab`` is a file of feature names, one per line (:func:`read_vocab`); the other
     options are :func:`ingest_sparse`'s (``n_features``, ``metric``, ``allow_negative``,
     ``commit_every``, ``on_conflict``, ``progress``).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.store import Store
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "v.txt"), "w") as f:
+    ...     _ = f.write("cat\ndog\n")
+    >>> with open(os.path.join(d, "d.jsonl"), "w") as f:
+    ...     _ = f.write('{"id": "a", "i": [1], "v": [0.5]}\n')
+    >>> store = Store(os.path.join(d, "s.db"))
+    >>> _ = ingest_sparse_file(store, "s", os.path.join(d, "d.jsonl"), indices_col="i", values_col="v",
+    ...                        vocab=os.path.join(d, "v.txt"))
+    >>> store.space("s").feature_names()
+    ['cat', 'dog']
     """
     names = read_vocab(vocab) if vocab is not None else None
     cols = [c for c in (indices_col, values_col, weights_col) if c is not None]

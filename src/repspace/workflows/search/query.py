@@ -118,6 +118,7 @@ def knn(
     ([[1, 0]], 'exact')
     """
     k = check_scalar(k, "k", int, low=1)
+    space.require_dense("knn over a batch of vectors")
     _check_ef(ef)
     check_method(method, index, hnsw)
     spec = None
@@ -442,11 +443,12 @@ def search_space(
 
     Parameters
     ----------
-    query : str, array or SearchRequest, optional
+    query : str, array, dict or SearchRequest, optional
         A text (embedded with the query side, ``encode_queries``, of the
         space's own encoder, from its provenance), a vector of the space's
-        dimension, or a whole :class:`~repspace.workflows.search.request.SearchRequest`
-        (then no other option).
+        dimension, a ``{feature: weight}`` map (a sparse space's query; see
+        :func:`repspace.workflows.search.sparse.search_sparse`), or a whole
+        :class:`~repspace.workflows.search.request.SearchRequest` (then no other option).
     k : int
         How many results.
     **options
@@ -487,6 +489,13 @@ def search_space(
         req = query
     else:
         req = SearchRequest.of(query, k, **options)
+    if space.layout == "sparse":
+        from repspace.workflows.search.sparse import search_sparse
+
+        return search_sparse(space, req)
+    if req.sparse is not None:
+        raise InputError(f"a sparse query searches a sparse space; space {space.name!r} holds dense vectors of "
+                         f"{space.dim} numbers (give a vector, a text or an id)")
     k = req.k
     exclude = None
     if req.id is not None:
