@@ -92,7 +92,7 @@ def sparse_query(indices: Sequence[int] | np.ndarray, values: Sequence[float] | 
     sparse query feature 9 is beyond the vocabulary of 4 features (0 to 3)
     """
     idx = np.asarray(indices)
-    val = np.asarray(values, dtype=np.float64) if len(values) else np.zeros(0)
+    val = np.asarray(values, dtype=np.float64).reshape(-1) if len(values) else np.zeros(0)
     if idx.size and not np.issubdtype(idx.dtype, np.integer):
         raise InputError("sparse query feature ids must be integers")
     idx = idx.astype(np.int64)
@@ -221,7 +221,7 @@ class SparseIndex:
         k : how many (fewer when the index has fewer rows).
         allowed : ascending positions the search may return (a filter's matches); None: all.
         """
-        q = indices if isinstance(indices, SparseQuery) else sparse_query(indices, values or [], self.n_features)
+        q = indices if isinstance(indices, SparseQuery) else sparse_query(indices, [] if values is None else values, self.n_features)
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.int64)
             scores = self.exact_scores(allowed, q)
