@@ -152,6 +152,14 @@ def _rows_from_maps(maps: list[dict[str, float]], vocab: list[str] | None, recor
     return SparseRows.from_pairs(pairs, max(len(names), 1)), names
 
 
+def _check_columns(indices_col: str | None, values_col: str | None, weights_col: str | None) -> None:
+    """One way to give the sparse vectors: a token-map column, or an indices and a values column."""
+    if (weights_col is None) == (indices_col is None and values_col is None):
+        raise InputError("give --weights-col, or --indices-col with --values-col (not both)")
+    if weights_col is None and (indices_col is None or values_col is None):
+        raise InputError("--indices-col and --values-col go together")
+
+
 def ingest_sparse(
     store: Store,
     space: str,
@@ -199,10 +207,7 @@ def ingest_sparse(
     (2, 3, ([0, 3], [1.0, 0.5]))
     """
     t0 = time.perf_counter()
-    if (weights_col is None) == (indices_col is None and values_col is None):
-        raise InputError("give --weights-col, or --indices-col with --values-col (not both)")
-    if weights_col is None and (indices_col is None or values_col is None):
-        raise InputError("--indices-col and --values-col go together")
+    _check_columns(indices_col, values_col, weights_col)
     check_scalar(n_features, "n_features", int, low=1, high=MAX_FEATURES, none=True)
     check_scalar(commit_every, "commit_every", int, low=1, none=True)
     if on_conflict not in ("upsert", "error"):
@@ -226,11 +231,12 @@ def ingest_sparse(
             raise InputError(f"the vocabulary file differs from the feature names of space {space!r}")
         size = existing.dim
     if weights_col is not None:
+        maps = _weight_maps(records, weights_col)
         lookup = vocab if vocab is not None else stored_names
         if existing is not None and lookup is None:
             raise InputError(f"space {space!r} has no feature names: give its tokens' ids with --indices-col and "
                              "--values-col, or a --vocab file")
-        rows, names = _rows_from_maps(_weight_maps(records, weights_col), lookup, records, space)
+        rows, names = _rows_from_maps(maps, lookup, records, space)
         size = len(names)
         features = names if existing is None else None
     else:
@@ -305,6 +311,7 @@ def ingest_sparse_file(
     >>> store.space("s").feature_names()
     ['cat', 'dog']
     """
+    _check_columns(indices_col, values_col, weights_col)
     names = read_vocab(vocab) if vocab is not None else None
     cols = [c for c in (indices_col, values_col, weights_col) if c is not None]
     records = read_records(path, text_col=text_col, id_col=id_col, meta_cols=meta_cols, auto_id=auto_id,
