@@ -33,7 +33,6 @@ Examples
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +48,9 @@ __all__ = ["SparseIndex", "SparseQuery", "sparse_query", "top_k_by_score"]
 #: the rounding of the float32 weights of the inverted index (normalised for cosine) could explain, so
 #: pruning never loses a row that ties the k-th score.
 PRUNE_SLACK = 1e-5
+#: Phase 2 stops once the survivors hold at most this many entries: scoring their rows whole (one
+#: scipy product) then costs less than the per-feature lookups left (each a few numpy calls).
+RESCORE_ENTRIES = 20_000
 #: Rows sampled per feature (times k) for the first lower bound of the k-th score.
 SAMPLE_PER_K = 2
 #: Features whose postings seed that sample, at most.
@@ -161,31 +163,31 @@ class SparseIndex:
         self.metric = metric
         self.n, self.n_features = len(rows), rows.n_features
         a = int(rows.indptr[0])
-        self.csr = sps.csr_array((rows.values, rows.indices, rows.indptr - a), shape=(self.n, self.n_features))
-        vals64 = self.csr.data.astype(np.float64)
+        indptr = rows.indptr - a
+        self.csr = sps.csr_array((np.asarray(rows.values, dtype=np.float32), rows.indices, indptr),
+                                 shape=(self.n, self.n_features))
+        values = self.csr.data
+        row_of = np.repeat(np.arange(self.n), np.diff(indptr))
         self.norms: np.ndarray | None = None
-        if metric == "cosine":
-            sq = np.zeros(self.n)
-            np.add.at(sq, np.repeat(np.arange(self.n), np.diff(self.csr.indptr)), vals64 * vals64)
+        if metric == "cosine":  # the rows as searched are normalised here; the exact scores divide by the norms
+            sq = np.bincount(row_of, weights=values.astype(np.float64) ** 2, minlength=self.n)
             self.norms = np.sqrt(sq)
             with np.errstate(divide="ignore", invalid="ignore"):
                 scale = np.where(self.norms > 0, 1.0 / self.norms, 0.0)
-            searched = sps.csr_array(((vals64 * np.repeat(scale, np.diff(self.csr.indptr))), self.csr.indices,
-                                      self.csr.indptr), shape=self.csr.shape)
-        else:
-            searched = sps.csr_array((vals64, self.csr.indices, self.csr.indptr), shape=self.csr.shape)
-        csc = searched.tocsc()
+            values = (values * scale[row_of]).astype(np.float32)
+        # The inverted index: the CSC form of the rows as searched (row ids ascending in each posting list).
+        csc = sps.csr_array((values, self.csr.indices, indptr), shape=self.csr.shape).tocsc()
         csc.sort_indices()
+        del row_of
         self.post_ptr = csc.indptr.astype(np.int64)
         self.post_rows = csc.indices.astype(np.int32 if self.n < 2**31 else np.int64)
         self.post_vals = csc.data.astype(np.float32)  # the weights as searched (normalised for cosine)
-        self.nonnegative = bool(len(vals64) == 0 or vals64.min() >= 0)
+        self.nonnegative = bool(len(values) == 0 or values.min() >= 0)
         self.col_max = np.zeros(self.n_features)
         has = np.diff(self.post_ptr) > 0
         if has.any():
             self.col_max[has] = np.maximum.reduceat(self.post_vals, self.post_ptr[:-1][has]).astype(np.float64)
         self.avg_row_nnz = self.csr.nnz / max(self.n, 1)
-        self._local = threading.local()
 
     @property
     def nbytes(self) -> int:
@@ -193,21 +195,18 @@ class SparseIndex:
         return int(self.csr.data.nbytes + self.csr.indices.nbytes + self.csr.indptr.nbytes + self.post_ptr.nbytes
                    + self.post_rows.nbytes + self.post_vals.nbytes + self.col_max.nbytes)
 
-    def _accumulator(self) -> np.ndarray:
-        """This thread's score accumulator (all zeros between searches)."""
-        acc = getattr(self._local, "acc", None)
-        if acc is None or len(acc) != self.n:
-            acc = self._local.acc = np.zeros(self.n)
-        return acc
-
-    def exact_scores(self, positions: np.ndarray, q: SparseQuery) -> np.ndarray:
-        """Scores of the rows at ``positions``: their CSR rows times the query, in float64."""
+    def exact_scores(self, positions: np.ndarray | None, q: SparseQuery) -> np.ndarray:
+        """Scores of the rows at ``positions`` (None: every row): their CSR rows times the query, in float64."""
         dense = np.zeros(self.n_features)
         dense[q.indices] = q.values
-        scores = self.csr[positions] @ dense if len(positions) else np.zeros(0)
+        if positions is None:
+            scores = self.csr @ dense
+        else:
+            scores = self.csr[positions] @ dense if len(positions) else np.zeros(0)
         if self.norms is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
-                norms = self.norms[positions] * np.sqrt(np.dot(q.values, q.values))
+                norms = (self.norms if positions is None else self.norms[positions]) * np.sqrt(np.dot(q.values,
+                                                                                                      q.values))
                 scores = np.where(norms > 0, scores / norms, 0.0)
         return np.asarray(scores, dtype=np.float64)
 
@@ -231,7 +230,7 @@ class SparseIndex:
         if k == 0:
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
         if not self.nonnegative or (q.values < 0).any():
-            scores = self.exact_scores(np.arange(self.n), q)
+            scores = self.exact_scores(None, q)
             top = top_k_by_score(scores, k)
             return scores[top].astype(np.float32), top.astype(np.int64)
         cand = self._candidates(q, k)
@@ -278,36 +277,33 @@ class SparseIndex:
         t, w, u, df = t[order], w[order], u[order], df[order]
         left = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # left[j]: the most terms j.. can add
         theta = self._theta0(t, w, q, k)
-        acc = self._accumulator()
-        touched: list[np.ndarray] = []
-        scanned: list[np.ndarray] = []  # posting lists of phase 2 added whole (they wrote beyond the candidates)
-        j, m = 0, len(t)
-        try:
-            # Phase 1: every row the first features touch is a candidate, until what is left is below θ.
-            while j < m and left[j] >= theta * (1 - PRUNE_SLACK):
-                rows, vals = self._postings(int(t[j]))
-                touched.append(rows[acc[rows] == 0])
+        # Phase 1: every row the first features touch is a candidate, up to the first feature from which
+        # what is left cannot reach θ (a row none of the first ones holds scores below θ).
+        below = np.flatnonzero(left < theta * (1 - PRUNE_SLACK))
+        j, m = (int(below[0]) if len(below) else len(t)), len(t)
+        starts, ends = self.post_ptr[t[:j]], self.post_ptr[t[:j] + 1]
+        if j:
+            rows = np.concatenate([self.post_rows[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+            vals = np.concatenate([self.post_vals[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
+            acc = np.bincount(rows, weights=vals * np.repeat(w[:j], df[:j]), minlength=self.n)
+        else:
+            acc = np.zeros(self.n)
+        cand = np.flatnonzero(acc)  # weights are positive: a touched row has a positive partial score
+        # Phase 2: the other features only for the candidates, dropping those that cannot reach θ.
+        while True:
+            part = acc[cand]
+            above = part[part >= theta]  # the k-th partial score, if at least k reach θ, is among these
+            if len(above) >= k:
+                theta = max(theta, float(np.partition(above, len(above) - k)[len(above) - k]))
+            cand = cand[part + left[j] * (1 + PRUNE_SLACK) >= theta * (1 - PRUNE_SLACK)]
+            if j >= m or len(cand) * self.avg_row_nnz <= RESCORE_ENTRIES:
+                break  # few enough survivors: scoring their rows whole costs less than more lookups
+            rows, vals = self._postings(int(t[j]))
+            if df[j] <= 4 * len(cand):  # the whole list (rows that are no candidates are never read again)
                 acc[rows] += w[j] * vals
-                j += 1
-            cand = np.concatenate(touched) if touched else np.zeros(0, np.int64)
-            # Phase 2: the other features only for the candidates, dropping those that cannot reach θ.
-            while True:
-                part = acc[cand]
-                if len(cand) >= k:
-                    theta = max(theta, float(np.partition(part, len(part) - k)[len(part) - k]))
-                cand = cand[part + left[j] * (1 + PRUNE_SLACK) >= theta * (1 - PRUNE_SLACK)]
-                if j >= m or len(cand) * self.avg_row_nnz <= 2 * min(df[j], len(cand) * np.log2(df[j] + 1)):
-                    break  # scoring the survivors whole now costs less than the next feature's lookups
-                rows, vals = self._postings(int(t[j]))
-                if df[j] <= 4 * len(cand):
-                    acc[rows] += w[j] * vals
-                    scanned.append(rows)
-                else:
-                    pos = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
-                    hit = rows[pos] == cand
-                    acc[cand[hit]] += w[j] * vals[pos[hit]]
-                j += 1
-        finally:  # leave the accumulator all zeros for the next search
-            for rows in touched + scanned:
-                acc[rows] = 0.0
+            else:  # the candidates' entries, found by binary search
+                pos = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
+                hit = rows[pos] == cand
+                acc[cand[hit]] += w[j] * vals[pos[hit]]
+            j += 1
         return np.sort(cand).astype(np.int64)  # ascending: equal scores then go to the lower row
