@@ -99,8 +99,8 @@ def test_token_maps_from_parquet_build_the_vocabulary(capsys, tmp_path):
                                         type=pa.map_(pa.string(), pa.float32()))})
     pq.write_table(table, tmp_path / "bow.parquet")
     db = str(tmp_path / "s.db")
-    code, out, err = run(capsys, "--store", db, "ingest", "bow", str(tmp_path / "bow.parquet"), "--weights-col", "terms",
-                         "--metric", "cosine", "--json")
+    code, out, err = run(capsys, "--store", db, "ingest", "bow", str(tmp_path / "bow.parquet"), "--weights-col",
+                         "terms", "--metric", "cosine", "--json")
     assert code == 0, err
     code, out, err = run(capsys, "--store", db, "search", "bow", "--sparse-query", '{"cat": 1.0}', "--json")
     hits = json.loads(out)

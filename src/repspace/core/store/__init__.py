@@ -13,5 +13,5 @@ from repspace.core.store._space import AddResult, Item, ShardEntry, Snapshot, Sp
 from repspace.core.store._sparse_space import check_feature_names
 from repspace.core.store._store import STORE_ENV, Store, default_store_path
 
-__all__ = ["Store", "Space", "Snapshot", "AddResult", "Item", "ShardEntry", "SavedResult", "default_store_path", "STORE_ENV",
-           "check_feature_names"]
+__all__ = ["Store", "Space", "Snapshot", "AddResult", "Item", "ShardEntry", "SavedResult", "default_store_path",
+           "STORE_ENV", "check_feature_names"]

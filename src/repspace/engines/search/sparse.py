@@ -220,7 +220,8 @@ class SparseIndex:
         k : how many (fewer when the index has fewer rows).
         allowed : ascending positions the search may return (a filter's matches); None: all.
         """
-        q = indices if isinstance(indices, SparseQuery) else sparse_query(indices, [] if values is None else values, self.n_features)
+        q = (indices if isinstance(indices, SparseQuery)
+             else sparse_query(indices, [] if values is None else values, self.n_features))
         if allowed is not None:
             allowed = np.asarray(allowed, dtype=np.int64)
             scores = self.exact_scores(allowed, q)

@@ -116,7 +116,8 @@ def search_cmd(
     vec = _load_vector(vector, vector_file)
     sparse = _load_sparse(sparse_query)
     # every option is checked here, before the store is opened or a text embedded
-    request = SearchRequest.of(vec if vec is not None else sparse if sparse is not None else query, k=k, id=id, where=where, method=method, ef=ef,
+    given_query = vec if vec is not None else sparse if sparse is not None else query
+    request = SearchRequest.of(given_query, k=k, id=id, where=where, method=method, ef=ef,
                                index=index, hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight,
                                mmr=mmr, hubness=hubness, kappa=kappa)
     sp = open_store(create=False).space(space)

@@ -123,8 +123,9 @@ def _weight_maps(records: Records, col: str) -> list[dict[str, float]]:
                 raise InputError(f"{records.source}: row {i + 1}: token {excerpt(token)} is not a non-empty string "
                                  f"(item {excerpt(records.ids[i])})")
             if CONTROL.search(token):
-                raise InputError(f"{records.source}: row {i + 1}: token {escape_controls(excerpt(token))} has a control "
-                                 f"character (item {excerpt(records.ids[i])}): tokens cannot hold control characters")
+                raise InputError(f"{records.source}: row {i + 1}: token {escape_controls(excerpt(token))} has a "
+                                 f"control character (item {excerpt(records.ids[i])}): tokens cannot hold control "
+                                 "characters")
             if type(weight) not in (int, float):
                 raise InputError(f"{records.source}: row {i + 1}: the weight of token {excerpt(token)} is not a number "
                                  f"(item {excerpt(records.ids[i])})")
@@ -302,9 +303,9 @@ def ingest_sparse_file(
     >>> from repspace.store import Store
     >>> d = tempfile.mkdtemp()
     >>> with open(os.path.join(d, "v.txt"), "w") as f:
-    ...     _ = f.write("cat\ndog\n")
+    ...     _ = f.write("cat\\ndog\\n")
     >>> with open(os.path.join(d, "d.jsonl"), "w") as f:
-    ...     _ = f.write('{"id": "a", "i": [1], "v": [0.5]}\n')
+    ...     _ = f.write('{"id": "a", "i": [1], "v": [0.5]}\\n')
     >>> store = Store(os.path.join(d, "s.db"))
     >>> _ = ingest_sparse_file(store, "s", os.path.join(d, "d.jsonl"), indices_col="i", values_col="v",
     ...                        vocab=os.path.join(d, "v.txt"))
