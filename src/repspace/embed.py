@@ -3,7 +3,9 @@
 :func:`get_encoder` makes an encoder from a spec (``"minilm"``,
 ``"static:..."``, ``"hf-layers:..."``); :func:`ingest_file` and
 :func:`ingest_records` embed records into a stored space and keep the recipe
-with it, so that :func:`from_provenance` can re-create the encoder later.
+with it, so that :func:`from_provenance` can re-create the encoder later;
+:func:`ingest_sparse_file` stores precomputed sparse vectors (feature ids and weights, or
+``{token: weight}`` maps) in a sparse space.
 :func:`distill_static` distils a transformer into a static encoder.
 
 Examples
@@ -28,8 +30,11 @@ from repspace.workflows.ingest import (
     ingest_chunks,
     ingest_file,
     ingest_records,
+    ingest_sparse,
+    ingest_sparse_file,
     read_records,
     read_texts,
+    read_vocab,
 )
 from repspace.workflows.stored_transforms import encoder_for_space
 
@@ -47,9 +52,12 @@ __all__ = [
     "ingest_chunks",
     "ingest_file",
     "ingest_records",
+    "ingest_sparse",
+    "ingest_sparse_file",
     "landmark_pool",
     "late_chunks",
     "read_distill_record",
     "read_records",
     "read_texts",
+    "read_vocab",
 ]

@@ -1,4 +1,4 @@
-"""Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector.
+"""Search spaces: exact and HNSW, filtered, hybrid with BM25, diversified, hubness-reduced, multi-vector, sparse.
 
 :func:`search_space` (and :meth:`repspace.store.Space.search`) answers one
 query over a stored space: a :class:`SearchRequest` (query text, vector or id,
@@ -11,7 +11,9 @@ late interaction over token vectors. Indexes are built,
 listed and dropped with :func:`build_index`, :func:`list_indexes` and
 :func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
-:class:`FunnelIndex`) and the rank fusions work on plain arrays too.
+:class:`FunnelIndex`, :class:`SparseIndex`) and the rank fusions work on plain arrays too. A sparse
+space (``layout="sparse"``) is searched exactly over an inverted index (:func:`search_sparse`,
+which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs.
 
 Examples
 --------
@@ -34,6 +36,9 @@ from repspace.engines.search import (
     MultiVectorIndex,
     SearchPlan,
     ShardedHNSW,
+    SparseIndex,
+    SparseQuery,
+    SparseStatistics,
     chamfer,
     chamfer_scores,
     exact_search,
@@ -46,8 +51,11 @@ from repspace.engines.search import (
     rrf,
     set_query_vector,
     set_scores,
+    sparse_query,
+    sparse_statistics,
     weighted_sum,
 )
+from repspace.core.sparse import expected_flops
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import (
@@ -61,6 +69,8 @@ from repspace.workflows.search import (
     list_indexes,
     search_space,
     set_search,
+    search_sparse,
+    sparse_index,
 )
 
 __all__ = [
@@ -78,12 +88,16 @@ __all__ = [
     "SearchResult",
     "SetQuery",
     "ShardedHNSW",
+    "SparseIndex",
+    "SparseQuery",
+    "SparseStatistics",
     "bench_search",
     "build_index",
     "chamfer",
     "chamfer_scores",
     "drop_index",
     "exact_search",
+    "expected_flops",
     "fde_documents",
     "fde_queries",
     "knn",
@@ -98,5 +112,9 @@ __all__ = [
     "set_query_vector",
     "set_scores",
     "set_search",
+    "search_sparse",
+    "sparse_index",
+    "sparse_query",
+    "sparse_statistics",
     "weighted_sum",
 ]

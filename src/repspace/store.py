@@ -1,7 +1,8 @@
 """Keep spaces: vectors with their ids, texts, metadata and recipe, in one SQLite file.
 
 A :class:`Store` holds named spaces; a :class:`Space` adds, deletes, reads,
-filters and searches its items. ``where`` filters are parsed by
+filters and searches its items (dense vectors, or sparse rows over a vocabulary:
+:class:`SparseRows`, with ``create_space(..., layout="sparse")``). ``where`` filters are parsed by
 :func:`parse_filter`; :func:`export_parquet` writes a space out for other tools.
 
 Examples
@@ -17,8 +18,10 @@ Examples
 from repspace.core.filters import Filter
 from repspace.core.filters import parse as parse_filter
 from repspace.core.space import Metric, SpaceInfo
+from repspace.core.sparse import SparseRows
 from repspace.core.store import STORE_ENV, AddResult, Item, SavedResult, ShardEntry, Snapshot, default_store_path
 from repspace.workflows.examples import example_file, example_pair, example_space, example_store, example_vectors
+from repspace.workflows.describe import SpaceDescription, describe_space
 from repspace.workflows.export import export_parquet
 from repspace.workflows.store import Space, Store
 
@@ -32,9 +35,12 @@ __all__ = [
     "ShardEntry",
     "Snapshot",
     "Space",
+    "SpaceDescription",
     "SpaceInfo",
+    "SparseRows",
     "Store",
     "default_store_path",
+    "describe_space",
     "example_file",
     "example_pair",
     "example_space",

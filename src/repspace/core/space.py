@@ -21,10 +21,13 @@ from typing import Any
 
 from repspace.core.errors import InputError
 
-__all__ = ["Metric", "SpaceInfo", "check_space_name", "DTYPES"]
+__all__ = ["Metric", "SpaceInfo", "check_space_name", "DTYPES", "LAYOUTS"]
 
 #: Storage types of vectors. Vectors always come back as float32.
 DTYPES = ("float32", "float16")
+#: How a space's rows are held: ``dense`` vectors of ``dim`` numbers, or ``sparse`` weights over a
+#: vocabulary of ``dim`` features (:class:`repspace.core.sparse.SparseRows`, float32 weights).
+LAYOUTS = ("dense", "sparse")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}")
 
@@ -118,6 +121,8 @@ class SpaceInfo:
     ----------
     name, dim, metric, dtype : the space's identity and shape.
     count : number of live items.
+    layout : ``dense`` (a vector of ``dim`` numbers per item) or ``sparse`` (weights over a
+        vocabulary of ``dim`` features per item; ``n_features`` is ``dim``).
     provenance : the recipe that made the vectors (encoder, version, layer, ...).
     generation : increases with every committed change.
     uid : a random id that survives renames and distinguishes re-created spaces.
@@ -148,6 +153,12 @@ class SpaceInfo:
     updated_at: str = ""
     next_row: int = 0
     dead_rows: int = 0
+    layout: str = "dense"
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the space holds sparse rows (its ``dim`` is then its vocabulary's size)."""
+        return self.layout == "sparse"
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape: ``{name, count, dim, metric, dtype, provenance, ...}``."""

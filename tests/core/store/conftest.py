@@ -18,7 +18,11 @@ def _fingerprint(path: Path) -> list:
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         out: list = [con.execute("PRAGMA user_version").fetchone()[0]]
-        for table, order in (("spaces", "id"), ("items", "space_id, row"), ("blocks", "space_id, first_row")):
+        tables = [("spaces", "id"), ("items", "space_id, row"), ("blocks", "space_id, first_row"),
+                  ("space_state", "space_id, name")]
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'sparse_blocks'").fetchone():
+            tables.append(("sparse_blocks", "space_id, first_row"))
+        for table, order in tables:
             rows = con.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
             out.append([
                 tuple(hashlib.sha256(v).hexdigest() if isinstance(v, bytes) else v for v in r) for r in rows
@@ -37,6 +41,13 @@ class StoreState:
         self.views = {}
         for info in store.spaces():
             sp = store.space(info.name)
+            if info.sparse:
+                rows, data = sp.sparse_rows()
+                ids = sp.ids()
+                items = sp.get(ids) if ids else []
+                self.views[info.name] = (ids, rows.tolist(), data.indptr.tobytes(), data.indices.tobytes(),
+                                         data.values.tobytes(), [(it.id, it.text, it.metadata, it.row) for it in items])
+                continue
             snap = sp.snapshot()
             items = sp.get(snap.ids) if snap.ids else []
             self.views[info.name] = (

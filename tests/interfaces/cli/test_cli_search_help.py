@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from repspace import Store
+from repspace.core.sparse import SparseRows
 from repspace.interfaces.cli import main
 from repspace.interfaces.cli.search import search_cmd
 from repspace.workflows.ingest import ingest_records
@@ -20,8 +21,9 @@ MODULES = ["datetime", "functools", "heapq", "re"]
 
 @pytest.fixture(scope="module")
 def store_path(tmp_path_factory) -> str:
-    """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field) and ``glove`` (vectors,
-    ``king``, ``woman``, ``man`` among them): the spaces the examples name."""
+    """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field), ``glove`` (vectors,
+    ``king``, ``woman``, ``man`` among them) and ``splade`` (sparse, with feature names): the spaces the examples
+    name."""
     path = str(tmp_path_factory.mktemp("help") / "s.db")
     store = Store(path)
     try:
@@ -31,6 +33,9 @@ def store_path(tmp_path_factory) -> str:
                                               [{"module": MODULES[i % 4]} for i in range(40)]), encoder="static")
         ids = ["king", "kingdom", "kings", "queen", "prince", "woman", "man"] + [f"w{i}" for i in range(33)]
         store.create_space("glove", dim=8).add(ids, np.random.default_rng(0).standard_normal((40, 8)))
+        tokens = ["retrieval", "sparse", "dense", "index"]
+        store.create_space("splade", dim=4, metric="ip", layout="sparse", features=tokens).add(
+            ["s0", "s1"], SparseRows.from_pairs([([0, 1], [1.0, 0.5]), ([2, 3], [2.0, 1.0])], 4))
     finally:
         store.close()
     return path

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
-from repspace.core.errors import NotFoundError
+from repspace.core.errors import InputError, NotFoundError
 from repspace.core.space import Metric, SpaceInfo
 
 if TYPE_CHECKING:
@@ -114,6 +114,7 @@ class SpaceBase:
     metric: _InfoField[Metric] = _InfoField()
     dtype: _InfoField[str] = _InfoField()
     uid: _InfoField[str] = _InfoField()
+    layout: _InfoField[str] = _InfoField()
 
     @property
     def provenance(self) -> dict[str, Any]:
@@ -138,7 +139,28 @@ class SpaceBase:
         return self.info().count
 
     def __repr__(self) -> str:
+        if self._info.sparse:
+            return f"<Space {self.name!r} sparse n_features={self.dim} metric={self.metric.value}>"
         return f"<Space {self.name!r} dim={self.dim} metric={self.metric.value}>"
+
+    def require_dense(self, what: str) -> None:
+        """Refuse ``what`` (one :class:`InputError` line) on a sparse space, which has no dense vectors.
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace.core.store import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=9, layout="sparse")
+        >>> try:
+        ...     sp.require_dense("PCA")
+        ... except InputError as e:
+        ...     print(str(e)[:62])
+        space 's' holds sparse vectors (9 features): PCA needs dense v
+        """
+        if self._info.sparse:
+            raise InputError(f"space {self._info.name!r} holds sparse vectors ({self._info.dim} features): {what} "
+                             "needs dense vectors; exact sparse search (repspace search --id, --sparse-query) and "
+                             "repspace info work on it")
 
     def read_info(self, c: Any) -> SpaceInfo:
         """The space's description read inside the caller's transaction ``c``.
@@ -147,7 +169,7 @@ class SpaceBase:
         """
         row = c.execute(
             "SELECT id, name, dim, metric, dtype, provenance, generation, uid, created_at, updated_at,"
-            " next_row, dead_rows FROM spaces WHERE uid = ?",
+            " next_row, dead_rows, layout FROM spaces WHERE uid = ?",
             (self._info.uid,),
         ).fetchone()
         if row is None:
@@ -157,7 +179,7 @@ class SpaceBase:
         return SpaceInfo(
             name=row[1], dim=row[2], metric=Metric(row[3]), dtype=row[4], count=row[10] - row[11],
             provenance=json.loads(row[5]), generation=row[6], uid=row[7], created_at=row[8],
-            updated_at=row[9], next_row=row[10], dead_rows=row[11],
+            updated_at=row[9], next_row=row[10], dead_rows=row[11], layout=row[12],
         )
 
     def reload(self, c: Any) -> SpaceInfo:

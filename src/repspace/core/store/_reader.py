@@ -93,6 +93,7 @@ class SpaceReader(SpaceBase):
         Read in one transaction, so a concurrent writer's batch is either wholly
         in or wholly out. Cached per generation.
         """
+        self.require_dense("a snapshot of vectors")
         with self.store.db.read() as c:
             sid, generation, next_row, dead_rows = self.header(c)
             cached = self._cache
@@ -113,6 +114,7 @@ class SpaceReader(SpaceBase):
 
     def dump(self) -> tuple[list[Item], np.ndarray]:
         """Every live item (with text and metadata) and its vector, from one snapshot."""
+        self.require_dense("reading every vector")
         with self.store.db.read() as c:
             sid, _, next_row, _ = self.header(c)
             items = [
@@ -127,6 +129,10 @@ class SpaceReader(SpaceBase):
 
     def ids(self) -> list[str]:
         """Ids of the live items, in row order (aligned with :meth:`vectors`)."""
+        if self.layout == "sparse":
+            with self.store.db.read() as c:
+                sid, *_ = self.header(c)
+                return [r[0] for r in c.execute("SELECT item_id FROM items WHERE space_id = ? ORDER BY row", (sid,))]
         return self.snapshot().ids
 
     def vectors(self) -> np.ndarray:
@@ -146,6 +152,8 @@ class SpaceReader(SpaceBase):
         read) the cached arrays are returned after one statement, not a read
         transaction (a search loop calls this once per query).
         """
+        if self.layout == "sparse":
+            self.require_dense("reading vectors")
         version = self.store.db.version()
         cached_vectors = self._vectors_only
         if cached_vectors is not None and cached_vectors.version == version:
@@ -179,6 +187,7 @@ class SpaceReader(SpaceBase):
 
     def live_rows(self, lo: int = 0, hi: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Live rows in ``[lo, hi)`` and their vectors, read from one snapshot."""
+        self.require_dense("reading vectors")
         with self.store.db.read() as c:
             sid, _, next_row, _ = self.header(c)
             hi = next_row if hi is None else min(hi, next_row)
@@ -193,6 +202,7 @@ class SpaceReader(SpaceBase):
 
     def read_rows(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
         """Vectors of the given rows (live or dead), float32, reading only the bytes needed."""
+        self.require_dense("reading vectors")
         with self.store.db.read() as c:
             sid, *_ = self.header(c)
             return read_rows(c, sid, self.name, self.dim, self.dtype, rows)

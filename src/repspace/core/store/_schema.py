@@ -109,7 +109,22 @@ MIGRATIONS: list[str] = [
     DROP TABLE spaces;
     ALTER TABLE spaces_new RENAME TO spaces;
     """,
+    # 6: sparse spaces. A space's layout says whether its rows are dense vectors (``blocks``) or sparse
+    # ones over a vocabulary of ``dim`` features (``sparse_blocks``: runs of consecutive rows in CSR form,
+    # int64 row offsets then int32 feature ids then float32 weights, see _sparse_blocks.py).
+    """
+    ALTER TABLE spaces ADD COLUMN layout TEXT NOT NULL DEFAULT 'dense' CHECK (layout IN ('dense', 'sparse'));
+    CREATE TABLE sparse_blocks (
+        space_id   INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        first_row  INTEGER NOT NULL,
+        n_rows     INTEGER NOT NULL CHECK (n_rows > 0),
+        nnz        INTEGER NOT NULL CHECK (nnz >= 0),
+        data       BLOB    NOT NULL
+    );
+    CREATE UNIQUE INDEX sparse_blocks_by_row ON sparse_blocks (space_id, first_row);
+    """,
 ]
+
 
 #: Migrations (by number) that rebuild a table others refer to: applied with foreign keys off, then
 #: checked with ``PRAGMA foreign_key_check`` before they commit.

@@ -6,17 +6,18 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.printable import excerpt
-from repspace.core.space import DTYPES, Metric, SpaceInfo, check_space_name
+from repspace.core.space import DTYPES, LAYOUTS, Metric, SpaceInfo, check_space_name
 from repspace.core.store._db import Database
 from repspace.core.store._results import SavedResult, list_results, save_result
 from repspace.core.store._base import now_iso
 from repspace.core.store._space import Space
+from repspace.core.store._sparse_space import sparse_state
 from repspace.core.store.validate import json_default
 
 #: Environment variable naming the store file.
@@ -109,8 +110,14 @@ class Store:
         provenance: dict[str, Any] | None = None,
         exist_ok: bool = False,
         state: Mapping[str, bytes] | None = None,
+        layout: str = "dense",
+        features: Sequence[str] | None = None,
     ) -> Space:
         """Create an empty space.
+
+        With ``layout="sparse"`` the space holds sparse rows (:class:`~repspace.core.sparse.SparseRows`)
+        over a vocabulary of ``dim`` features, optionally named by ``features`` (one printable
+        name per feature, kept with the space); its metric is ``ip`` or ``cosine``.
 
         With ``exist_ok`` an existing space of the same name is returned if its
         dimension and metric agree (a :class:`ConflictError` otherwise).
@@ -124,26 +131,33 @@ class Store:
             raise InputError(f"dimension must be a positive integer, not {excerpt(dim)}")
         if dtype not in DTYPES:
             raise InputError(f"dtype must be one of {', '.join(DTYPES)}, not {excerpt(dtype)}")
+        if layout not in LAYOUTS:
+            raise InputError(f"layout must be one of {', '.join(LAYOUTS)}, not {excerpt(layout)}")
+        state = dict(state or {})
+        if layout == "sparse":
+            state.update(sparse_state(dim, metric, dtype, features))
+        elif features is not None:
+            raise InputError("feature names belong to sparse spaces (layout='sparse')")
         try:
             prov = json.dumps(provenance or {}, sort_keys=True, allow_nan=False, default=json_default)
         except (TypeError, ValueError) as e:
             raise InputError(f"provenance of space {name!r} is not valid JSON: {e}") from None
         with self.db.write() as c:
-            row = c.execute("SELECT dim, metric, dtype FROM spaces WHERE name = ?", (name,)).fetchone()
+            row = c.execute("SELECT dim, metric, dtype, layout FROM spaces WHERE name = ?", (name,)).fetchone()
             if row is not None:
                 if not exist_ok:
                     raise ConflictError(f"space {name!r} already exists")
-                if tuple(row) != (dim, metric.value, dtype):
+                if tuple(row) != (dim, metric.value, dtype, layout):
                     raise ConflictError(
-                        f"space {name!r} exists with dim={row[0]}, metric={row[1]}, dtype={row[2]}; asked for "
-                        f"dim={dim}, metric={metric.value}, dtype={dtype}"
+                        f"space {name!r} exists with dim={row[0]}, metric={row[1]}, dtype={row[2]}, layout={row[3]};"
+                        f" asked for dim={dim}, metric={metric.value}, dtype={dtype}, layout={layout}"
                     )
             else:
                 now = now_iso()
                 c.execute(
-                    "INSERT INTO spaces (uid, name, dim, metric, dtype, provenance, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (uuid.uuid4().hex, name, dim, metric.value, dtype, prov, now, now),
+                    "INSERT INTO spaces (uid, name, dim, metric, dtype, provenance, created_at, updated_at, layout)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (uuid.uuid4().hex, name, dim, metric.value, dtype, prov, now, now, layout),
                 )
                 if state:
                     sid = c.execute("SELECT id FROM spaces WHERE name = ?", (name,)).fetchone()[0]

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from repspace.core.store import validate as v
 from repspace.core.store._base import SpaceBase, now_iso
 from repspace.core.store._ledger import ShardEntry
 from repspace.core.store._rows import as_ids, read_rows, rows_by_id, write_blocks
+from repspace.core.store._sparse_space import sparse_payload
 
 __all__ = ["AddResult", "SpaceWriter"]
 
@@ -67,6 +68,7 @@ class SpaceWriter(SpaceBase):
         *,
         on_conflict: Literal["upsert", "error"] = "upsert",
         shard: ShardEntry | None = None,
+        allow_negative: bool = False,
     ) -> AddResult:
         """Add a batch of items atomically: all of it is stored, or none of it.
 
@@ -74,8 +76,10 @@ class SpaceWriter(SpaceBase):
         ----------
         ids : sequence of str
             Unique within the batch.
-        vectors : array-like (n, dim)
-            Finite numbers; stored as the space's dtype, returned as float32.
+        vectors : array-like (n, dim), or sparse rows for a sparse space
+            Finite numbers; stored as the space's dtype, returned as float32. A sparse space
+            takes :class:`~repspace.core.sparse.SparseRows` or a scipy sparse matrix of
+            ``(n, n_features)``, checked by :func:`~repspace.core.sparse.check_sparse`.
         texts, metadata : optional sequences aligned with ``ids``.
         on_conflict : ``"upsert"`` (default) or ``"error"``
             With ``upsert`` an existing id is replaced: the item becomes what
@@ -86,6 +90,8 @@ class SpaceWriter(SpaceBase):
             The batch is this shard of a distributed job: it is recorded in the
             space's shard ledger in the same transaction, and refused
             (:class:`ConflictError`, nothing written) if the ledger has it already.
+        allow_negative : bool
+            Sparse spaces only: accept negative weights (refused by default).
 
         Returns
         -------
@@ -102,15 +108,11 @@ class SpaceWriter(SpaceBase):
         if on_conflict not in ("upsert", "error"):
             raise InputError(f"on_conflict must be 'upsert' or 'error', not {excerpt(on_conflict)}")
         ids = v.check_ids(ids)
-        vecs = v.check_vectors(vectors, ids, self.dim, self.dtype)
+        payload: Payload = (sparse_payload(self, vectors, ids, allow_negative) if self.layout == "sparse"
+                            else _dense_payload(self, vectors, ids, allow_negative))
         texts = v.check_texts(texts, ids)
         metas = v.check_metas(metadata, ids)
         hashes = [v.text_hash(t) if t is not None else None for t in texts]
-        stored = vecs.astype(self.dtype, copy=False)
-        if self.metric is Metric.POINCARE:
-            _check_in_ball(stored, ids)
-        elif self.metric is Metric.COSINE:  # checked as stored: a float16 rounding to zero is caught too
-            v.check_directions(stored, ids)
         with self.store.db.write() as c:
             sid, generation, next_row, dead_rows = self.header(c)
             if shard is not None and c.execute("SELECT 1 FROM shards WHERE space_id = ? AND sha256 = ?",
@@ -120,8 +122,8 @@ class SpaceWriter(SpaceBase):
             if existing and on_conflict == "error":
                 some = ", ".join(excerpt(i) for i in list(existing)[:3])
                 raise ConflictError(f"{len(existing)} id(s) already in space {self.name!r}: {some}")
-            old_vectors = read_rows(c, sid, self.name, self.dim, self.dtype, [r for r, *_ in existing.values()]) if existing else None
-            old_index = {r: j for j, (r, *_) in enumerate(existing.values())}
+            same = payload.same_as_stored(c, sid, [(i, existing[item_id][0]) for i, item_id in enumerate(ids)
+                                                   if item_id in existing]) if existing else set()
             new_pos, dead, updates, unchanged = [], [], [], 0
             for i, item_id in enumerate(ids):
                 old = existing.get(item_id)
@@ -129,8 +131,7 @@ class SpaceWriter(SpaceBase):
                     new_pos.append(i)
                     continue
                 row, old_text, old_meta = old
-                same_vector = old_vectors[old_index[row]].astype(self.dtype).tobytes() == stored[i].tobytes()
-                if not same_vector:
+                if i not in same:
                     dead.append(row)
                     new_pos.append(i)
                 elif old_text != texts[i] or old_meta != metas[i]:
@@ -156,8 +157,7 @@ class SpaceWriter(SpaceBase):
                 else:  # zip, not a generator of tuples: the rows are assembled in C
                     c.executemany("INSERT INTO items (space_id, row, item_id, text, meta, hash)"
                                   " VALUES (?, ?, ?, ?, ?, ?)", zip(repeat(sid), rows, *cols))
-                block = stored[new_pos] if len(new_pos) != len(ids) else stored
-                write_blocks(c, sid, next_row, block)
+                payload.write(c, sid, next_row, new_pos if len(new_pos) != len(ids) else None)
             changed = bool(new_pos or updates)
             if changed:
                 generation += 1
@@ -265,6 +265,42 @@ class SpaceWriter(SpaceBase):
         if changed:
             c.execute("UPDATE spaces SET generation = ?, updated_at = ? WHERE id = ?", (generation + 1, now_iso(), sid))
         return changed
+
+
+class Payload(Protocol):
+    """A checked batch of rows as :meth:`SpaceWriter.add` writes it: dense vectors or sparse rows."""
+
+    def same_as_stored(self, c: Any, sid: int, pairs: list[tuple[int, int]]) -> set[int]:
+        """Of ``(position in the batch, stored row)`` pairs, the positions whose row is stored unchanged."""
+
+    def write(self, c: Any, sid: int, first_row: int, positions: list[int] | None) -> None:
+        """Append the batch's rows at ``positions`` (all when None) from row ``first_row``."""
+
+
+@dataclass(frozen=True)
+class _DensePayload:
+    space: SpaceWriter
+    stored: np.ndarray  # the vectors as the space's dtype
+
+    def same_as_stored(self, c: Any, sid: int, pairs: list[tuple[int, int]]) -> set[int]:
+        sp = self.space
+        old = read_rows(c, sid, sp.name, sp.dim, sp.dtype, [row for _, row in pairs])
+        return {i for (i, _), vec in zip(pairs, old) if vec.astype(sp.dtype).tobytes() == self.stored[i].tobytes()}
+
+    def write(self, c: Any, sid: int, first_row: int, positions: list[int] | None) -> None:
+        write_blocks(c, sid, first_row, self.stored if positions is None else self.stored[positions])
+
+
+def _dense_payload(space: SpaceWriter, vectors: Any, ids: list[str], allow_negative: bool) -> _DensePayload:
+    if allow_negative:
+        raise InputError("allow_negative applies to sparse spaces only")
+    vecs = v.check_vectors(vectors, ids, space.dim, space.dtype)
+    stored = vecs.astype(space.dtype, copy=False)
+    if space.metric is Metric.POINCARE:
+        _check_in_ball(stored, ids)
+    elif space.metric is Metric.COSINE:  # checked as stored: a float16 rounding to zero is caught too
+        v.check_directions(stored, ids)
+    return _DensePayload(space, stored)
 
 
 def _check_in_ball(vectors: np.ndarray, ids: list[str]) -> None:

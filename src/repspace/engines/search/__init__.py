@@ -1,4 +1,5 @@
-"""Search engines on arrays: exact, HNSW, quantized and reduced funnels, BM25, hybrid fusion, MMR, multi-vector.
+"""Search engines on arrays: exact, HNSW, quantized and reduced funnels, BM25, hybrid fusion, MMR, multi-vector,
+exact sparse (inverted index).
 
 Over a stored space (persisted indexes, filters): :mod:`repspace.workflows.search`, also importable as
 ``repspace.search``.
@@ -28,6 +29,8 @@ from repspace.engines.search.muvera import (
     maxsim_search,
 )
 from repspace.engines.search.setquery import set_query_vector, set_scores
+from repspace.engines.search.sparse import SparseIndex, SparseQuery, sparse_query
+from repspace.engines.search.sparse_stats import SparseStatistics, sparse_statistics
 from repspace.engines.search.specs import IndexSpec, parse_spec
 
 __all__ = [
@@ -35,4 +38,5 @@ __all__ = [
     "IndexSpec", "parse_spec", "FunnelIndex", "LexicalIndex", "rrf", "weighted_sum", "mmr",
     "FDEConfig", "MultiVectorIndex", "fde_documents", "fde_queries", "chamfer", "chamfer_scores",
     "maxsim_search", "set_query_vector", "set_scores",
+    "SparseIndex", "SparseQuery", "sparse_query", "SparseStatistics", "sparse_statistics",
 ]

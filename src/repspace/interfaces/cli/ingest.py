@@ -69,6 +69,17 @@ def ingest_cmd(
     overlap: Annotated[int, typer.Option(help="--late-chunking: tokens shared by neighbouring windows.")] = 64,
     chunk_by: Annotated[Optional[str], typer.Option(help="--chunk: where chunks end: tokens (every N), words or "
                                                          "sentences (the last boundary within N tokens).")] = None,
+    indices_col: Annotated[Optional[str], typer.Option(help="Sparse: column with each item's feature ids (with "
+                                                            "--values-col).")] = None,
+    values_col: Annotated[Optional[str], typer.Option(help="Sparse: column with the weights of those "
+                                                           "features.")] = None,
+    weights_col: Annotated[Optional[str], typer.Option(help="Sparse: column with a {token: weight} map (the "
+                                                            "vocabulary is built from the tokens).")] = None,
+    vocab: Annotated[Optional[Path], typer.Option(help="Sparse: feature names, one per line (line i names "
+                                                       "feature i - 1).")] = None,
+    n_features: Annotated[Optional[int], typer.Option(help="Sparse: the vocabulary's size (without --vocab).")] = None,
+    allow_negative: Annotated[bool, typer.Option("--allow-negative", help="Sparse: accept negative "
+                                                                          "weights.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -88,12 +99,23 @@ def ingest_cmd(
       repspace ingest chunks long.jsonl --encoder hf-layers:minilm --chunk 64 --late-chunking
 
       repspace ingest docs long.jsonl --encoder hf-layers:minilm --chunk 64 --chunk-by sentences --pooling landmark
+
+      repspace ingest splade docs.parquet --indices-col indices --values-col values --vocab vocab.txt
+
+      repspace ingest bow docs.jsonl --weights-col terms --metric cosine
     """
     from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
 
     options = {k: v for k, v in (("layer", _layer(layer)), ("pooling", pooling), ("normalize", normalize),
                                  ("prompt", prompt)) if v is not None}
+    if indices_col or values_col or weights_col or vocab or n_features is not None or allow_negative:
+        _sparse(space, file, id_col, text_col, meta_cols, auto_id, indices_col, values_col, weights_col, vocab,
+                n_features, allow_negative, metric, commit_every, on_conflict, json,
+                dense={"--vector-col": vector_col, "--encoder": encoder, "--layer": layer, "--pooling": pooling,
+                       "--prompt": prompt, "--chunk": chunk, "--ids": ids, "--backend ray": backend != "local",
+                       "--dtype": dtype != "float32"})
+        return
     store = open_store()
     if file.is_dir() and (file / "manifest.json").is_file():
         from repspace.workflows.distributed import ingest_job
@@ -124,6 +146,27 @@ def ingest_cmd(
             **({"chunk": chunk, "late_chunking": late_chunking, "window": window, "overlap": overlap,
                 "chunk_by": chunk_by} if chunk is not None or late_chunking or chunk_by is not None else {}),
         )
+    _report(report, json)
+
+
+def _sparse(space: str, file: Path, id_col: str, text_col: str, meta_cols: str | None, auto_id: bool,
+            indices_col: str | None, values_col: str | None, weights_col: str | None, vocab: Path | None,
+            n_features: int | None, allow_negative: bool, metric: str | None, commit_every: int | None,
+            on_conflict: str, json: bool, dense: dict[str, Any]) -> None:
+    """``ingest`` of sparse vectors (any of the sparse options given)."""
+    from repspace.core.errors import InputError
+    from repspace.workflows.ingest import ingest_sparse_file
+
+    given = [name for name, value in dense.items() if value]
+    if given:
+        raise InputError(f"{given[0]} does not apply to sparse vectors (--indices-col/--values-col or --weights-col)")
+    store = open_store()
+    with progress_bar(json) as bar:
+        report = ingest_sparse_file(store, space, file, id_col=id_col, text_col=text_col, meta_cols=_split(meta_cols),
+                                    auto_id=auto_id, indices_col=indices_col, values_col=values_col,
+                                    weights_col=weights_col, vocab=vocab, n_features=n_features, metric=metric,
+                                    allow_negative=allow_negative, commit_every=commit_every,
+                                    on_conflict=on_conflict, progress=bar)
     _report(report, json)
 
 

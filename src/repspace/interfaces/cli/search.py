@@ -39,18 +39,33 @@ def _load_vector(vector: str | None, vector_file: Path | None) -> np.ndarray | N
     return None
 
 
+def _load_sparse(sparse_query: str | None) -> dict[str, object] | None:
+    """``--sparse-query`` as given: a JSON object of feature (id or token) to weight."""
+    if sparse_query is None:
+        return None
+    try:
+        value = jsonlib.loads(sparse_query)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict):
+        raise InputError("--sparse-query must be a JSON object of feature to weight, e.g. '{\"12\": 0.5}'")
+    return value
+
+
 def _search(space: str, query: str | None, id: str | None, vector: str | None, vector_file: Path | None,
-            json: bool, **options: Any) -> Any:
-    """One query's search: a text, an id or a vector (exactly one)."""
-    given = sum(x is not None for x in (query, id, vector, vector_file))
+            sparse_query: str | None, json: bool, **options: Any) -> Any:
+    """One query's search: a text, an id, a vector or a sparse query (exactly one)."""
+    given = sum(x is not None for x in (query, id, vector, vector_file, sparse_query))
     if given != 1:
-        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file, or a set query "
-                         "(--all-of, --none-of)")
+        raise InputError("give exactly one of: a query text, --id, --vector, --vector-file, --sparse-query, or a set "
+                         "query (--all-of, --none-of)")
     from repspace.workflows.search.request import SearchRequest
 
     vec = _load_vector(vector, vector_file)
+    sparse = _load_sparse(sparse_query)
     # every option is checked here, before the store is opened or a text embedded
-    request = SearchRequest.of(vec if vec is not None else query, id=id, **options)
+    given_query = vec if vec is not None else sparse if sparse is not None else query
+    request = SearchRequest.of(given_query, id=id, **options)
     sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
         return sp.search(request, progress=bar)
@@ -63,6 +78,8 @@ def search_cmd(
     id: Annotated[Optional[str], typer.Option("--id", help="Search with this stored item's vector.")] = None,
     vector: Annotated[Optional[str], typer.Option(help="Query vector as a JSON list.")] = None,
     vector_file: Annotated[Optional[Path], typer.Option(help="Query vector in a .npy file.")] = None,
+    sparse_query: Annotated[Optional[str], typer.Option(help="Sparse spaces: a JSON object of feature id (or "
+                                                              "token) to weight, e.g. '{\"12\": 0.5}'.")] = None,
     k: Annotated[int, typer.Option("-k", "--k", min=1, help="Number of results.")] = 10,
     where: Annotated[Optional[str], typer.Option(help="Metadata filter, e.g. \"year >= 2020 and not draft\".")] = None,
     exact: Annotated[bool, typer.Option("--exact", help="Exact search (blocked BLAS).")] = False,
@@ -110,6 +127,8 @@ def search_cmd(
       repspace search glove --id king --hubness csls
 
       repspace search glove --all-of king --all-of woman --none-of man
+
+      repspace search splade --sparse-query '{"retrieval": 1.2, "sparse": 0.8}' --json
     """
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
@@ -120,11 +139,11 @@ def search_cmd(
         res = set_query_result(space, all_of or [], none_of or [], k=k, where=where, method=method, ef=ef,
                                index=index, json=json,
                                others={"a query text": query, "--id": id, "--vector": vector,
-                                       "--vector-file": vector_file, "--hybrid": hybrid or None,
+                                       "--vector-file": vector_file, "--sparse-query": sparse_query, "--hybrid": hybrid or None,
                                        "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
                                        "--mmr": mmr, "--hubness": hubness})
     else:
-        res = _search(space, query, id, vector, vector_file, k=k, where=where, method=method, ef=ef, index=index,
+        res = _search(space, query, id, vector, vector_file, sparse_query, k=k, where=where, method=method, ef=ef, index=index,
                       hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
                       hubness=hubness, kappa=kappa, json=json)
     hits, plan = res.hits, res.plan

@@ -37,11 +37,16 @@ def spaces_cmd(json: JSON = False) -> None:
 def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JSON = False) -> None:
     """Describe a space: size, dimension, metric and the recipe that made it.
 
+    A sparse space also shows its non-zeros, empty rows and expected FLOPs (sparse.*).
+
     Example: repspace info glove --json
     """
-    info = open_store(create=False).space(space).info()
+    from repspace.workflows.describe import describe_space
+
+    described = describe_space(open_store(create=False).space(space))
+    info = described.info
     if json:
-        print_json(info.to_dict())
+        print_json(described.to_dict())
         return
     table = Table(show_header=False)
     for key in ("name", "count", "dim", "metric", "dtype", "generation", "created_at", "updated_at"):
@@ -49,6 +54,13 @@ def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JS
         table.add_row(key, str(value.value if hasattr(value, "value") else value))
     for key, value in info.provenance.items():
         table.add_row(f"provenance.{key}", str(value))
+    if described.sparse is not None:
+        table.add_row("layout", "sparse")
+        for key, value in described.sparse.to_dict().items():
+            shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+            if key == "empty_rows" and value:
+                shown += " (rows with no non-zero weight: they match no query)"
+            table.add_row(f"sparse.{key}", shown)
     out.print(table)
 
 

@@ -284,10 +284,11 @@ def _existing_space(store: Store, name: str) -> Space | None:
 
 
 def _open_or_create(store: Store, name: str, dim: int, metric: str | None, dtype: str,
-                    provenance: dict[str, Any]) -> Space:
+                    provenance: dict[str, Any], **create: Any) -> Space:
     existing = _existing_space(store, name)
     if existing is None:
-        return store.create_space(name, dim, metric or "cosine", dtype=dtype, provenance=provenance)
+        default = "ip" if create.get("layout") == "sparse" else "cosine"
+        return store.create_space(name, dim, metric or default, dtype=dtype, provenance=provenance, **create)
     if existing.dim != dim:
         raise InputError(f"space {name!r} has dimension {existing.dim}; the new vectors have {dim}")
     if metric is not None and existing.metric.value != metric:
@@ -297,11 +298,12 @@ def _open_or_create(store: Store, name: str, dim: int, metric: str | None, dtype
 
 @contextmanager
 def _created_or_existing(store: Store, name: str, dim: int, metric: str | None, dtype: str,
-                         provenance: dict[str, Any]) -> Iterator[Space]:
-    """The space, created when missing; a space created here is removed again if the block fails
-    before anything was written to it, so a refused ingest leaves no trace."""
+                         provenance: dict[str, Any], **create: Any) -> Iterator[Space]:
+    """The space, created when missing (``create``: more of :meth:`Store.create_space`'s options); a space
+    created here is removed again if the block fails before anything was written to it, so a refused
+    ingest leaves no trace."""
     existed = _existing_space(store, name) is not None
-    space = _open_or_create(store, name, dim, metric, dtype, provenance)
+    space = _open_or_create(store, name, dim, metric, dtype, provenance, **create)
     try:
         yield space
     except BaseException:

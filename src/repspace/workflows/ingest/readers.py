@@ -48,6 +48,8 @@ class Records:
     vectors: np.ndarray | None
     metadata: list[dict[str, Any]]
     columns: list[str] = field(default_factory=list)
+    extra: dict[str, list[Any]] = field(default_factory=dict)
+    """Columns read for the caller as they are (``extra_cols``: a sparse ingest's indices and weights)."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -82,6 +84,7 @@ def read_records(
     auto_id: bool = False,
     ids_path: str | Path | None = None,
     fmt: str | None = None,
+    extra_cols: list[str] | None = None,
 ) -> Records:
     """Read a file into :class:`Records`.
 
@@ -95,6 +98,8 @@ def read_records(
     vector_col : column with precomputed vectors (lists of numbers).
     meta_cols : columns kept as metadata (default: every other column).
     ids_path : for ``.npy``: a text file with one id per line.
+    extra_cols : columns returned as they were read in ``Records.extra`` (not metadata); with
+        them, as with vectors, the default text column is optional.
 
     Examples
     --------
@@ -116,10 +121,10 @@ def read_records(
     fmt = fmt or detect_format(path)
     if fmt == "npy":
         return _read_npy(path, ids_path, auto_id)
-    string_cols = [c for c in (text_col, id_col, vector_col) if c]
+    string_cols = [c for c in (text_col, id_col, vector_col, *(extra_cols or [])) if c]
     rows = _read_jsonl(path) if fmt == "jsonl" else _read_table(path, fmt, string_cols)
     columns, data = rows
-    return _to_records(str(path), columns, data, text_col, id_col, vector_col, meta_cols, auto_id)
+    return _to_records(str(path), columns, data, text_col, id_col, vector_col, meta_cols, auto_id, extra_cols or [])
 
 
 def _read_jsonl(path: Path) -> tuple[list[str], dict[str, list[Any]]]:
@@ -188,14 +193,15 @@ def _to_records(
     vector_col: str | None,
     meta_cols: list[str] | None,
     auto_id: bool,
+    extra_cols: list[str],
 ) -> Records:
     n = len(data["__len__"])
     available = _listed(columns)
-    for name, col in (("--vector-col", vector_col),):
+    for name, col in (("--vector-col", vector_col), *(("a column", c) for c in extra_cols)):
         if col is not None and col not in columns:
             raise InputError(f"{source}: no column {excerpt(col)} for {name}; columns: {available}")
     if text_col is not None and text_col not in columns:
-        if text_col != "text" or vector_col is None:
+        if text_col != "text" or (vector_col is None and not extra_cols):
             raise InputError(f"{source}: no text column {excerpt(text_col)}; columns: {available}")
         text_col = None  # the default "text" is optional when vectors are given
     if id_col is not None and id_col not in columns and not auto_id:
@@ -206,7 +212,7 @@ def _to_records(
         texts = []
         for i, t in enumerate(data[text_col]):
             if t is _MISSING or t is None:
-                if vector_col is None:
+                if vector_col is None and not extra_cols:
                     raise InputError(f"{source}: row {i + 1} has no text in column {excerpt(text_col)}")
                 texts.append(None)
             elif not isinstance(t, str):
@@ -229,7 +235,7 @@ def _to_records(
 
         ids = [text_hash(t) if t is not None else f"row-{i}" for i, t in enumerate(texts)] if texts is not None \
             else [f"row-{i}" for i in range(n)]
-    used = {c for c in (text_col, id_col, vector_col) if c is not None}
+    used = {c for c in (text_col, id_col, vector_col, *extra_cols) if c is not None}
     if meta_cols is not None:
         for c in meta_cols:
             if c not in columns:
@@ -240,7 +246,8 @@ def _to_records(
     metadata = [
         {c: data[c][i] for c in keep if data[c][i] is not _MISSING} for i in range(n)
     ]
-    return Records(source, ids, texts, vectors, metadata, columns)
+    extra = {c: [None if x is _MISSING else x for x in data[c]] for c in extra_cols}
+    return Records(source, ids, texts, vectors, metadata, columns, extra)
 
 
 #: How many column names an error lists (a JSON-lines file may have a different key on every line).
@@ -536,7 +543,7 @@ def read_slice(
     if len(data["__len__"]) != piece.hi - piece.lo:
         raise InputError(f"{source}: the file changed since the job was planned "
                          f"({len(data['__len__'])} records where {piece.hi - piece.lo} were counted)")
-    return _to_records(source, columns, data, text_col, id_col, None, meta_cols, auto_id)
+    return _to_records(source, columns, data, text_col, id_col, None, meta_cols, auto_id, [])
 
 
 def _read_jsonl_bytes(path: Path, lo: int, hi: int, first_line: int) -> tuple[list[str], dict[str, list[Any]]]:

@@ -126,6 +126,7 @@ def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, meth
     """:func:`knn`; ``info`` the space's description the caller has just read (one version check per
     call), ``checked`` when ``queries`` is a float32 (1, dim) array the caller has checked."""
     k = check_scalar(k, "k", int, low=1)
+    space.require_dense("knn over a batch of vectors")
     _check_ef(ef)
     check_method(method, index, hnsw)
     spec = None
@@ -396,11 +397,12 @@ def search_space(
 
     Parameters
     ----------
-    query : str, array or SearchRequest, optional
+    query : str, array, dict or SearchRequest, optional
         A text (embedded with the query side, ``encode_queries``, of the
         space's own encoder, from its provenance), a vector of the space's
-        dimension, or a whole :class:`~repspace.workflows.search.request.SearchRequest`
-        (then no other option).
+        dimension, a ``{feature: weight}`` map (a sparse space's query; see
+        :func:`repspace.workflows.search.sparse.search_sparse`), or a whole
+        :class:`~repspace.workflows.search.request.SearchRequest` (then no other option).
     k : int
         How many results.
     **options
@@ -444,6 +446,13 @@ def search_space(
         if template is not None and template.hubness is None and template.mmr is None:
             return _vector_search(space, query, template, progress)  # the loop of one query per call
         req = SearchRequest.of(query, k, **options)
+    if space.layout == "sparse":
+        from repspace.workflows.search.sparse import search_sparse
+
+        return search_sparse(space, req)
+    if req.sparse is not None:
+        raise InputError(f"a sparse query searches a sparse space; space {space.name!r} holds dense vectors of "
+                         f"{space.dim} numbers (give a vector, a text or an id)")
     k = req.k
     exclude = None
     if req.id is not None:

@@ -28,7 +28,7 @@ MMR diversifies a dense ranking; it does not combine with hybrid or bm25
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -67,6 +67,13 @@ VECTOR_SCHEMA: dict[str, Any] = {
     "items": {"type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX},
     "description": "As many numbers as the space's dim. A JSON integer beyond 2**24 must be one float32 holds "
                    "exactly (write 16777217.0, not 16777217, to accept rounding).",
+}
+#: A sparse query: feature ids (as strings) or tokens mapped to finite weights.
+SPARSE_SCHEMA: dict[str, Any] = {
+    "type": "object", "minProperties": 1,
+    "additionalProperties": {"type": "number", "minimum": -FLOAT32_MAX, "maximum": FLOAT32_MAX},
+    "description": "Sparse spaces only: {feature: weight}, a feature named by its id (\"12\") or, in a space with "
+                   "feature names, by its token.",
 }
 #: The hubness reductions a search can re-rank by.
 HUBNESS = ("csls", "mutual-proximity", "local-scaling")
@@ -147,7 +154,7 @@ def _implies(a: dict[str, Any], b: dict[str, Any], description: str) -> dict[str
 
 
 #: JSON Schema: the rules between fields (the model checks each, with the library's message).
-_RULES = only(("text", "vector", "id"), [
+_RULES = only(("text", "vector", "id", "sparse"), [
     _implies(_true("hybrid"), given("text"), "hybrid needs a text"),
     _not_both(_true("hybrid"), given("hubness"), "hubness re-ranks a dense ranking: not with hybrid"),
     _implies(_true("bm25"), given("text"), "bm25 needs a text"),
@@ -174,7 +181,8 @@ class SearchRequest(BaseModel):
 
     Fields
     ------
-    text, vector, id : the query (a vector of the space's dim; an id's own item is left out).
+    text, vector, id, sparse : the query (a vector of the space's dim; an id's own item is left out; a
+        ``{feature: weight}`` map for a sparse space).
     k : how many results (more than the items: every item).
     where : a metadata filter (the grammar of ``repspace search --where``).
     method, index, ef, hnsw : how to search (:func:`~repspace.workflows.search.knn`): ``method``
@@ -205,6 +213,8 @@ class SearchRequest(BaseModel):
     id: str | None = Field(None, min_length=1,
                            description="Search with this stored item's vector (the item is left out).",
                            json_schema_extra=nullable({k: v for k, v in ID_SCHEMA.items() if k != "maxLength"}))
+    sparse: dict[str, Annotated[float, Field(allow_inf_nan=False)]] | None = Field(
+        None, json_schema_extra=nullable(SPARSE_SCHEMA))
     k: Annotated[int, scalar("k", low=1)] = Field(10, ge=1)
     where: str | SkipJsonSchema[InstanceOf[Filter]] | None = Field(None, json_schema_extra=nullable(FILTER_SCHEMA))
     index: str | SkipJsonSchema[InstanceOf[IndexSpec]] | None = Field(None,
@@ -231,8 +241,11 @@ class SearchRequest(BaseModel):
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:
         """The rules between fields, each with the library's message; checked before any work."""
-        if sum(x is not None for x in (self.text, self.vector, self.id)) != 1:
-            raise ValueError("give exactly one of text, vector, id (a query text, a query vector or a stored id)")
+        if sum(x is not None for x in (self.text, self.vector, self.id, self.sparse)) != 1:
+            raise ValueError("give exactly one of text, vector, id, sparse (a query text, a query vector, a stored "
+                             "id or a sparse query)")
+        if self.sparse is not None and not self.sparse:
+            raise InputError("the sparse query is empty: give at least one {feature: weight}")
         check_method(self.method, self.index, self.hnsw)
         if not self.hybrid and (self.fusion is not None or self.lexical_weight is not None):
             raise InputError("fusion and lexical_weight apply to hybrid search only (hybrid=True, --hybrid)")
@@ -272,6 +285,9 @@ class SearchRequest(BaseModel):
         fields: dict[str, Any] = {"k": k, **options}
         if isinstance(query, str):
             fields["text"] = query
+        elif isinstance(query, Mapping):  # {feature: weight}: a sparse query
+            fields["sparse"] = {str(key): float(value) if isinstance(value, (np.floating, np.integer)) else value
+                                for key, value in query.items()}
         elif query is not None:
             fields["vector"] = np.asarray(query)
         try:

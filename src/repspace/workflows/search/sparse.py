@@ -1,0 +1,188 @@
+"""Search a sparse space: the query from a stored id, a ``{feature: weight}`` map or a dense vector, exact.
+
+:func:`search_sparse` is what :func:`~repspace.workflows.search.search_space` runs for a space
+whose layout is sparse: the same :class:`~repspace.workflows.search.request.SearchRequest` in,
+the same :class:`~repspace.core.hits.SearchResult` out, so ``repspace search SPACE --id X
+--json`` reads the same for both layouts. The space's rows are read once per generation into a
+:class:`~repspace.engines.search.sparse.SparseIndex` kept in memory (:func:`sparse_index`);
+a ``where`` filter is applied by scoring its matches only. What only a dense space has (a
+text to embed, HNSW and funnel indexes, hybrid, MMR, hubness reduction) is refused with one line.
+
+Examples
+--------
+>>> import tempfile, os
+>>> from repspace import Store
+>>> from repspace.core.sparse import SparseRows
+>>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space(
+...     "bow", dim=3, metric="ip", layout="sparse", features=["cat", "dog", "fish"])
+>>> _ = sp.add(["a", "b", "c"], SparseRows.from_pairs([([0], [1.0]), ([0, 1], [0.5, 2.0]), ([2], [1.0])], 3))
+>>> res = sp.search({"cat": 1.0, "dog": 0.5}, k=2)
+>>> [(h.id, h.score) for h in res], res.plan.method
+([('b', 1.5), ('a', 1.0)], 'sparse-exact')
+>>> [h.id for h in sp.search(id="a", k=1)]
+['b']
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repspace.core.cache import LRUCache
+from repspace.core.errors import InputError
+from repspace.core.hits import SearchPlan, SearchResult
+from repspace.core.printable import excerpt
+from repspace.engines.search.sparse import SparseIndex, SparseQuery, sparse_query
+from repspace.workflows.search.request import SearchRequest
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space
+
+__all__ = ["search_sparse", "sparse_index", "sparse_request_query"]
+
+#: Sparse indexes kept in memory (each holds a space's rows twice: as rows and as posting lists).
+SPARSE_INDEXES = 4
+_INDEXES: LRUCache[tuple[np.ndarray, SparseIndex]] = LRUCache(SPARSE_INDEXES)
+
+
+def sparse_index(space: Space) -> tuple[np.ndarray, SparseIndex, str]:
+    """The live rows of a sparse space and their index, built once per generation: ``(rows, index, action)``.
+
+    ``action`` is ``built`` or ``loaded`` (from memory), as a search plan reports it.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace import Store
+    >>> from repspace.core.sparse import SparseRows
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=3, layout="sparse")
+    >>> _ = sp.add(["a", "b"], SparseRows.from_pairs([([0], [1.0]), ([2], [2.0])], 3))
+    >>> rows, index, action = sparse_index(sp)
+    >>> rows.tolist(), index.n_features, action, sparse_index(sp)[2]
+    ([0, 1], 3, 'built', 'loaded')
+    """
+    rows, data = space.sparse_rows()
+    key = (space.uid, space.info().generation, space.metric.value)
+    held = _INDEXES.get(key)
+    if held is not None and held[0] is rows:
+        return held[0], held[1], "loaded"
+    index = SparseIndex(data, metric=space.metric.value)
+    _INDEXES.put(key, (rows, index))
+    return rows, index, "built"
+
+
+def _refuse_dense_options(req: SearchRequest, name: str) -> None:
+    """One line for each option that has no meaning on a sparse space."""
+    dense_only = [("hybrid", req.hybrid), ("bm25", req.bm25), ("mmr", req.mmr is not None),
+                  ("hubness", req.hubness is not None), ("ef", req.ef is not None), ("hnsw", req.hnsw is not None),
+                  ("method hnsw", req.method == "hnsw")]
+    for option, given in dense_only:
+        if given:
+            raise InputError(f"{option} does not apply to sparse space {name!r}: it is searched exactly over its "
+                             "inverted index")
+    if req.index is not None:
+        spec = str(req.index).strip()
+        if spec.lower() != "exact":
+            raise InputError(f"index {spec!r} does not apply to sparse space {name!r}: it is searched exactly over "
+                             "its inverted index (index 'exact' or none)")
+
+
+def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery, str | None]:
+    """The request's query as a :class:`SparseQuery` over the space's features, and the id to leave out.
+
+    A ``sparse`` map's keys are the space's feature names (tokens) when it has them, else feature
+    ids written as text (``"12"``); a ``vector`` gives every feature's weight (its non-zeros are kept).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace import Store
+    >>> from repspace.core.sparse import SparseRows
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=3, layout="sparse",
+    ...                                                                    features=["x", "y", "z"])
+    >>> q, _ = sparse_request_query(sp, SearchRequest.of({"z": 1.0, "x": 0.5}))
+    >>> q.indices.tolist(), q.values.tolist()
+    ([0, 2], [0.5, 1.0])
+    """
+    n = space.dim
+    if req.text is not None:
+        raise InputError(f"space {space.name!r} holds sparse vectors and no encoder: search it with a stored id "
+                         "(--id), a sparse query (--sparse-query '{\"12\": 0.5}') or a vector of its "
+                         f"{n} features")
+    if req.id is not None:
+        row = space.sparse_of([req.id])
+        idx, val = row.row(0)
+        if not idx:
+            raise InputError(f"item {excerpt(req.id)} has no non-zero weight: it matches nothing")
+        return sparse_query(idx, val, n), req.id
+    if req.sparse is not None:
+        names = space.feature_names()
+        lookup = {t: j for j, t in enumerate(names)} if names is not None else {}
+        idx = []
+        for key in req.sparse:
+            j = lookup.get(key)
+            if j is None:
+                if not key.strip().lstrip("-").isdigit():
+                    known = "its feature names" if names is not None else "feature ids (the space has no names)"
+                    raise InputError(f"sparse query feature {excerpt(key)} is not one of {known}")
+                j = int(key)
+            idx.append(j)
+        return sparse_query(idx, list(req.sparse.values()), n), None
+    vec = np.asarray(req.vector)
+    if not (np.issubdtype(vec.dtype, np.number) and not np.issubdtype(vec.dtype, np.complexfloating)):
+        raise InputError("the query vector is not numeric")
+    vec = vec.reshape(-1) if vec.ndim == 2 and vec.shape[0] == 1 else vec
+    if vec.ndim != 1 or len(vec) != n:
+        raise InputError(f"the query vector has shape {vec.shape}; sparse space {space.name!r} has {n} features")
+    nz = np.flatnonzero(vec)
+    return sparse_query(nz, vec[nz].astype(np.float64), n), None
+
+
+def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
+    """Answer one request over a sparse space: exact top ``k`` by inner product or cosine.
+
+    Parameters
+    ----------
+    space : a sparse Space
+    req : SearchRequest
+        ``id``, ``sparse`` (``{feature id or token: weight}``) or ``vector`` (all ``n_features``
+        numbers, zeros included), with ``k`` and ``where``; ``method`` ``auto`` or ``exact`` and
+        ``index`` ``exact`` or none. Anything else is refused.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace import Store
+    >>> from repspace.core.sparse import SparseRows
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=3, metric="cosine",
+    ...                                                                    layout="sparse")
+    >>> _ = sp.add(["a", "b"], SparseRows.from_pairs([([0], [1.0]), ([0, 2], [1.0, 1.0])], 3))
+    >>> res = search_sparse(sp, SearchRequest.of({"0": 2.0}, k=2))
+    >>> [(h.id, round(h.score, 4)) for h in res], res.plan.method
+    ([('a', 1.0), ('b', 0.7071)], 'sparse-exact')
+    """
+    _refuse_dense_options(req, space.name)
+    q, exclude = sparse_request_query(space, req)
+    rows, index, action = sparse_index(space)
+    total = len(rows)
+    allowed = None
+    n_cand = total
+    if req.where is not None and (not isinstance(req.where, str) or req.where.strip()):
+        matches = space.filter_rows(req.where)
+        pos = np.searchsorted(rows, matches)
+        pos = pos[(pos < len(rows)) & (rows[np.minimum(pos, len(rows) - 1)] == matches)]
+        allowed, n_cand = pos, len(pos)
+    k = req.k + (exclude is not None)
+    if n_cand == 0:
+        return SearchResult((), SearchPlan("sparse-exact", 0, total, reason="nothing to search"))
+    scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
+    how = ("every row scored (negative weights)" if not index.nonnegative or (q.values < 0).any()
+           else "inverted index, MaxScore pruning")
+    reason = (f"exact {space.metric.value} over {space.dim} features: "
+              + (f"the filter's {n_cand} matches scored" if allowed is not None else how))
+    from repspace.workflows.search.query import hits_for
+
+    hits = hits_for(space, rows[found], scores, exclude=exclude)[: req.k]
+    return SearchResult(tuple(hits), SearchPlan("sparse-exact", n_cand, total, reason=reason, index_action=action))
+
