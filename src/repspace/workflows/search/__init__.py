@@ -25,7 +25,8 @@ from repspace.workflows.search.indexes import (
     list_indexes,
 )
 from repspace.workflows.search.lexical import ensure_lexical
-from repspace.workflows.search.query import KnnResult, hits_for, knn, search_space
+from repspace.workflows.search.hits import hits_for
+from repspace.workflows.search.query import KnnResult, knn, search_space
 from repspace.workflows.search.request import SearchRequest
 from repspace.workflows.search.set_request import SetQuery
 from repspace.workflows.search.set_search import set_search

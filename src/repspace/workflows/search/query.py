@@ -27,6 +27,7 @@ from repspace.engines.search.hubness import (
 )
 from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
+from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
 from repspace.workflows.search.persist import IndexNotReady
 from repspace.workflows.search.selection import _GATHERED, _allowed_bits, _allowed_mask, _gathered  # noqa: F401
@@ -341,25 +342,6 @@ def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     return normed
 
 
-def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None, *,
-             generation: int | None = None) -> list[Hit]:
-    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped).
-
-    ``generation``: the one the rows were searched at (``space.info().generation``); records
-    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`).
-    """
-    rows, scores = np.asarray(rows).tolist(), np.asarray(scores).tolist()
-    found = space.records([r for r in rows if r >= 0], generation=generation)
-    out = []
-    make = Hit.of
-    for r, s in zip(rows, scores):
-        it = found.get(r)
-        if it is None or it[0] == exclude:
-            continue
-        out.append(make(it[0], s, it[1], it[2], r))
-    return out
-
-
 #: A float32 query whose squared length lies in this range is checked by that one number (finite, with a
 #: direction, normalisable): far from float32's underflow and overflow, where a sum order could matter.
 _PLAIN_LENGTH2 = (1e-30, 1e30)
@@ -442,7 +424,9 @@ def search_space(
             raise InputError("give a SearchRequest or search options, not both")
         req = query
     else:
-        template = vector_template(k, options) if isinstance(query, np.ndarray) else None
+        template = None
+        if isinstance(query, np.ndarray) and space.layout != "sparse":  # a layout is fixed when a space is made
+            template = vector_template(k, options)
         if template is not None and template.hubness is None and template.mmr is None:
             return _vector_search(space, query, template, progress)  # the loop of one query per call
         req = SearchRequest.of(query, k, **options)

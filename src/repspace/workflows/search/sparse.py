@@ -34,6 +34,7 @@ from repspace.core.errors import InputError
 from repspace.core.hits import SearchPlan, SearchResult
 from repspace.core.printable import excerpt
 from repspace.engines.search.sparse import SparseIndex, SparseQuery, sparse_query
+from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.request import SearchRequest
 
 if TYPE_CHECKING:
@@ -181,7 +182,6 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
            else "inverted index, MaxScore pruning")
     reason = (f"exact {space.metric.value} over {space.dim} features: "
               + (f"the filter's {n_cand} matches scored" if allowed is not None else how))
-    from repspace.workflows.search.query import hits_for
 
     hits = hits_for(space, rows[found], scores, exclude=exclude)[: req.k]
     return SearchResult(tuple(hits), SearchPlan("sparse-exact", n_cand, total, reason=reason, index_action=action))

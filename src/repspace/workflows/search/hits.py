@@ -1,0 +1,36 @@
+"""Hits of one query: its rows and scores turned into :class:`~repspace.core.hits.Hit` objects.
+
+Shared by every search of a stored space (dense, sparse, set queries), so none of them imports another's module.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from repspace.core.hits import Hit
+
+if TYPE_CHECKING:
+    from repspace.core.store import Space
+
+__all__ = ["hits_for"]
+
+
+def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | None = None, *,
+             generation: int | None = None) -> list[Hit]:
+    """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped).
+
+    ``generation``: the one the rows were searched at (``space.info().generation``); records
+    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`).
+    """
+    rows, scores = np.asarray(rows).tolist(), np.asarray(scores).tolist()
+    found = space.records([r for r in rows if r >= 0], generation=generation)
+    out = []
+    make = Hit.of
+    for r, s in zip(rows, scores):
+        it = found.get(r)
+        if it is None or it[0] == exclude:
+            continue
+        out.append(make(it[0], s, it[1], it[2], r))
+    return out
