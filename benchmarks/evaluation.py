@@ -152,7 +152,8 @@ def measure(quick: bool) -> dict[str, Any]:
 #: The sections measured by their own modules (each runnable alone, and with ``--only NAME``): name -> module,
 #: in the order of EVALUATION.md.
 PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
-         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness"}
+         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness",
+         "probing": "eval_probing"}
 
 
 def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:
