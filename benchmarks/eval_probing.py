@@ -80,7 +80,8 @@ CAVEATS = (
 def _cell(row: dict[str, Any]) -> str:
     if row["ci_low"] is None:
         return f"{row['accuracy']:.3f}"
-    return f"{row['accuracy']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]".replace(" 0.", " .").replace("[0.", "[.")
+    low, high = (f"{row[k]:.3f}".removeprefix("0") for k in ("ci_low", "ci_high"))  # .193, as the CLI prints
+    return f"{row['accuracy']:.3f} [{low}, {high}]"
 
 
 def _table(subjects: dict[str, list[dict[str, Any]]]) -> list[str]:
