@@ -20,10 +20,10 @@ registry:
   hubness reduction on Cranfield, and transforms of the whole GloVe vocabulary
   on word similarity, each with the hubness (k = 10) of the vectors scored;
 * the sections measured by their own modules (:data:`PARTS`; ``--only mined``,
-  ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``): reranking,
-  bitext and summarization against mteb's evaluators, per-model similarity
-  thresholds, EvalRank and WEAT, MTEB's classification/clustering protocol,
-  robustness to perturbations;
+  ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``, ``probing``):
+  reranking, bitext and summarization against mteb's evaluators, per-model
+  similarity thresholds, EvalRank and WEAT, MTEB's classification/clustering
+  protocol, robustness to perturbations, SentEval's probing tasks;
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
