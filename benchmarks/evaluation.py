@@ -25,7 +25,7 @@ registry:
   per-model similarity thresholds, EvalRank and WEAT, MTEB's classification/
   clustering protocol, robustness to perturbations, few-shot probes and kNN
   classification, STS-B split by word overlap (``--by``), set queries on GloVe
-  analogies (``set-queries``);
+  analogies (``set-queries``), SentEval's probing tasks (``probing``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -162,6 +162,7 @@ PARTS = {
     "fewshot": "eval_fewshot",
     "by": "eval_partitioned",
     "set-queries": "eval_setquery",
+    "probing": "eval_probing",
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from repspace.core.errors import InputError
 from repspace.engines.eval import load_probing, load_probing_dir, probing
-from repspace.engines.eval.probing import REGULARISATION
+from repspace.engines.eval.probing import PROBING_TASKS, REGULARISATION
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
@@ -20,22 +20,60 @@ BINS = {"0": range(5, 9), "1": range(9, 13), "2": range(13, 17), "3": range(17, 
         "5": range(26, 29)}
 
 
-def test_the_shipped_sample_loads_with_its_counts_and_labels() -> None:
-    length, tense = load_probing_dir(SAMPLE)
-    assert (length.name, tense.name) == ("sentence_length", "past_present")
-    assert length.counts() == {"tr": 240, "va": 120, "te": 150}
-    assert length.classes == ["0", "1", "2", "3", "4", "5"]
-    for split, per_class in (("tr", 40), ("va", 20), ("te", 25)):
-        assert {c: length.labels[split].count(c) for c in BINS} == dict.fromkeys(BINS, per_class)
-    assert tense.counts() == {"tr": 80, "va": 40, "te": 60} and tense.classes == ["PAST", "PRES"]
+#: Per shipped task, as tests/data/senteval-probing/README.md gives them: (tr, va, te) lines and the classes.
+SHIPPED = {
+    "sentence_length": ((240, 120, 150), 6), "word_content": ((38, 24, 20), 20), "tree_depth": ((98, 42, 63), 7),
+    "top_constituents": ((100, 40, 60), 20), "bigram_shift": ((100, 40, 60), 2), "past_present": ((80, 40, 60), 2),
+    "subj_number": ((100, 40, 60), 2), "obj_number": ((100, 40, 60), 2), "odd_man_out": ((100, 40, 60), 2),
+    "coordination_inversion": ((100, 40, 60), 2),
+}
+#: Per-class lines of the tasks sampled class by class (the README's "k per class" rule): tr, va, te.
+PER_CLASS = {"sentence_length": (40, 20, 25), "tree_depth": (14, 6, 9), "top_constituents": (5, 2, 3)}
+#: Binary tasks' labels, as SentEval writes them.
+LABELS = {"bigram_shift": ["I", "O"], "past_present": ["PAST", "PRES"], "subj_number": ["NN", "NNS"],
+          "obj_number": ["NN", "NNS"], "odd_man_out": ["C", "O"], "coordination_inversion": ["I", "O"]}
+
+
+def test_the_shipped_sample_holds_the_ten_tasks_in_the_papers_order() -> None:
+    assert [d.name for d in load_probing_dir(SAMPLE)] == list(PROBING_TASKS) == list(SHIPPED)
+
+
+@pytest.mark.parametrize("task", list(SHIPPED))
+def test_every_shipped_file_has_the_readmes_splits_and_every_class_in_each(task: str) -> None:
+    data = load_probing(SAMPLE / f"{task}.txt")
+    counts, n_classes = SHIPPED[task]
+    assert data.counts() == dict(zip(("tr", "va", "te"), counts, strict=True))
+    assert len(data.classes) == n_classes
+    for split in ("va", "te"):
+        assert sorted(set(data.labels[split])) == data.classes, (task, split)
+    if task in LABELS:
+        assert data.classes == LABELS[task]
+    if task in PER_CLASS:
+        for split, k in zip(("tr", "va", "te"), PER_CLASS[task], strict=True):
+            assert {c: data.labels[split].count(c) for c in data.classes} == dict.fromkeys(data.classes, k)
+
+
+def test_the_tense_sample_keeps_the_files_balance_and_tree_depth_its_range() -> None:
+    tense = load_probing(SAMPLE / "past_present.txt")
     assert tense.labels["te"].count("PAST") == 30
+    assert load_probing(SAMPLE / "tree_depth.txt").classes == [str(d) for d in (10, 11, 5, 6, 7, 8, 9)]  # depths 5-11
 
 
-def test_every_sentence_length_label_is_the_bin_of_its_token_count() -> None:
-    data = load_probing(SAMPLE / "sentence_length.txt")
+def test_every_word_content_label_is_a_word_of_its_sentence() -> None:
+    # WC's label is the one of its 1,000 target words that the sentence holds (lower-cased, as SentEval writes it)
+    data = load_probing(SAMPLE / "word_content.txt")
     for split in ("tr", "va", "te"):
         for text, label in zip(data.texts[split], data.labels[split], strict=True):
-            assert len(text.split()) in BINS[label], (split, label, text)
+            assert label in text.lower().split(), (split, label, text)
+
+
+def test_every_coordination_inversion_sentence_holds_a_coordinating_conjunction() -> None:
+    # CoordInv's sentences are two coordinate clauses (original or swapped), so each has a conjunction
+    data = load_probing(SAMPLE / "coordination_inversion.txt")
+    conjunctions = {"and", "but", "or", "yet", "so", "nor", "for"}
+    for split in ("tr", "va", "te"):
+        for text in data.texts[split]:
+            assert conjunctions & set(text.lower().split()), (split, text)
 
 
 @pytest.mark.parametrize(("text", "fragment"), [
@@ -59,10 +97,11 @@ def test_a_bad_file_is_one_clear_error(tmp_path: Path, text: str, fragment: str)
 def test_a_folder_refuses_unknown_and_missing_tasks(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="unknown probing task 'Tense'"):
         load_probing_dir(SAMPLE, ["Tense"])
-    with pytest.raises(InputError, match="has no tree_depth.txt"):
-        load_probing_dir(SAMPLE, ["sentence_length", "tree_depth"])
     with pytest.raises(InputError, match="holds no probing task file"):
         load_probing_dir(tmp_path)
+    (tmp_path / "past_present.txt").write_bytes((SAMPLE / "past_present.txt").read_bytes())
+    with pytest.raises(InputError, match="has no tree_depth.txt"):
+        load_probing_dir(tmp_path, ["past_present", "tree_depth"])
     assert [d.name for d in load_probing_dir(SAMPLE, ["past_present"])] == ["past_present"]
 
 
@@ -76,7 +115,9 @@ def static_vectors() -> dict[str, dict[str, np.ndarray]]:
             for d in load_probing_dir(SAMPLE)}
 
 
-@pytest.mark.parametrize("task", ["sentence_length", "past_present"])
+# word_content: 20 classes over 38 training lines, which scikit-learn flags as regression-like
+@pytest.mark.filterwarnings("ignore:The number of unique classes:UserWarning")
+@pytest.mark.parametrize("task", list(SHIPPED))
 def test_the_probe_is_sklearns_logistic_regression_with_the_c_chosen_on_va(static_vectors, task: str) -> None:
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler

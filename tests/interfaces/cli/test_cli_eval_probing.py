@@ -11,6 +11,7 @@ from _cli_process import one_error_line, run
 
 from repspace.engines.encoders import get_encoder
 from repspace.engines.eval import load_probing_dir, probing
+from repspace.engines.eval.probing import PROBING_TASKS
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
@@ -22,10 +23,12 @@ def test_json_holds_the_engines_results_task_by_task(capsys) -> None:
     assert r.code == 0, r.err
     got = json.loads(r.out)
     engine = [probing(get_encoder("static"), d, bootstrap=200) for d in load_probing_dir(SAMPLE)]
-    assert [g["task_name"] for g in got] == ["probing:sentence_length", "probing:past_present"]
+    # the whole shipped folder: all ten tasks, in the paper's order, each with its interval
+    assert [g["task_name"] for g in got] == [f"probing:{t}" for t in PROBING_TASKS]
     for g, e in zip(got, engine, strict=True):
         entry = g["scores"]["test"][0]
         assert abs(entry["main_score"] - e.main_score) <= 1e-12
+        assert entry["ci_low"] <= entry["main_score"] <= entry["ci_high"]
         assert (entry["ci_low"], entry["ci_high"]) == pytest.approx((e.interval.low, e.interval.high), abs=1e-12)
         assert entry["majority_accuracy"] == e.scores["majority_accuracy"]
         assert g["repspace"]["c"] == e.info["c"] and g["repspace"]["subject"] == "static"
@@ -40,12 +43,17 @@ def test_the_table_has_a_row_per_subject_and_the_majority_row(capsys) -> None:
 
 @pytest.mark.parametrize(("args", "fragments"), [
     (["--task", "tense"], ["unknown probing task 'tense'"]),
-    (["--task", "tree_depth"], ["has no tree_depth.txt"]),
     (["--bootstrap", "-1"], ["--bootstrap"]),
 ])
 def test_bad_options_are_one_error_line(capsys, args: list[str], fragments: list[str]) -> None:
     r = run(capsys, "-q", "eval", "probing", str(SAMPLE), "--encoder", "static", *args)
     one_error_line(r, 2, *fragments)
+
+
+def test_a_task_missing_from_the_folder_is_one_error_line(capsys, tmp_path: Path) -> None:
+    (tmp_path / "past_present.txt").write_bytes((SAMPLE / "past_present.txt").read_bytes())
+    one_error_line(run(capsys, "-q", "eval", "probing", str(tmp_path), "--task", "tree_depth", "--encoder", "static"),
+                   2, "has no tree_depth.txt")
 
 
 def test_a_bad_file_is_one_error_line_naming_its_line(capsys, tmp_path: Path) -> None:
