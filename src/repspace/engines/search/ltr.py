@@ -254,7 +254,7 @@ def fit_ranker(
     if dev_features is not None:
         dx, dy, dgroups = _flat(dev_features, dev_grades, "dev")
         if dgroups:
-            fit = {"eval_set": [(dx, dy)], "eval_group": [dgroups], "eval_at": [10]}
+            fit = {"eval_X": (dx,), "eval_y": (dy,), "eval_group": [dgroups], "eval_at": [10]}
             if p.early_stopping:
                 fit["callbacks"] = [lightgbm.early_stopping(p.early_stopping, first_metric_only=True,
                                                             verbose=False)]
