@@ -90,6 +90,11 @@ class RerankTrainRequest:
         if self.dev_fraction + self.test_fraction >= 1:
             raise InputError("dev and test fractions must leave queries to train on (their sum < 1)")
         self.params()  # the tree settings are checked here too
+        out = Path(self.out)
+        if out.is_dir() or not out.name:
+            raise InputError(f"--out {self.out} is a folder; give the model file's path (e.g. ranker.json)")
+        if out.parent.exists() and not out.parent.is_dir():
+            raise InputError(f"--out {self.out}: {out.parent} is not a folder")
 
     def params(self) -> RankerParams:
         """The learner's settings."""
