@@ -229,9 +229,9 @@ def train_reranker(space: Space, request: RerankTrainRequest) -> RerankTrainResu
     >>> sp = example_space(20, 4, texts=[f"doc {i}" for i in range(20)])
     >>> try:
     ...     train_reranker(sp, RerankTrainRequest(qrels=tempfile.mkdtemp(), out="m.json"))
-    ... except Exception as e:
-    ...     print(type(e).__name__)
-    NotFoundError
+    ... except InputError as e:
+    ...     print(str(e).split("(")[-1])
+    no qrels for split 'test')
     """
     data = load_beir(request.qrels, request.split)
     ids = list(data.corpus_ids)
