@@ -154,7 +154,7 @@ def measure(quick: bool) -> dict[str, Any]:
 #: in the order of EVALUATION.md.
 PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
          "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness", "fewshot": "eval_fewshot",
-         "by": "eval_partitioned"}
+         "by": "eval_partitioned", "rerank": "eval_rerank"}
 
 
 def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:

@@ -9,7 +9,9 @@ vectors. Indexes are built,
 listed and dropped with :func:`build_index`, :func:`list_indexes` and
 :func:`drop_index` from a spec (:func:`parse_spec`). The in-memory indexes
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
-:class:`FunnelIndex`) and the rank fusions work on plain arrays too.
+:class:`FunnelIndex`) and the rank fusions work on plain arrays too. A learned reranker
+(:func:`train_reranker` on judged queries, :func:`apply_reranker`, :class:`RankerModel`)
+reorders a space's dense candidates by the dense score and lexical features.
 
 Examples
 --------
@@ -44,7 +46,9 @@ from repspace.engines.search import (
     weighted_sum,
 )
 from repspace.engines.search.hubness import reduce_hubness
+from repspace.engines.search.ltr import RankerModel
 from repspace.workflows.bench import bench_search
+from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -66,10 +70,14 @@ __all__ = [
     "KnnResult",
     "LexicalIndex",
     "MultiVectorIndex",
+    "RankerModel",
+    "RerankApplyRequest",
+    "RerankTrainRequest",
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
     "ShardedHNSW",
+    "apply_reranker",
     "bench_search",
     "build_index",
     "chamfer",
@@ -86,5 +94,6 @@ __all__ = [
     "reduce_hubness",
     "rrf",
     "search_space",
+    "train_reranker",
     "weighted_sum",
 ]

@@ -64,6 +64,12 @@ class RerankTrainRequest:
     n_estimators, learning_rate, num_leaves, min_child_samples, early_stopping : see
         :class:`~repspace.engines.search.ltr.RankerParams`
     bootstrap : int, resamples of the intervals and comparisons (0: none)
+
+    Examples
+    --------
+    >>> r = RerankTrainRequest(qrels="cranfield-beir", out="ranker.json", seed=2, n_estimators=100)
+    >>> r.params().n_estimators, r.params().seed, r.to_dict()["candidates"]
+    (100, 2, 100)
     """
 
     qrels: str
@@ -151,6 +157,11 @@ class RerankApplyRequest:
     model : str, the file :func:`train_reranker` wrote
     queries : list of str
     k : int, results per query
+
+    Examples
+    --------
+    >>> RerankApplyRequest(model="ranker.json", queries=["flow over a wing"], k=5).to_dict()
+    {'model': 'ranker.json', 'queries': ['flow over a wing'], 'k': 5}
     """
 
     model: str
