@@ -339,12 +339,16 @@ class RankerModel:
     @classmethod
     def new(cls, model: str, recipe: Mapping[str, Any]) -> RankerModel:
         """A model with the features, format and versions added to ``recipe``."""
+        from importlib.metadata import PackageNotFoundError, version
+
         import lightgbm
 
-        from repspace import __version__
-
+        try:
+            ours = version("repspace")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            ours = None
         full = {"format": FORMAT, "features": list(FEATURES), "lightgbm": lightgbm.__version__,
-                "repspace": __version__, **dict(recipe)}
+                "repspace": ours, **dict(recipe)}
         return cls(model, full)
 
     def save(self, path: str | Path) -> None:
