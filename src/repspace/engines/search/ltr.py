@@ -351,9 +351,13 @@ class RankerModel:
                 "repspace": ours, **dict(recipe)}
         return cls(model, full)
 
+    def to_dict(self) -> dict[str, Any]:
+        """``{"recipe", "model"}``: what the model file holds."""
+        return {"recipe": self.recipe, "model": self.model}
+
     def save(self, path: str | Path) -> None:
         """Write the model as one JSON file (atomically: a reader sees the old file or the new one)."""
-        text = json.dumps({"recipe": self.recipe, "model": self.model}, indent=1)
+        text = json.dumps(self.to_dict(), indent=1)
         write_atomic(path, lambda f: f.write(text.encode()), durable=True)
 
     @classmethod
