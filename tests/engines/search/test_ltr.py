@@ -56,7 +56,10 @@ def test_features_equal_a_direct_computation(case):
     assert f.shape == (30, 20, len(FEATURES))
     # the reference: bm25s's own tokenizer and its own scoring of every document, on the classic scale
     stem = Stemmer.Stemmer("english")
-    tok = lambda xs: bm25s.tokenize(xs, stopwords="en", stemmer=stem, return_ids=False, show_progress=False)  # noqa: E731
+
+    def tok(xs: list[str]) -> list[list[str]]:
+        return bm25s.tokenize(xs, stopwords="en", stemmer=stem, return_ids=False, show_progress=False)
+
     row_list = sorted(texts)
     ref = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
     ref.index(bm25s.tokenize([texts[r] for r in row_list], stopwords="en", stemmer=stem, show_progress=False),
