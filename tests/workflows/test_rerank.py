@@ -17,7 +17,8 @@ from repspace.workflows.rerank import (
     train_reranker,
 )
 
-pytestmark = pytest.mark.numerics
+# Ingesting Cranfield and training several times takes over ~10 s.
+pytestmark = [pytest.mark.numerics, pytest.mark.slow]
 
 #: nDCG values are means of float64 sums of a few dozen terms.
 NDCG_TOL = 1e-12

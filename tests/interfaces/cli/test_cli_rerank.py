@@ -8,6 +8,9 @@ import pytest
 from _cli_process import one_error_line, run_quiet, store_dump
 from _cranfield_space import cranfield_store
 
+#: Ingesting Cranfield and training a model takes over ~10 s.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def cran(shared_data, tmp_path_factory):
