@@ -163,6 +163,7 @@ PARTS = {
     "by": "eval_partitioned",
     "set-queries": "eval_setquery",
     "probing": "eval_probing",
+    "rerank": "eval_rerank",
 }
 
 

@@ -13,7 +13,9 @@ listed and dropped with :func:`build_index`, :func:`list_indexes` and
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
 :class:`FunnelIndex`, :class:`SparseIndex`) and the rank fusions work on plain arrays too. A sparse
 space (``layout="sparse"``) is searched exactly over an inverted index (:func:`search_sparse`,
-which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs.
+which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs. A learned
+reranker (:func:`train_reranker` on judged queries, :func:`apply_reranker`, :class:`RankerModel`)
+reorders a space's dense candidates by the dense score and lexical features.
 
 Examples
 --------
@@ -57,7 +59,9 @@ from repspace.engines.search import (
 )
 from repspace.core.sparse import expected_flops
 from repspace.engines.search.hubness import reduce_hubness
+from repspace.engines.search.ltr import RankerModel
 from repspace.workflows.bench import bench_search
+from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -83,6 +87,9 @@ __all__ = [
     "KnnResult",
     "LexicalIndex",
     "MultiVectorIndex",
+    "RankerModel",
+    "RerankApplyRequest",
+    "RerankTrainRequest",
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
@@ -91,6 +98,7 @@ __all__ = [
     "SparseIndex",
     "SparseQuery",
     "SparseStatistics",
+    "apply_reranker",
     "bench_search",
     "build_index",
     "chamfer",
@@ -116,5 +124,6 @@ __all__ = [
     "sparse_index",
     "sparse_query",
     "sparse_statistics",
+    "train_reranker",
     "weighted_sum",
 ]

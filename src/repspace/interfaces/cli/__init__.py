@@ -125,6 +125,7 @@ def build_app() -> Any:
         learn,
         learn_derived,
         learn_graphs,
+        rerank,
         search,
         serve,
         spaces,
