@@ -48,6 +48,13 @@ from repspace.engines.search import (
     set_scores,
     weighted_sum,
 )
+from repspace.engines.search.gaussian import (
+    gaussian_kl,
+    kl_from_inner_products,
+    kl_item_vectors,
+    kl_query_vectors,
+    mips_to_l2,
+)
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
 from repspace.workflows.search import (
@@ -86,10 +93,15 @@ __all__ = [
     "exact_search",
     "fde_documents",
     "fde_queries",
+    "gaussian_kl",
+    "kl_from_inner_products",
+    "kl_item_vectors",
+    "kl_query_vectors",
     "knn",
     "list_indexes",
     "maxsim_search",
     "merge_topk",
+    "mips_to_l2",
     "mmr",
     "parse_spec",
     "reduce_hubness",
