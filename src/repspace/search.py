@@ -48,6 +48,7 @@ from repspace.engines.search import (
     set_scores,
     weighted_sum,
 )
+from repspace.engines.search.dlmmr import length_mmr
 from repspace.engines.search.gaussian import (
     gaussian_kl,
     kl_from_inner_products,
@@ -97,6 +98,7 @@ __all__ = [
     "kl_from_inner_products",
     "kl_item_vectors",
     "kl_query_vectors",
+    "length_mmr",
     "knn",
     "list_indexes",
     "maxsim_search",
