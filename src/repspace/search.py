@@ -57,7 +57,9 @@ from repspace.engines.search.gaussian import (
     mips_to_l2,
 )
 from repspace.engines.search.hubness import reduce_hubness
+from repspace.engines.search.pruning import quality_scores
 from repspace.workflows.bench import bench_search
+from repspace.workflows.search.prune import PruneResult, prune_space
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -81,6 +83,7 @@ __all__ = [
     "KnnResult",
     "LexicalIndex",
     "MultiVectorIndex",
+    "PruneResult",
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
@@ -106,6 +109,8 @@ __all__ = [
     "mips_to_l2",
     "mmr",
     "parse_spec",
+    "prune_space",
+    "quality_scores",
     "reduce_hubness",
     "rrf",
     "search_space",
