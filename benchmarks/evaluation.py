@@ -162,6 +162,7 @@ PARTS = {
     "fewshot": "eval_fewshot",
     "by": "eval_partitioned",
     "set-queries": "eval_setquery",
+    "pruning": "eval_pruning",
 }
 
 

@@ -1,4 +1,5 @@
-"""DL-MMR through ``search_space`` and ``repspace search --mmr --mmr-length``: the pool's picks as the formula gives them."""
+"""DL-MMR through ``search_space`` and ``repspace search --mmr --mmr-length``: the pool's picks as the formula
+gives them."""
 
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ def length_mmr(
     lambda_: float = 0.5,
     metric: Metric | str = "cosine",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pick ``k`` candidates by length-aware MMR (DL-MMR); ``(scores, rows)`` as :func:`~repspace.engines.search.mmr.mmr`.
+    """Pick ``k`` candidates by length-aware MMR (DL-MMR); ``(scores, rows)`` as
+    :func:`~repspace.engines.search.mmr.mmr` returns them.
 
     Parameters
     ----------

@@ -127,7 +127,8 @@ def drop_cmd(
 def prune_cmd(
     space: SpaceArg,
     drop: Annotated[float, typer.Option(help="Share of items to drop, in [0, 0.99].")],
-    by: Annotated[str, typer.Option(help="Quality score: centroid, hubness, norm or random.")] = "centroid",
+    by: Annotated[str, typer.Option(help="Quality score: hubness (the default), centroid, norm or "
+                                         "random.")] = "hubness",
     out_space: Annotated[Optional[str], typer.Option(
         "--out", help="New space that receives the kept items (without it: only report the dropped ids).")] = None,
     k: Annotated[int, typer.Option(min=1, help="--by hubness: neighbours per item.")] = 10,

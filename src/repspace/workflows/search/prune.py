@@ -54,7 +54,7 @@ class PruneResult:
         return d
 
 
-def prune_space(space: Space, drop: float, by: str = "centroid", *, out: str | None = None, k: int = 10,
+def prune_space(space: Space, drop: float, by: str = "hubness", *, out: str | None = None, k: int = 10,
                 seed: int = 0, progress: Progress | None = None) -> PruneResult:
     """Score every item of ``space`` without a query and drop the ``drop`` share of lowest score.
 
