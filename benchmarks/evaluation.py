@@ -164,6 +164,7 @@ PARTS = {
     "set-queries": "eval_setquery",
     "probing": "eval_probing",
     "rerank": "eval_rerank",
+    "pruning": "eval_pruning",
 }
 
 

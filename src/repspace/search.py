@@ -62,6 +62,18 @@ from repspace.engines.search.hubness import reduce_hubness
 from repspace.engines.search.ltr import RankerModel
 from repspace.workflows.bench import bench_search
 from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
+from repspace.engines.search.dlmmr import length_mmr
+from repspace.engines.search.gaussian import (
+    gaussian_kl,
+    kl_from_inner_products,
+    kl_item_vectors,
+    kl_query_vectors,
+    mips_to_l2,
+)
+from repspace.engines.search.hubness import reduce_hubness
+from repspace.engines.search.pruning import quality_scores
+from repspace.workflows.bench import bench_search
+from repspace.workflows.search.prune import PruneResult, prune_space
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -90,6 +102,7 @@ __all__ = [
     "RankerModel",
     "RerankApplyRequest",
     "RerankTrainRequest",
+    "PruneResult",
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
@@ -108,12 +121,20 @@ __all__ = [
     "expected_flops",
     "fde_documents",
     "fde_queries",
+    "gaussian_kl",
+    "kl_from_inner_products",
+    "kl_item_vectors",
+    "kl_query_vectors",
+    "length_mmr",
     "knn",
     "list_indexes",
     "maxsim_search",
     "merge_topk",
+    "mips_to_l2",
     "mmr",
     "parse_spec",
+    "prune_space",
+    "quality_scores",
     "reduce_hubness",
     "rrf",
     "search_space",

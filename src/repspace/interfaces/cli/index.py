@@ -121,3 +121,37 @@ def drop_cmd(
         print_json(report.to_dict())
         return
     note(f"{report.spec}: dropped, {report.ntotal:,} vectors, {_size(report.memory_bytes) or 'no file'}")
+
+
+@index_app.command("prune")
+def prune_cmd(
+    space: SpaceArg,
+    drop: Annotated[float, typer.Option(help="Share of items to drop, in [0, 0.99].")],
+    by: Annotated[str, typer.Option(help="Quality score: hubness (the default), centroid, norm or "
+                                         "random.")] = "hubness",
+    out_space: Annotated[Optional[str], typer.Option(
+        "--out", help="New space that receives the kept items (without it: only report the dropped ids).")] = None,
+    k: Annotated[int, typer.Option(min=1, help="--by hubness: neighbours per item.")] = 10,
+    seed: Annotated[int, typer.Option(help="--by random: the seed.")] = 0,
+    json: Json = False,
+) -> None:
+    """Drop the items of lowest query-agnostic quality (static pruning, S179); the space itself is not changed.
+
+    Examples:
+
+      repspace index prune docs --drop 0.25 --by hubness --out docs-pruned
+
+      repspace index prune docs --drop 0.1 --by centroid --json
+    """
+    from repspace.workflows.search.prune import prune_space
+
+    sp = open_store(create=False).space(space)
+    with progress_bar(json) as bar:
+        res = prune_space(sp, drop, by, out=out_space, k=k, seed=seed, progress=bar)
+    if json:
+        print_json(res.to_dict())
+        return
+    where = f"kept in {res.out!r}" if res.out else "nothing written (give --out)"
+    note(f"{res.space}: by {res.by}, dropped {len(res.dropped_ids):,} of {res.items:,}, kept {res.kept:,}; {where}")
+    if res.dropped_ids:
+        out.print("lowest first: " + ", ".join(res.dropped_ids[:10]) + (" …" if len(res.dropped_ids) > 10 else ""))

@@ -94,6 +94,8 @@ def search_cmd(
     lexical_weight: Annotated[Optional[float], typer.Option(help="Hybrid: weight of the BM25 list "
                                                                  "(default 1).")] = None,
     mmr: Annotated[Optional[float], typer.Option(help="Diversify with MMR, lambda in [0, 1].")] = None,
+    mmr_length: Annotated[Optional[str], typer.Option(
+        help="With --mmr: diversify lengths instead (DL-MMR): 'text' (words) or a numeric metadata field.")] = None,
     hubness: Annotated[Optional[str], typer.Option(help="Re-rank with hubness reduction: csls, "
                                                          "mutual-proximity or local-scaling.")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
@@ -124,6 +126,8 @@ def search_cmd(
 
       repspace search docs "parse dates" --mmr 0.7
 
+      repspace search docs "parse dates" --mmr 0.5 --mmr-length text
+
       repspace search glove --id king --hubness csls
 
       repspace search glove --all-of king --all-of woman --none-of man
@@ -141,11 +145,12 @@ def search_cmd(
                                others={"a query text": query, "--id": id, "--vector": vector,
                                        "--vector-file": vector_file, "--sparse-query": sparse_query, "--hybrid": hybrid or None,
                                        "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
-                                       "--mmr": mmr, "--hubness": hubness})
+                                       "--mmr": mmr, "--mmr-length": mmr_length,
+                                       "--hubness": hubness})
     else:
         res = _search(space, query, id, vector, vector_file, sparse_query, k=k, where=where, method=method, ef=ef, index=index,
                       hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
-                      hubness=hubness, kappa=kappa, json=json)
+                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json)
     hits, plan = res.hits, res.plan
     if json:
         print_json(res.to_dict() if explain else [h.to_dict() for h in hits])

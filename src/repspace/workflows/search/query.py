@@ -475,7 +475,7 @@ def search_space(
         rows, scores, plan = search_hubness(space, q, k_ask, req.hubness, kappa=req.kappa,
                                             knn_options={**dense, "progress": progress})
     elif req.mmr is not None:
-        rows, scores, plan = _mmr(space, vec, k_ask, req.mmr, progress=progress, **dense)
+        rows, scores, plan = _mmr(space, vec, k_ask, req.mmr, progress=progress, length=req.mmr_length, **dense)
     else:  # one version check for the search and its hits: both belong to the generation it read
         info = space.info()
         generation = info.generation
@@ -546,19 +546,40 @@ def _lexical_or_hybrid(space: Space, text: str, vec: np.ndarray | None, k: int, 
 
 
 def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Progress | None,
-         **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+         length: str | None = None, **dense: Any) -> tuple[np.ndarray, np.ndarray, SearchPlan]:
+    from repspace.engines.search.dlmmr import length_mmr
     from repspace.engines.search.mmr import mmr as diversify
 
     d = knn(space, vec, max(4 * k, 50), where=where, progress=progress, **dense)
     pool = d.rows[0][d.rows[0] >= 0]
     if not len(pool):
         return pool, d.scores[0][:0], d.plan
-    relevance, rows = diversify(np.asarray(vec, dtype=np.float32).reshape(-1), space.read_rows(pool), pool, k,
-                                lambda_=lambda_, metric=space.metric.value)
-    plan = SearchPlan(f"{d.plan.method} + mmr", d.plan.candidates, d.plan.total, ef=d.plan.ef,
-                      reason=f"{d.plan.reason}; MMR λ={lambda_:g} over the {len(pool)} nearest",
+    q = np.asarray(vec, dtype=np.float32).reshape(-1)
+    if length is None:
+        relevance, rows = diversify(q, space.read_rows(pool), pool, k, lambda_=lambda_, metric=space.metric.value)
+    else:
+        lengths = item_lengths(space, pool, length)
+        relevance, rows = length_mmr(q, space.read_rows(pool), pool, lengths, k, lambda_=lambda_,
+                                     metric=space.metric.value)
+    name = "mmr" if length is None else f"dl-mmr ({length})"
+    plan = SearchPlan(f"{d.plan.method} + {name}", d.plan.candidates, d.plan.total, ef=d.plan.ef,
+                      reason=f"{d.plan.reason}; {name} λ={lambda_:g} over the {len(pool)} nearest",
                       index_action=d.plan.index_action)
     return rows, relevance, plan
+
+
+def item_lengths(space: Space, rows: np.ndarray, field: str) -> np.ndarray:
+    """The length of each row for DL-MMR: words of its stored text (``text``) or a numeric metadata field."""
+    records = space.records(rows)
+    out = np.empty(len(rows))
+    for i, row in enumerate(np.asarray(rows).tolist()):
+        item_id, text, metadata = records[row]
+        value = len((text or "").split()) if field == "text" else metadata.get(field)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+            raise InputError(f"--mmr-length {field}: item {excerpt(item_id)} has {excerpt(repr(value))}, "
+                             "not a number ≥ 0 (give 'text' or a numeric metadata field)")
+        out[i] = float(value)
+    return out
 
 
 def search_hubness(space: Space, query: np.ndarray, k: int, method: str, *, kappa: int = 10,

@@ -162,6 +162,7 @@ _RULES = only(("text", "vector", "id", "sparse"), [
     _implies(given("fusion"), _true("hybrid"), "fusion applies to hybrid search only"),
     _implies(given("lexical_weight"), _true("hybrid"), "lexical_weight applies to hybrid search only"),
     _not_both(given("mmr"), {"anyOf": [_true("hybrid"), _true("bm25")]}, "MMR diversifies a dense ranking"),
+    _implies(given("mmr_length"), given("mmr"), "mmr_length applies to MMR (give mmr, its lambda)"),
     _not_both(given("hubness"), {"anyOf": [_true("bm25"), given("mmr")]},
               "hubness re-ranks a dense ranking: not with bm25 or mmr"),
     _implies(given("index"), {"properties": {"method": {"const": "auto"}}}, "a method or an index, not both"),
@@ -191,6 +192,8 @@ class SearchRequest(BaseModel):
     hybrid, bm25, fusion, lexical_weight : BM25 fused with the dense ranking (``rrf`` or ``sum``,
         the BM25 list weighted by ``lexical_weight``), or BM25 alone; text queries only.
     mmr : diversify with maximal marginal relevance, λ in [0, 1].
+    mmr_length : with ``mmr``, diversify the hits' lengths instead (DL-MMR): ``text`` (words of the
+        stored text) or a numeric metadata field.
     hubness, kappa : re-rank by a hubness-reduced similarity over ``kappa`` neighbours.
 
     Examples
@@ -235,6 +238,10 @@ class SearchRequest(BaseModel):
     mmr: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False),
                    scalar("the MMR lambda", float, low=0, high=1)] | None = Field(
         None, description="Diversify with maximal marginal relevance, lambda in [0, 1].")
+    mmr_length: str | None = Field(
+        None, min_length=1, max_length=MAX_ID_LENGTH,
+        description="With mmr: diversify lengths instead of vectors (DL-MMR); 'text' (words of the stored text) "
+                    "or a numeric metadata field.")
     kappa: Annotated[int, scalar("kappa", low=1)] = Field(
         10, ge=1, description="Hubness reduction: neighbourhood size of the statistics.")
 
@@ -255,6 +262,8 @@ class SearchRequest(BaseModel):
             raise InputError("choose hybrid or bm25, not both")
         if self.mmr is not None and (self.hybrid or self.bm25):
             raise InputError("MMR diversifies a dense ranking; it does not combine with hybrid or bm25")
+        if self.mmr_length is not None and self.mmr is None:
+            raise InputError("mmr_length (--mmr-length) applies to MMR: give mmr (--mmr), its lambda")
         if self.hubness is not None and (self.hybrid or self.bm25 or self.mmr is not None):
             raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 "
                              "or mmr")
