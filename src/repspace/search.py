@@ -58,10 +58,6 @@ from repspace.engines.search import (
     weighted_sum,
 )
 from repspace.core.sparse import expected_flops
-from repspace.engines.search.hubness import reduce_hubness
-from repspace.engines.search.ltr import RankerModel
-from repspace.workflows.bench import bench_search
-from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.engines.search.dlmmr import length_mmr
 from repspace.engines.search.gaussian import (
     gaussian_kl,
@@ -71,8 +67,10 @@ from repspace.engines.search.gaussian import (
     mips_to_l2,
 )
 from repspace.engines.search.hubness import reduce_hubness
+from repspace.engines.search.ltr import RankerModel
 from repspace.engines.search.pruning import quality_scores
 from repspace.workflows.bench import bench_search
+from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search.prune import PruneResult, prune_space
 from repspace.workflows.search import (
     KnnResult,
