@@ -390,6 +390,30 @@ def _fresh_in_memory(path: Path, stamp_path: Path, info: SpaceInfo, ident: dict[
     return held
 
 
+def reuse_token(path: Path | str, info: SpaceInfo, loaded: Loaded[Any]) -> tuple[Any, ...] | None:
+    """What :func:`still_reused` compares: ``loaded`` as this process reuses it for ``info``, or None when
+    it is not (just built, extended or rebuilt: the next :func:`ensure_index` looks at the files again).
+
+    A caller that keeps something derived from a reused index (a search plan) keeps this
+    token beside it and asks :func:`still_reused` before using it again.
+    """
+    key = str(path)
+    checked = _CHECKED.get(key)
+    if checked is None or checked[0] is not info or checked[1] is not loaded:
+        return None
+    return (key, info.uid, checked)
+
+
+def still_reused(token: tuple[Any, ...]) -> bool:
+    """Whether :func:`ensure_index` with ``recheck=False`` would return the same index for the same
+    description as when ``token`` was taken (not forgotten, not replaced since)."""
+    key, uid, checked = token
+    if _CHECKED.get(key) is not checked:
+        return False
+    held = _MEMORY.get((key, uid))
+    return held is not None and held[1] is checked[1]
+
+
 def forget(path: Path) -> None:
     """Drop what this process holds of an index file (called when the file is deleted)."""
     key = str(path)
