@@ -316,3 +316,26 @@ def test_concurrent_writer_during_index_extension(store, rng):
         assert wrote and res.rows.shape == (2, 5) and 0 not in res.rows
     finally:
         other.close()
+
+
+def test_the_graph_is_built_in_one_add_as_faiss_builds_it(store, rng, monkeypatch):
+    """Rows read 500 at a time, added in one call: the very graph FAISS builds from one add of all the
+    rows (rows added batch by batch make another graph, of lower recall on GloVe: persist._add_rows)."""
+    import faiss
+
+    from repspace.core.threads import one_faiss_thread
+
+    monkeypatch.setattr(persist_mod, "ADD_BATCH", 500)
+    sp, x = _space(store, rng, n=2000, metric="cosine")
+    with one_faiss_thread(1):  # FAISS builds on several threads in a nondeterministic order
+        graph = faiss.downcast_index(ensure_hnsw(sp, SMALL).index.index.index).hnsw
+        ref = faiss.IndexHNSWFlat(16, SMALL.m, faiss.METRIC_INNER_PRODUCT)
+        ref.hnsw.efConstruction = SMALL.ef_construction
+        ref.add(x / np.linalg.norm(x, axis=1, keepdims=True))
+        batched = faiss.IndexHNSWFlat(16, SMALL.m, faiss.METRIC_INNER_PRODUCT)
+        batched.hnsw.efConstruction = SMALL.ef_construction
+        for lo in range(0, 2000, 500):
+            batched.add(x[lo : lo + 500] / np.linalg.norm(x[lo : lo + 500], axis=1, keepdims=True))
+    links = faiss.vector_to_array(graph.neighbors)
+    assert np.array_equal(links, faiss.vector_to_array(ref.hnsw.neighbors))
+    assert not np.array_equal(links, faiss.vector_to_array(batched.hnsw.neighbors))  # the test can tell

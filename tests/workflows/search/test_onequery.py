@@ -168,3 +168,39 @@ def test_a_packed_mask_searched_again_returns_the_same_rows(space) -> None:
     assert (first % 2 == 0).all() and (index.search(q, 10, 64, mask)[1] == first).all()
     other = pack_mask(np.arange(N) % 2 == 1)  # another mask at the same ef: its own parameters
     assert (index.search(q, 10, 64, other)[1] % 2 == 1).all()
+
+
+def test_a_repeated_request_is_planned_once(space) -> None:
+    q = _query(space)
+    first = space.search(q, k=5, index="hnsw32")  # built: not kept (the next call looks at the files again)
+    second = space.search(q, k=5, index="hnsw32")
+    assert (first.plan.index_action, second.plan.index_action) == ("built", "loaded")
+    assert space.search(_query(space, 1), k=5, index="hnsw32").plan is second.plan  # the kept plan
+    assert space.search(q, k=5, index="hnsw32", ef=80).plan.ef == 80  # another request: its own plan
+    space.update_metadata(["i1"], [{"sel": 5}])  # a new space description: planned again
+    assert space.search(q, k=5, index="hnsw32").plan is not second.plan
+
+
+def test_planner_settings_changed_between_calls_are_seen(space, monkeypatch) -> None:
+    from repspace.workflows.search import query
+
+    q = _query(space)
+    assert space.search(q, k=5).plan.method == "exact"  # 600 items: exact
+    monkeypatch.setattr(query, "EXACT_MAX_ITEMS", 100)
+    assert space.search(q, k=5).plan.method == "hnsw"
+    monkeypatch.setattr(query, "EXACT_US_PER_MAC", float("inf"))
+    monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.0)
+    assert space.search(q, k=5, where="sel < 3").plan.method == "hnsw"
+    monkeypatch.setattr(query, "EXACT_MAX_SELECTIVITY", 0.5)  # 180 of 600 matches: selective now
+    assert space.search(q, k=5, where="sel < 3").plan.method == "exact"
+
+
+def test_a_dropped_index_is_built_again_by_the_next_call(space) -> None:
+    from repspace.workflows.search.indexes import drop_index
+
+    q = _query(space)
+    want = [h.id for h in space.search(q, k=5, index="hnsw32")]
+    assert space.search(q, k=5, index="hnsw32").plan.index_action == "loaded"
+    drop_index(space, "hnsw32")
+    again = space.search(q, k=5, index="hnsw32")
+    assert again.plan.index_action == "built" and [h.id for h in again] == want

@@ -86,6 +86,10 @@ class HNSWIndex:
     0
     """
 
+    #: Rows are best added in one call: FAISS inserts one add's rows level by level, top down, in a
+    #: random order, so rows added in several calls (in the store's order) make a graph of lower recall.
+    ADD_AT_ONCE = True
+
     def __init__(self, dim: int, metric: Metric, params: HNSWParams, index: Any = None) -> None:
         self.dim, self.metric, self.params = dim, metric, params
         if index is None:
@@ -207,6 +211,9 @@ class ShardedHNSW:
         self.shards = shards if shards is not None else [HNSWIndex(dim, metric, params) for _ in range(n)]
         if len(self.shards) != n:
             raise ValueError(f"{len(self.shards)} shards where {n} were expected")
+
+    #: As :attr:`HNSWIndex.ADD_AT_ONCE`: each shard's graph is best built from one add.
+    ADD_AT_ONCE = True
 
     @property
     def ntotal(self) -> int:

@@ -17,7 +17,7 @@ from repspace.core.limits import DEFAULT_EF, EXACT_MAX_ITEMS, MAX_EF
 from repspace.core.progress import Progress
 from repspace.core.space import Metric
 from repspace.core.printable import excerpt
-from repspace.core.store.validate import check_query_direction, lossy_in_float32
+from repspace.core.store.validate import check_query_direction
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import (
     NeighbourStatistics,
@@ -26,11 +26,18 @@ from repspace.engines.search.hubness import (
     statistics_from_neighbours,
 )
 from repspace.engines.search.specs import IndexSpec, parse_spec
-from repspace.workflows.search.hnsw import ensure_hnsw, ensure_sharded_hnsw
+from repspace.workflows.search.hnsw import (
+    DEFAULT_HNSW,
+    ensure_hnsw,
+    ensure_sharded_hnsw,
+    index_paths,
+    sharded_paths,
+)
 from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
-from repspace.workflows.search.persist import IndexNotReady
+from repspace.workflows.search.persist import IndexNotReady, reuse_token, still_reused
 from repspace.workflows.search.selection import _GATHERED, _allowed_bits, _allowed_mask, _gathered  # noqa: F401
+from repspace.workflows.search.query_checks import check_queries, plain_query
 from repspace.workflows.search.request import Method, SearchRequest, check_method, vector_template
 
 if TYPE_CHECKING:
@@ -125,14 +132,82 @@ def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, meth
          hnsw: HNSWParams | None, index: str | IndexSpec | None, progress: Progress | None,
          info: SpaceInfo | None = None, checked: bool = False) -> KnnResult:
     """:func:`knn`; ``info`` the space's description the caller has just read (one version check per
-    call), ``checked`` when ``queries`` is a float32 (1, dim) array the caller has checked."""
-    k = check_scalar(k, "k", int, low=1)
+    call), ``checked`` when ``queries`` is a float32 (1, dim) array the caller has checked.
+
+    The plan of a request (how to search, the filter's matches, the index, its mask) is kept
+    per request and space description (:func:`_plan_key`): a loop of one query per call plans once.
+    """
     space.require_dense("knn over a batch of vectors")
-    _check_ef(ef)
-    check_method(method, index, hnsw)
-    spec = None
-    if index is not None:
-        spec = parse_spec(index)
+    key = _plan_key(space, k, where, method, ef, hnsw, index)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is not None:  # this very request was planned and checked before: only the query is new
+        q = queries if checked else check_queries(queries, space.dim)
+        if info is None:
+            info = space.info()
+        if plan.info is not info or (plan.token is not None and not still_reused(plan.token)):
+            plan = None
+    if plan is None:
+        k = check_scalar(k, "k", int, low=1)
+        _check_ef(ef)
+        check_method(method, index, hnsw)
+        spec = parse_spec(index) if index is not None else None
+        q = queries if checked else check_queries(queries, space.dim)
+        if info is None:
+            info = space.info()
+        plan = _plan(space, k, where, method, ef, hnsw, spec, progress, info)
+        if key is not None and plan.reusable:
+            if len(_PLANS) >= PLAN_CACHE:
+                _PLANS.clear()
+            _PLANS[key] = plan
+    return _run(space, q, plan, progress)
+
+
+#: Plans of repeated requests kept (a few searches alternating; emptied when full).
+PLAN_CACHE = 256
+#: Request (and planner settings) -> its :class:`_Plan` for the space description it was made for.
+_PLANS: dict[tuple[Any, ...], _Plan] = {}
+#: Types of request values a plan is kept for (hashable, compared with their types in the key).
+_KEYED_TYPES = frozenset({type(None), int, str, HNSWParams, IndexSpec})
+
+
+def _plan_key(space: Space, k: Any, where: Any, method: Any, ef: Any, hnsw: Any, index: Any) -> tuple[Any, ...] | None:
+    """What a plan depends on beyond the space's description: the request's values with their types
+    (``True`` is not ``ef=1``) and the planner's settings as they are now (tests change them between
+    calls); None when a value is of another type (a parsed filter: planned on every call)."""
+    keyed = _KEYED_TYPES
+    if (type(k) is not int or type(where) not in keyed or type(ef) not in keyed or type(hnsw) not in keyed
+            or type(index) not in keyed or type(method) is not str):
+        return None
+    return (space.uid, k, where, method, type(ef), ef, hnsw, index, EXACT_MAX_ITEMS, EXACT_MAX_SELECTIVITY,
+            EXACT_US_PER_MAC, GRAPH_US_PER_EF, GRAPH_US_PER_EF_DIM, GRAPH_MASK_FACTOR, DEFAULT_EF, MAX_EF)
+
+
+@dataclass(slots=True)
+class _Plan:
+    """How one request searches one space description: what :func:`_run` needs, resolved once.
+
+    ``info`` the description it was made for (compared by identity: a new one means the space may
+    have changed); ``token`` the index's :func:`reuse_token`; ``reusable``: may serve the next request.
+    """
+
+    info: SpaceInfo
+    method: str  # exact, hnsw, shards, funnel, or none (nothing to search)
+    k: int
+    ef: int | None
+    spec: IndexSpec | None
+    candidates: np.ndarray | None
+    plan: SearchPlan
+    loaded: Any = None
+    allowed: np.ndarray | None = None
+    token: tuple[Any, ...] | None = None
+    reusable: bool = True
+
+
+def _plan(space: Space, k: int, where: str | Filter | None, method: Method | str, ef: int | None,
+          hnsw: HNSWParams | None, spec: IndexSpec | None, progress: Progress | None, info: SpaceInfo) -> _Plan:
+    """Choose how to search (exact, a graph, shards, a funnel), load or build the index, read the
+    filter's matches: everything of a search but the query's own work. Arguments checked."""
+    if spec is not None:
         if spec.kind == "exact":
             method = "exact"
         elif spec.kind == "hnsw" and spec.shards is not None:
@@ -143,18 +218,14 @@ def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, meth
             ef = ef or spec.ef
         else:
             method = "funnel"
-    q = queries if checked else _check_queries(queries, space.dim)
-    if info is None:
-        info = space.info()
     total = info.count
     candidates: np.ndarray | None = None
     if where is not None and (not isinstance(where, str) or where.strip()):
         candidates = space.filter_rows(where, generation=info.generation)
     n_cand = total if candidates is None else len(candidates)
     if n_cand == 0:
-        m = q.shape[0]
-        return KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32),
-                         SearchPlan("exact", n_cand, total, reason="nothing to search"))
+        return _Plan(info, "none", k, None, spec, candidates,
+                     SearchPlan("exact", n_cand, total, reason="nothing to search"))
     k = min(k, n_cand)  # never more results than items: a huge k costs nothing beyond the whole space
     ef_used = max(min(ef or DEFAULT_EF, MAX_EF), k)
     if candidates is not None:
@@ -180,32 +251,60 @@ def _knn(space: Space, queries: Any, k: int, *, where: str | Filter | None, meth
         method = "exact"
     else:
         reason = _requested(spec if spec is not None else method)
+    if method == "funnel":  # planned on every call by its own path (ensure_funnel)
+        assert spec is not None
+        return _Plan(info, "funnel", k, ef, spec, candidates, SearchPlan(str(spec), n_cand, total, ef=ef,
+                                                                         reason=reason))
+    reusable = True
     try:
-        if method == "funnel":
-            assert spec is not None
-            return _funnel(space, q, k, spec, candidates, n_cand, total, ef, reason, progress, info)
         if method == "shards":  # one graph per shard of rows: fan-out, then the top k of all (IndexShards)
             assert spec is not None and spec.shards is not None
-            loaded: Any = ensure_sharded_hnsw(space, HNSWParams(m=spec.m), spec.shards, progress=progress,
-                                              info=info, recheck=False)
-            plan_method = str(spec)
+            params = HNSWParams(m=spec.m)
+            loaded: Any = ensure_sharded_hnsw(space, params, spec.shards, progress=progress, info=info,
+                                              recheck=False)
+            path, plan_method = sharded_paths(space, params, spec.shards)[0], str(spec)
         elif method == "hnsw":
             loaded = ensure_hnsw(space, hnsw, progress=progress, info=info, recheck=False)
-            plan_method = "hnsw"
+            path, plan_method = index_paths(space, hnsw or DEFAULT_HNSW)[0], "hnsw"
     except IndexNotReady as e:  # a read-only store builds nothing: exact search, which needs no index
-        method, reason = "exact", f"{reason}; {e}: exact search instead"
+        # not kept: an index built meanwhile by a writer serves the next call
+        method, reason, reusable = "exact", f"{reason}; {e}: exact search instead", False
     if method == "exact":
-        rows, scores = _exact(space, q, k, candidates, info, total)
-        return KnnResult(rows, scores, SearchPlan("exact", n_cand, total, reason=reason))
+        return _Plan(info, "exact", k, None, spec, candidates, SearchPlan("exact", n_cand, total, reason=reason),
+                     reusable=reusable)
+    token = reuse_token(path, info, loaded)
     # The mask covers the rows the index holds; rows another writer adds meanwhile are not in it.
     allowed = _allowed_bits(space, info, loaded.stamp.rows, candidates, loaded.needs_mask)
-    scores, rows = loaded.index.search(q, k, ef_used, allowed)
-    if space.metric is Metric.L2:
-        scores = np.sqrt(np.maximum(scores, 0))
-    rows, scores = _score_then_row(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
-                                   space.metric)
-    return KnnResult(rows, scores,
-                     SearchPlan(plan_method, n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action))
+    return _Plan(info, method, k, ef_used, spec, candidates,
+                 SearchPlan(plan_method, n_cand, total, ef=ef_used, reason=reason, index_action=loaded.action),
+                 loaded, allowed, token, reusable=token is not None)
+
+
+def _run(space: Space, q: np.ndarray, plan: _Plan, progress: Progress | None) -> KnnResult:
+    """Search the (checked) queries ``q`` as ``plan`` says."""
+    method, k = plan.method, plan.k
+    if method == "hnsw" or method == "shards":
+        scores, rows = plan.loaded.index.search(q, k, plan.ef, plan.allowed)
+        if space.metric is Metric.L2:
+            scores = np.sqrt(np.maximum(scores, 0))
+        rows, scores = _score_then_row(np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32),
+                                       space.metric)
+        return KnnResult(rows, scores, plan.plan)
+    if method == "exact":
+        rows, scores = _exact(space, q, k, plan.candidates, plan.info, plan.info.count)
+        return KnnResult(rows, scores, plan.plan)
+    if method == "funnel":
+        assert plan.spec is not None
+        p = plan.plan
+        try:
+            return _funnel(space, q, k, plan.spec, plan.candidates, p.candidates, p.total, plan.ef, p.reason,
+                           progress, plan.info)
+        except IndexNotReady as e:  # a read-only store builds nothing: exact search, which needs no index
+            rows, scores = _exact(space, q, k, plan.candidates, plan.info, p.total)
+            return KnnResult(rows, scores, SearchPlan("exact", p.candidates, p.total,
+                                                      reason=f"{p.reason}; {e}: exact search instead"))
+    m = q.shape[0]  # nothing to search
+    return KnnResult(np.full((m, 0), -1, np.int64), np.zeros((m, 0), np.float32), plan.plan)
 
 
 @functools.lru_cache(maxsize=64)
@@ -283,34 +382,6 @@ def _funnel(space: Space, q: np.ndarray, k: int, spec: IndexSpec, candidates: np
                      SearchPlan(str(spec), n_cand, total, ef=ef, reason=reason, index_action=loaded.action))
 
 
-def _check_queries(queries: Any, dim: int) -> np.ndarray:
-    if isinstance(queries, np.ndarray) and queries.dtype == np.float32 and queries.ndim in (1, 2):
-        # Already float32 (a search loop's query): only the shape and finiteness can be wrong.
-        q = queries[None, :] if queries.ndim == 1 else queries
-        if q.shape[1] != dim:
-            raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
-        if not np.isfinite(q).all():
-            raise InputError("query vector has NaN or inf")
-        return np.ascontiguousarray(q)
-    try:
-        raw = np.asarray(queries)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow becomes inf, refused below
-            q = np.asarray(raw, dtype=np.float32)
-    except (TypeError, ValueError):
-        raise InputError("query vectors are not numeric") from None
-    if raw.dtype != np.float32 and np.issubdtype(raw.dtype, np.integer) and lossy_in_float32(raw).any():
-        raise InputError("query vector has integers float32 cannot hold exactly (beyond 2**24): "
-                         "convert them to floats first")
-    if q.ndim == 1:
-        q = q[None, :]
-    if q.ndim != 2 or q.shape[1] != dim:
-        raise InputError(f"query vectors have shape {q.shape}; this space has dimension {dim}")
-    if not np.isfinite(q).all():
-        raise InputError("query vector has NaN or inf" if not np.isfinite(raw.astype(np.float64)).all()
-                         else "query vector has values beyond float32 range")
-    return np.ascontiguousarray(q)
-
-
 def _exact(
     space: Space, q: np.ndarray, k: int, candidates: np.ndarray | None, info: Any, total: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -342,27 +413,6 @@ def _search_matrix(space: Space, vectors: np.ndarray) -> np.ndarray:
     return normed
 
 
-#: A float32 query whose squared length lies in this range is checked by that one number (finite, with a
-#: direction, normalisable): far from float32's underflow and overflow, where a sum order could matter.
-_PLAIN_LENGTH2 = (1e-30, 1e30)
-
-
-def _plain_query(vec: Any, dim: int, metric: Metric) -> np.ndarray | None:
-    """The query as a (1, dim) float32 array when one dot product shows it sound, else None (then the
-    full checks run and name what is wrong).
-
-    A NaN or an infinity makes the squared length NaN or infinite, so a length in
-    :data:`_PLAIN_LENGTH2` proves the query finite, and for cosine not zero and normalisable
-    (what :func:`check_query_direction` and the query checks refuse).
-    """
-    if type(vec) is not np.ndarray or vec.dtype != np.float32 or vec.shape[-1] != dim or vec.size != dim:
-        return None
-    q = vec.reshape(1, dim)
-    s = float(np.dot(q[0], q[0]))
-    lo, hi = _PLAIN_LENGTH2
-    if s < hi and (s > lo or (s == 0.0 and metric is not Metric.COSINE)):
-        return q
-    return None
 
 
 def search_space(
@@ -458,7 +508,7 @@ def search_space(
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
                              "(knn searches a batch)")
-    plain = _plain_query(vec, space.dim, space.metric) if req.id is None and not (req.bm25 or req.hybrid) else None
+    plain = plain_query(vec, space.dim, space.metric) if req.id is None and not (req.bm25 or req.hybrid) else None
     if plain is None and vec is not None and space.metric is Metric.COSINE:  # a zero query: every cosine 0/0
         check_query_direction(vec, space.dim, "the query text, embedded," if req.text is not None else
                               f"the vector of id {excerpt(req.id)}" if req.id is not None else "the query vector")
@@ -492,7 +542,7 @@ def search_space(
 def _vector_search(space: Space, vec: np.ndarray, req: SearchRequest, progress: Progress | None) -> SearchResult:
     """:func:`search_space` of a plain vector query (no hubness, no MMR; ``req`` validated, its ``id``
     a stand-in for ``vec``): one version check, the search, the hits from that generation."""
-    plain = _plain_query(vec, space.dim, space.metric)
+    plain = plain_query(vec, space.dim, space.metric)
     if plain is None:
         if vec.ndim > 2 or (vec.ndim == 2 and vec.shape[0] != 1):
             raise InputError(f"search takes one query vector, not an array of shape {vec.shape} "
