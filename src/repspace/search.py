@@ -45,6 +45,7 @@ from repspace.engines.search import (
 )
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.workflows.bench import bench_search
+from repspace.workflows.bench_budget import bench_budget
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -70,6 +71,7 @@ __all__ = [
     "SearchRequest",
     "SearchResult",
     "ShardedHNSW",
+    "bench_budget",
     "bench_search",
     "build_index",
     "chamfer",

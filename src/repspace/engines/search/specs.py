@@ -64,7 +64,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from repspace.core.codecs import CodecSpec, parse_precision, split_items
+from repspace.core.codecs import CodecSpec, code_bytes, parse_precision, split_items
 from repspace.core.errors import InputError
 
 __all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
@@ -321,6 +321,34 @@ class IndexSpec:
         if self.kind in ("pca", "prefix"):
             return CodecSpec(self.kind, self.dims, precision or "float32")
         return CodecSpec(precision=precision or "float32")
+
+    def vector_bytes(self, dim: int) -> int:
+        """Bytes held in memory per indexed vector of dimension ``dim``: a lower bound of the index's size / rows.
+
+        What every vector costs whatever the data: its code (4 bytes per float dimension, 2 for
+        fp16, 1 for int8, one bit for binary, ``pq_m`` for PQ), an 8-byte row label (not for
+        ``exact``, which is the float matrix itself), and for a graph its level-0 neighbour
+        slots (``2M`` of 4 bytes, allocated whether filled or not). Trained parameters
+        (centroids, codebooks, PCA, rotations) and the graph's upper levels come on top, which
+        is why this is a lower bound; a memory budget rules specs out with it before anything
+        is built.
+
+        Examples
+        --------
+        >>> [parse_spec(s).vector_bytes(384) for s in ("exact", "binary", "ivf1024,pq32", "hnsw32")]
+        [1536, 56, 40, 1800]
+        """
+        if self.kind == "exact":
+            return 4 * dim
+        if self.kind == "ivfpq":
+            return int(self.pq_m) + 8  # type: ignore[arg-type]
+        if self.kind == "binary":
+            return code_bytes(dim, "binary") + 8
+        held = self.dims if self.kind in ("pca", "prefix") else dim
+        codes = "int8" if self.kind == "int8" else self.codes
+        per_dim = {"int8": 1, "fp16": 2}.get(codes or "", 4)
+        links = 4 * 2 * int(self.m or self.graph_m) if self.graph else 0  # type: ignore[arg-type]
+        return per_dim * int(held) + 8 + links  # type: ignore[arg-type]
 
     @property
     def graph(self) -> bool:
