@@ -55,7 +55,8 @@ graph funnels: (ef, refine factor) (32, 2), (64, 4), (128, 4), (128, 10), (256, 
 (256, 20); ``hnsw32,int8``: efSearch 16 ... 128 with refine factor 2; ``pca160,hnsw32,int8``:
 (24, 3), (32, 3), (48, 3), (64, 3), (64, 4), (128, 4). Memory: FAISS the size of
 ``faiss.serialize_index`` (vectors + graph), hnswlib ``index_file_size()``,
-usearch the smaller of ``memory_usage`` (arenas as allocated) and ``serialized_length``, repspace ``hnsw32`` its index file, repspace funnels
+usearch the smaller of ``memory_usage`` (arenas as allocated) and ``serialized_length``,
+repspace ``hnsw32`` its index file, repspace funnels
 ``FunnelIndex.memory_bytes()`` (codes, labels, graph, trained model: the float
 vectors stay in the store and are read for the shortlist only).
 

@@ -1,8 +1,9 @@
 """bench_search's compression part: OPQ against PQ at the same bytes per vector, and AdANNS' prefix IVF.
 
 On the 384-d MiniLM set (or the first ``compression_base`` rows of its base when the run is
-reduced, with ``nlist`` cut to a power of two near ``4·sqrt(rows)``), ``FunnelIndex`` is built for each spec from the base vectors (trained on all of them,
-as ``build_index`` trains on up to 200,000 rows) and searched with the held-out queries at each
+reduced, with ``nlist`` cut to a power of two near ``4·sqrt(rows)``), ``FunnelIndex`` is built
+for each spec from the base vectors (trained on all of them, as ``build_index`` trains on up to
+200,000 rows) and searched with the held-out queries at each
 ``nprobe``, with and without ``>rerank10`` (the shortlist rescored on the full vectors); recall@10
 against exact search over the same base. Memory is the index's own accounting
 (``FunnelIndex.memory_breakdown``: codes, labels, trained model, the OPQ rotation included).

@@ -185,9 +185,9 @@ def sweep(label: str, space: Any, libs: dict[str, dict[str, Any]], families: dic
             points.append({"dataset": label, "contender": who, "setting": setting, "threads": nthreads,
                            "recall": round(r, 4), "qps": round(qps, 1), "runs": len(t),
                            "times_s": [round(x, 4) for x in t]})
-        c.log(f"search {label}: sweep at {nthreads} thread(s) done: " + ", ".join(
-            f"{who}:{max((pt['qps'] for pt in points if pt['contender'] == who and pt['threads'] == nthreads and pt['recall'] >= TARGET), default=0):.0f}"
-            for who in dict.fromkeys(pt["contender"] for pt in points)))
+        best = {who: max((pt["qps"] for pt in points if pt["contender"] == who and pt["threads"] == nthreads
+                          and pt["recall"] >= TARGET), default=0) for who in dict.fromkeys(pt["contender"] for pt in points)}
+        c.log(f"search {label}: sweep at {nthreads} thread(s) done: " + ", ".join(f"{w}:{q:.0f}" for w, q in best.items()))
     return points
 
 
