@@ -186,8 +186,10 @@ def sweep(label: str, space: Any, libs: dict[str, dict[str, Any]], families: dic
                            "recall": round(r, 4), "qps": round(qps, 1), "runs": len(t),
                            "times_s": [round(x, 4) for x in t]})
         best = {who: max((pt["qps"] for pt in points if pt["contender"] == who and pt["threads"] == nthreads
-                          and pt["recall"] >= TARGET), default=0) for who in dict.fromkeys(pt["contender"] for pt in points)}
-        c.log(f"search {label}: sweep at {nthreads} thread(s) done: " + ", ".join(f"{w}:{q:.0f}" for w, q in best.items()))
+                          and pt["recall"] >= TARGET), default=0)
+                for who in dict.fromkeys(pt["contender"] for pt in points)}
+        c.log(f"search {label}: sweep at {nthreads} thread(s) done: "
+              + ", ".join(f"{w}:{q:.0f}" for w, q in best.items()))
     return points
 
 
