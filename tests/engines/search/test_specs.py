@@ -37,6 +37,10 @@ CASES = [
     ("prefix64,hnsw32,ef128>rerank5", "prefix64,hnsw32,ef128>rerank5", "prefix64-hnsw32"),
     ("  PCA64 , HNSW32 > Rerank ", "pca64,hnsw32>rerank10", "pca64-hnsw32"),
     ("IVF256,PQ10>RESCORE", "ivf256,pq10>rerank10", "ivf256-pq10"),
+    ("opq32,ivf1024,pq32", "opq32,ivf1024,pq32", "opq32-ivf1024-pq32"),
+    ("OPQ16, IVF64, PQ32, NPROBE8 > rerank", "opq16,ivf64,pq32,nprobe8>rerank10", "opq16-ivf64-pq32"),
+    ("prefix64,ivf1024>rerank", "prefix64,ivf1024>rerank10", "prefix64-ivf1024"),
+    ("prefix64,ivf1024,nprobe16>rerank4", "prefix64,ivf1024,nprobe16>rerank4", "prefix64-ivf1024"),
 ]
 
 
@@ -60,6 +64,9 @@ def test_fields_of_each_form():
     assert parse_spec("int8>rescore").refine_factor == DEFAULT_INT8_FACTOR == 4
     assert parse_spec("binary>rerank").refine_factor == DEFAULT_FACTOR == 10
     assert parse_spec("int8>rescore7") == parse_spec("int8>rerank7")  # synonyms
+    assert parse_spec("opq32,ivf1024,pq32,nprobe8>rerank") == IndexSpec(
+        "ivfpq", nlist=1024, pq_m=32, nprobe=8, opq=32, refine_factor=DEFAULT_FACTOR)
+    assert parse_spec("prefix64,ivf256,nprobe4") == IndexSpec("prefix", dims=64, nlist=256, nprobe=4)
 
 
 def test_slug_ignores_search_time_parameters():
@@ -67,6 +74,9 @@ def test_slug_ignores_search_time_parameters():
     assert a != b and a.slug == b.slug
     assert parse_spec("ivf64,pq8,nprobe2").slug == parse_spec("ivf64,pq8>rerank").slug
     assert parse_spec("pca64").slug != parse_spec("prefix64").slug != parse_spec("pca64,hnsw32").slug
+    assert parse_spec("opq8,ivf64,pq8,nprobe2").slug == parse_spec("opq8,ivf64,pq8>rerank").slug
+    assert parse_spec("opq8,ivf64,pq8").slug != parse_spec("ivf64,pq8").slug  # the rotation is stored
+    assert parse_spec("prefix8,ivf64,nprobe2").slug == parse_spec("prefix8,ivf64>rerank").slug != "prefix8"
 
 
 @pytest.mark.parametrize("text,needs_training,exact_rerank,graph", [
@@ -80,6 +90,9 @@ def test_slug_ignores_search_time_parameters():
     ("prefix16>rerank", False, True, False),
     ("prefix16,hnsw8", False, False, True),
     ("ivf64,pq8>rerank", True, True, False),
+    ("opq8,ivf64,pq8>rerank", True, True, False),
+    ("prefix16,ivf64>rerank", True, True, False),
+    ("prefix16,ivf64", True, False, False),
 ])
 def test_properties(text, needs_training, exact_rerank, graph):
     spec = parse_spec(text)
@@ -108,7 +121,20 @@ ERRORS = [
     ("hnsw32,hnsw16", "hnsw16 does not fit after hnsw32"),
     ("ivf16,pq4,pq8", "pq8 repeated"),
     ("pca64,ef10", "ef needs a graph: write pca64,hnsw32,ef10"),
-    ("pq8,ivf16", "starts with exact, hnsw, int8, binary, pca, prefix or ivf"),
+    ("pq8,ivf16", "starts with exact, hnsw, int8, binary, pca, prefix, opq or ivf"),
+    ("opq32", "opq32 rotates the vectors for a product quantizer: write opq32,ivf1024,pq32"),
+    ("opq32,hnsw32", "write opq32,ivf1024,pq32"),
+    ("opq,ivf16,pq4", "opq needs a number, e.g. opq32"),
+    ("opq0,ivf16,pq4", "OPQ sub-spaces must be between 1"),
+    ("ivf16,opq8,pq8", "opq8 does not fit after ivf16"),
+    ("opq8,ivf16", "ivf16 needs a product quantizer"),
+    ("prefix64,hnsw32,ivf16", "prefix64 is searched by a graph or by IVF lists, not both"),
+    ("prefix64,ivf16,int8", "prefix64,ivf16 holds float prefixes in its lists; int8 codes do not apply"),
+    ("prefix64,nprobe4", "nprobe needs IVF lists: write prefix64,ivf1024,nprobe4"),
+    ("prefix64,ivf16,ef10", "ef needs a graph"),
+    ("prefix8,ivf4,nprobe8", "nprobe 8 exceeds the 4 IVF lists"),
+    ("pca64,ivf16", "ivf16 does not fit after pca64"),
+    ("prefix64,ivf16,pq8", "pq8 does not fit after prefix64"),
     ("hnsw", "hnsw needs a number, e.g. hnsw32"),
     ("pca", "pca needs a number"),
     ("", "empty index spec"),
@@ -133,7 +159,8 @@ def test_errors_are_one_clear_line(text, fragment):
 def test_unknown_stage_lists_the_accepted_forms():
     with pytest.raises(InputError, match="accepted forms: exact, hnsw32") as e:
         parse_spec("lsh64")
-    for form in ("int8", "binary", "pca64", "prefix64", "ivf1024,pq32", ">rerank", ">rescore"):
+    for form in ("int8", "binary", "pca64", "prefix64", "ivf1024,pq32", ">rerank", ">rescore", "prefix64,ivf1024",
+                 "opq32,ivf1024,pq32"):
         assert form in str(e.value)
 
 
@@ -169,9 +196,13 @@ _specs = st.one_of(
     st.builds(lambda kind, d, gm, ef, f: IndexSpec(kind, dims=d, graph_m=gm, ef=ef if gm else None, refine_factor=f),
               st.sampled_from(["pca", "prefix"]), _small, st.none() | st.integers(2, 256),
               st.none() | _small, st.none() | st.integers(1, 50)),
-    st.builds(lambda n, m, p, f: IndexSpec("ivfpq", nlist=n, pq_m=m, nprobe=min(p, n) if p else None,
+    st.builds(lambda n, m, p, f, o: IndexSpec("ivfpq", nlist=n, pq_m=m, nprobe=min(p, n) if p else None,
+                                              refine_factor=f, opq=o),
+              _small, st.integers(1, 64), st.none() | _small, st.none() | st.integers(1, 50),
+              st.none() | st.integers(1, 64)),
+    st.builds(lambda d, n, p, f: IndexSpec("prefix", dims=d, nlist=n, nprobe=min(p, n) if p else None,
                                            refine_factor=f),
-              _small, st.integers(1, 64), st.none() | _small, st.none() | st.integers(1, 50)),
+              _small, _small, st.none() | _small, st.none() | st.integers(1, 50)),
 )
 
 

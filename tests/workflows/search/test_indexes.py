@@ -19,9 +19,9 @@ from repspace.workflows.search.indexes import (
     list_indexes,
 )
 
-#: Spec -> recall@10 floor on 6,000 GloVe 50d words (measured: 1.0, 0.80, 0.88, 0.88, 0.97).
+#: Spec -> recall@10 floor on 6,000 GloVe 50d words (measured: 1.0, 0.80, 0.88, 0.88, 0.97, 0.975, 0.846).
 SPECS = {"int8>rescore4": 0.97, "binary>rescore16": 0.7, "pca16>rerank10": 0.8, "prefix24,hnsw16>rerank10": 0.8,
-         "ivf32,pq10>rerank10": 0.9}
+         "ivf32,pq10>rerank10": 0.9, "opq10,ivf32,pq10>rerank10": 0.9, "prefix24,ivf32>rerank10": 0.8}
 
 
 @pytest.fixture(autouse=True)
@@ -46,7 +46,11 @@ def _recall(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean([len(set(x) & set(y)) / len(y) for x, y in zip(a, b)]))
 
 
-@pytest.mark.parametrize("spec", list(SPECS))
+#: OPQ's training (50 rounds of PQ training) takes ~25 s on an idle core here.
+SLOW_SPECS = {"opq10,ivf32,pq10>rerank10"}
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SPECS else s for s in SPECS])
 def test_every_funnel_spec_finds_the_exact_neighbours_of_stored_vectors(space, spec):
     q = _clustered(100, seed=1)
     exact = knn(space, q, 10, method="exact").rows

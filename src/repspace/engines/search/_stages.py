@@ -12,7 +12,9 @@ vectors become codes, the search parameters, how FAISS's distances become
 :class:`Graph`      ``hnswM`` and ``pcaD,hnswM``/``prefixD,hnswM``: an ``IndexHNSWFlat``
                     or ``IndexHNSWSQ`` over (reduced) vectors or codes
 :class:`Binary`     ``binary``: sign bits in an ``IndexBinaryFlat`` (Hamming)
-:class:`IVFPQ`      ``ivfN,pqM``: FAISS' ``IVF{N},PQ{M}``
+:class:`IVFPQ`      ``ivfN,pqM``: FAISS' ``IVF{N},PQ{M}``; ``opqM,ivfN,pqM``: the same in an
+                    ``IndexPreTransform`` after an ``OPQMatrix`` (``OPQ{M},IVF{N},PQ{M}``)
+:class:`PrefixIVF`  ``prefixD,ivfN`` (AdANNS): an ``IndexIVFFlat`` over the first ``D`` dimensions
 ==================  =======================================================
 
 A stage holds only what the stored codes depend on (the spec's slug and the
@@ -53,6 +55,8 @@ def stage_for(spec: IndexSpec, dim: int, metric: Metric) -> Stage:
         return Binary(spec, dim, metric)
     if spec.kind == "ivfpq":
         return IVFPQ(spec, dim, metric)
+    if spec.nlist is not None:
+        return PrefixIVF(spec, dim, metric)
     if spec.graph:
         return Graph(spec, dim, metric)
     return Flat(spec, dim, metric)
@@ -327,13 +331,25 @@ class Binary(Stage):
 
 class IVFPQ(Stage):
     """FAISS' ``IVF{nlist},PQ{pq_m}``; row labels are kept in the inverted lists. Selective
-    masks probe more lists (``nprobe`` widened by ``held / allowed`` rows, up to all)."""
+    masks probe more lists (``nprobe`` widened by ``held / allowed`` rows, up to all).
+
+    With ``opq`` the index is FAISS' ``OPQ{opq},IVF{nlist},PQ{pq_m}``: an ``IndexPreTransform``
+    whose ``OPQMatrix`` (a learned ``dim × dim`` rotation, Ge et al.) is applied to vectors
+    and queries before the IVF-PQ; it is trained on the same sample first, then the
+    IVF-PQ on the rotated sample. Search parameters pass through the transform."""
 
     def __init__(self, spec: IndexSpec, dim: int, metric: Metric) -> None:
         super().__init__(spec, dim, metric)
-        if dim % spec.pq_m:  # type: ignore[operator]
-            divisors = [m for m in range(1, dim + 1) if dim % m == 0]
-            raise InputError(f"pq{spec.pq_m} must divide the dimension {dim}; use pq with one of {divisors}")
+        for what, m in (("pq", spec.pq_m), ("opq", spec.opq)):
+            if m is not None and dim % m:
+                divisors = [d for d in range(1, dim + 1) if dim % d == 0]
+                raise InputError(f"{what}{m} must divide the dimension {dim}; use {what} with one of {divisors}")
+
+    @property
+    def factory(self) -> str:
+        """The FAISS index-factory string this stage builds."""
+        sp = self.spec
+        return (f"OPQ{sp.opq}," if sp.opq is not None else "") + f"IVF{sp.nlist},PQ{sp.pq_m}"
 
     def empty(self, trained: Any = None) -> Any:
         return trained
@@ -342,33 +358,88 @@ class IVFPQ(Stage):
         sp, n = self.spec, x.shape[0]
         need = max(int(sp.nlist), 256)  # type: ignore[arg-type]
         if n < need:
-            raise InputError(f"ivf{sp.nlist},pq{sp.pq_m} needs at least {need} training vectors "
+            raise InputError(f"{sp.slug.replace('-', ',')} needs at least {need} training vectors "
                              f"({sp.nlist} IVF lists, 256 PQ centroids), not {n}")
-        ivf = faiss.index_factory(self.dim, f"IVF{sp.nlist},PQ{sp.pq_m}", self.fmetric)
+        index = faiss.index_factory(self.dim, self.factory, self.fmetric)
         # index_factory turns on polysemous training for PQ8 codes: slow (minutes) and
         # unused here, since codes are searched by ADC, not by Hamming pre-filtering.
-        ivf.do_polysemous_training = False
-        ivf.train(x)
-        return ivf
+        faiss.downcast_index(faiss.extract_index_ivf(index)).do_polysemous_training = False
+        index.train(x)
+        return index
 
     def params(self, kk: int, ef: int | None, widen: float, spec: IndexSpec) -> Any:
-        base = spec.nprobe or max(MIN_NPROBE, int(spec.nlist) // 16)  # type: ignore[arg-type]
-        params = faiss.SearchParametersIVF()
-        params.nprobe = int(min(int(spec.nlist), base * widen))  # type: ignore[arg-type]
-        return params
+        return ivf_params(spec, widen)
 
     def memory(self, index: Any, n: int) -> dict[str, int]:
-        ivf = faiss.extract_index_ivf(index)
-        ivfpq = faiss.downcast_index(index)
-        model = 4 * int(ivf.nlist) * self.dim  # coarse centroids
+        ivfpq = faiss.downcast_index(faiss.extract_index_ivf(index))
+        model = 4 * int(ivfpq.nlist) * self.dim  # coarse centroids
         model += 4 * ivfpq.pq.centroids.size() + 4 * ivfpq.precomputed_table.size()
-        return {"codes": n * int(ivf.code_size), "graph": 0, "model": model}
+        if isinstance(index, faiss.IndexPreTransform):  # the OPQ rotation
+            opq = faiss.downcast_VectorTransform(index.chain.at(0))
+            model += 4 * (opq.A.size() + opq.b.size())
+        return {"codes": n * int(ivfpq.code_size), "graph": 0, "model": model}
 
     def verify(self, index: Any) -> bool:
         if index.d != self.dim or index.metric_type != self.fmetric:
             return False
+        sp = self.spec
+        if sp.opq is not None:
+            if not isinstance(index, faiss.IndexPreTransform) or index.chain.size() != 1:
+                return False
+            # FAISS reads an OPQMatrix back as the LinearTransform it applies (its M is not stored)
+            rot = faiss.downcast_VectorTransform(index.chain.at(0))
+            if not isinstance(rot, faiss.LinearTransform) or (rot.d_in, rot.d_out) != (self.dim,) * 2:
+                return False
+            index = faiss.downcast_index(index.index)
+        return isinstance(index, faiss.IndexIVFPQ) and index.nlist == sp.nlist and index.pq.M == sp.pq_m
+
+
+class PrefixIVF(Flat):
+    """AdANNS' IVF (``prefixD,ivfN``): an ``IndexIVFFlat`` whose coarse quantizer is trained
+    on, and whose lists hold, the first ``D`` dimensions (renormalised for cosine); row
+    labels are kept in the lists. The IVF is FAISS' ``IVF{N},Flat`` of the prefixes; masks
+    widen ``nprobe`` as :class:`IVFPQ` does."""
+
+    def new_inner(self) -> Any:
+        return faiss.index_factory(self.reduced_dim, f"IVF{self.spec.nlist},Flat", self.fmetric)
+
+    def empty(self, trained: Any = None) -> Any:
+        return trained
+
+    def train(self, x: np.ndarray) -> Any:
+        n, sp = x.shape[0], self.spec
+        if n < sp.nlist:  # type: ignore[operator]
+            raise InputError(f"prefix{sp.dims},ivf{sp.nlist} needs at least {sp.nlist} training vectors, not {n}")
+        ivf = self.new_inner()
+        ivf.train(self.encode(x))
+        return ivf
+
+    def params(self, kk: int, ef: int | None, widen: float, spec: IndexSpec) -> Any:
+        return ivf_params(spec, widen)
+
+    def memory(self, index: Any, n: int) -> dict[str, int]:
+        ivf = faiss.extract_index_ivf(index)
+        return {"codes": n * int(ivf.code_size), "graph": 0, "model": 4 * int(ivf.nlist) * self.reduced_dim}
+
+    def write(self, index: Any, path: str) -> None:
+        faiss.write_index(index, path)
+
+    def read(self, path: str) -> tuple[Any, Any]:
+        return faiss.read_index(path), None
+
+    def verify(self, index: Any) -> bool:
         ivf = faiss.downcast_index(index)
-        return isinstance(ivf, faiss.IndexIVFPQ) and ivf.nlist == self.spec.nlist and ivf.pq.M == self.spec.pq_m
+        return (isinstance(ivf, faiss.IndexIVFFlat) and ivf.d == self.reduced_dim
+                and ivf.metric_type == self.fmetric and ivf.nlist == self.spec.nlist)
+
+
+def ivf_params(spec: IndexSpec, widen: float) -> Any:
+    """IVF search parameters: the spec's ``nprobe`` (default ``nlist // 16``, at least
+    :data:`MIN_NPROBE`) widened by ``widen`` = held rows / allowed rows, up to every list."""
+    nlist = int(spec.nlist)  # type: ignore[arg-type]
+    params = faiss.SearchParametersIVF()
+    params.nprobe = int(min(nlist, (spec.nprobe or max(MIN_NPROBE, nlist // 16)) * widen))
+    return params
 
 
 def project(x: np.ndarray, proj: np.ndarray) -> np.ndarray:

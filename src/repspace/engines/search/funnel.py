@@ -90,7 +90,9 @@ class FunnelIndex:
     ``IndexFlat`` or ``IndexHNSWFlat`` over the reduced vectors (PCA uncentred, cosine
     renormalised); with ``int8``/``fp16`` codes (``hnsw32,int8``, ``pca128,hnsw32,fp16``)
     an ``IndexScalarQuantizer`` or ``IndexHNSWSQ`` instead; ``ivfpq`` FAISS'
-    ``IVF{nlist},PQ{pq_m}``. Float and binary indexes sit in an
+    ``IVF{nlist},PQ{pq_m}`` (``OPQ{m},IVF{nlist},PQ{pq_m}`` with ``opqM``: the learned
+    rotation in an ``IndexPreTransform``); ``prefixD,ivfN`` an ``IVF{N},Flat`` over the
+    prefixes (AdANNS). Float and binary indexes sit in an
     ``IndexIDMap``/``IndexBinaryIDMap`` (not ``IDMap2``: nothing is reconstructed, and
     the reverse hash map would cost more per vector than an int8 or binary code); IVF
     keeps row labels in its lists. This class runs the funnel around the stage: masks,
@@ -533,8 +535,9 @@ class FunnelIndex:
         d/8 rounded up for binary, ``pq_m`` for PQ); ``labels``: 8 bytes per vector (the
         row labels of the ID map or IVF lists); ``graph``: the HNSW neighbour lists,
         levels and offsets as allocated; ``model``: trained parameters (PCA matrix and
-        mean and FAISS' full eigenvector matrix, int8 ranges, IVF centroids, PQ codebooks and, for ``l2``, FAISS' table of
-        precomputed centroid terms, ``nlist × pq_m × 256`` floats). Allocator and
+        mean and FAISS' full eigenvector matrix, int8 ranges, IVF centroids, PQ codebooks, the ``d × d``
+        OPQ rotation and, for ``l2``, FAISS' table of precomputed centroid terms,
+        ``nlist × pq_m × 256`` floats). Allocator and
         container overheads are not counted.
 
         Examples

@@ -17,8 +17,17 @@ First stage                                What is held in memory
 ``binary``                                 one bit per dimension (sign), Hamming search
 ``pca64[,hnsw32][,int8|fp16][,ef64]``     64 PCA components, brute force or HNSW
 ``prefix64[,hnsw32][,int8|fp16][,ef64]``  the first 64 dimensions (Matryoshka)
+``prefix64,ivf1024[,nprobe16]``            IVF lists over the first 64 dimensions (AdANNS)
 ``ivf1024,pq32[,nprobe16]``                IVF lists with 32-byte product-quantizer codes
+``opq32,ivf1024,pq32[,nprobe16]``          the same after a learned rotation (OPQ)
 =========================================  ==========================================
+
+``prefixD,ivfN`` is AdANNS' IVF (Rege et al., 2023): the coarse quantizer is trained
+and the lists hold float vectors on the first ``D`` dimensions only (renormalised for
+cosine), so a query probes and scans ``D``-dimensional vectors; with ``>rerank`` the
+shortlist is rescored on all dimensions. ``opqM`` before ``ivfN,pqM`` rotates the
+vectors first with a rotation learned to suit ``M`` sub-quantizers (Ge et al.'s OPQ,
+FAISS' ``OPQM,IVFN,PQM``): the same bytes per vector, a smaller quantization error.
 
 ``shardsN`` after a plain graph splits the rows into N disjoint shards (row ``r`` in
 shard ``r mod N``), one HNSW graph each, built in parallel (``--backend ray``: one
@@ -55,13 +64,13 @@ import functools
 import re
 from dataclasses import dataclass
 
-from repspace.core.codecs import CodecSpec, parse_precision, split_items
+from repspace.core.codecs import CodecSpec, code_bytes, parse_precision, split_items
 from repspace.core.errors import InputError
 
 __all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
            "IndexSpec", "parse_spec"]
 
-#: The first-stage kinds.
+#: The first-stage kinds (``opqM,ivfN,pqM`` is an ``ivfpq`` with ``opq``; ``prefixD,ivfN`` a ``prefix`` with ``nlist``).
 KINDS = ("exact", "hnsw", "int8", "binary", "pca", "prefix", "ivfpq")
 #: How a graph or a reduction may hold its vectors instead of float32.
 CODES = ("int8", "fp16")
@@ -76,12 +85,13 @@ DEFAULT_FACTOR = 10
 ACCEPTED_FORMS = (
     "exact, hnsw32[,int8|fp16][,ef64][>rescore2], hnsw32,shards4[,ef64], int8[>rescore4], binary[>rescore8], "
     "pca64[,hnsw32][,int8|fp16][>rerank10], prefix64[,hnsw32][,int8|fp16][>rerank10], "
-    "ivf1024,pq32[,nprobe16][>rerank10]"
+    "prefix64,ivf1024[,nprobe16][>rerank10], ivf1024,pq32[,nprobe16][>rerank10], "
+    "opq32,ivf1024,pq32[,nprobe16][>rerank10]"
 )
 
 #: The words a first stage is written with (see :func:`repspace.core.codecs.split_items`).
 _STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "prefix", "ivf", "pq", "nprobe", "fp16",
-                     "shards"})
+                     "shards", "opq"})
 _LIMITS = {  # field: (low, high, what)
     "m": (2, 256, "HNSW M"),
     "graph_m": (2, 256, "HNSW M"),
@@ -92,6 +102,7 @@ _LIMITS = {  # field: (low, high, what)
     "nprobe": (1, 10_000_000, "nprobe"),
     "refine_factor": (1, 10_000, "refine factor"),
     "shards": (2, 4096, "HNSW shards"),
+    "opq": (1, 100_000, "OPQ sub-spaces"),
 }
 
 
@@ -106,7 +117,8 @@ class IndexSpec:
     m : HNSW M of the ``hnsw`` kind.
     ef : HNSW beam at search time (``hnsw`` and the reduced+graph forms; None: default).
     nlist, pq_m, nprobe : IVF lists, PQ sub-quantizers (bytes per code) and lists probed
-        (None: default) of ``ivfpq``.
+        (None: default) of ``ivfpq``; ``prefix`` with ``nlist`` is AdANNS' IVF over the prefix.
+    opq : sub-spaces of the OPQ rotation learned before an ``ivfpq`` (None: no rotation).
     graph_m : HNSW M of ``pcaD,hnswM`` / ``prefixD,hnswM`` (None: brute force over the
         reduced vectors).
     codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca`` and ``prefix`` hold their vectors
@@ -135,6 +147,7 @@ class IndexSpec:
     refine_factor: int | None = None
     codes: str | None = None
     shards: int | None = None
+    opq: int | None = None
 
     def __post_init__(self) -> None:
         k = self.kind
@@ -151,8 +164,8 @@ class IndexSpec:
             "int8": {"refine_factor"},
             "binary": {"refine_factor"},
             "pca": {"dims", "graph_m", "ef", "refine_factor"},
-            "prefix": {"dims", "graph_m", "ef", "refine_factor"},
-            "ivfpq": {"nlist", "pq_m", "nprobe", "refine_factor"},
+            "prefix": {"dims", "graph_m", "ef", "refine_factor", "nlist", "nprobe"},
+            "ivfpq": {"nlist", "pq_m", "nprobe", "refine_factor", "opq"},
         }[k]
         required = {"hnsw": {"m"}, "pca": {"dims"}, "prefix": {"dims"}, "ivfpq": {"nlist", "pq_m"}}.get(k, set())
         text = self._text() if required.issubset(n for n in required if getattr(self, n) is not None) else k
@@ -176,8 +189,23 @@ class IndexSpec:
         if self.shards is not None and (self.codes is not None or self.refine_factor is not None):
             raise InputError(f"shards split a plain float graph: write hnsw{self.m},shards{self.shards} "
                              f"(no codes, no refine stage; in {text!r})")
-        if k == "ivfpq" and self.nprobe is not None and self.nprobe > self.nlist:  # type: ignore[operator]
+        if k == "prefix":
+            self._check_prefix_ivf(text)
+        if self.nprobe is not None and self.nlist is not None and self.nprobe > self.nlist:
             raise InputError(f"nprobe {self.nprobe} exceeds the {self.nlist} IVF lists (in {text!r})")
+
+    def _check_prefix_ivf(self, text: str) -> None:
+        """``prefixD,ivfN``: IVF lists of float prefixes; no graph, no codes; nprobe needs the lists."""
+        if self.nlist is None:
+            if self.nprobe is not None:
+                raise InputError(f"nprobe needs IVF lists: write prefix{self.dims},ivf1024,nprobe{self.nprobe} "
+                                 f"(in {text!r})")
+            return
+        if self.graph_m is not None:
+            raise InputError(f"prefix{self.dims} is searched by a graph or by IVF lists, not both (in {text!r})")
+        if self.codes is not None:
+            raise InputError(f"prefix{self.dims},ivf{self.nlist} holds float prefixes in its lists; "
+                             f"{self.codes} codes do not apply (in {text!r})")
 
     # -- strings -----------------------------------------------------------------------
 
@@ -195,8 +223,10 @@ class IndexSpec:
             s = f"{k}{self.dims}"
             if self.graph_m is not None:
                 s += f",hnsw{self.graph_m}"
+            if self.nlist is not None:
+                return s + f",ivf{self.nlist}" + codes + (f",nprobe{self.nprobe}" if self.nprobe is not None else "")
             return s + codes + (f",ef{self.ef}" if self.ef is not None else "")
-        s = f"ivf{self.nlist},pq{self.pq_m}"
+        s = (f"opq{self.opq}," if self.opq is not None else "") + f"ivf{self.nlist},pq{self.pq_m}"
         return s + (f",nprobe{self.nprobe}" if self.nprobe is not None else "")
 
     def _text(self) -> str:
@@ -227,31 +257,36 @@ class IndexSpec:
         'ivf1024-pq32'
         >>> parse_spec("hnsw32,shards4,ef128").slug
         'hnsw32-shards4'
+        >>> parse_spec("opq32,ivf1024,pq32>rerank").slug, parse_spec("prefix64,ivf256,nprobe4>rerank").slug
+        ('opq32-ivf1024-pq32', 'prefix64-ivf256')
         """
         k = self.kind
         codes = f"-{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
             return f"hnsw{self.m}{codes}" + (f"-shards{self.shards}" if self.shards is not None else "")
         if k in ("pca", "prefix"):
-            return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + codes
+            ivf = f"-ivf{self.nlist}" if self.nlist is not None else ""
+            return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + ivf + codes
         if k == "ivfpq":
-            return f"ivf{self.nlist}-pq{self.pq_m}"
+            return (f"opq{self.opq}-" if self.opq is not None else "") + f"ivf{self.nlist}-pq{self.pq_m}"
         return k
 
     # -- properties --------------------------------------------------------------------
 
     @property
     def needs_training(self) -> bool:
-        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, ivfpq).
+        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, IVF lists).
 
         Examples
         --------
         >>> parse_spec("int8").needs_training, parse_spec("prefix32").needs_training
         (True, False)
+        >>> parse_spec("prefix32,ivf64").needs_training
+        True
         >>> parse_spec("hnsw32,int8").needs_training, parse_spec("hnsw32,fp16").needs_training
         (True, False)
         """
-        return self.kind in ("int8", "pca", "ivfpq") or self.codes == "int8"
+        return self.kind in ("int8", "pca", "ivfpq") or self.codes == "int8" or self.nlist is not None
 
     @property
     def exact_rerank(self) -> bool:
@@ -287,6 +322,34 @@ class IndexSpec:
             return CodecSpec(self.kind, self.dims, precision or "float32")
         return CodecSpec(precision=precision or "float32")
 
+    def vector_bytes(self, dim: int) -> int:
+        """Bytes held in memory per indexed vector of dimension ``dim``: a lower bound of the index's size / rows.
+
+        What every vector costs whatever the data: its code (4 bytes per float dimension, 2 for
+        fp16, 1 for int8, one bit for binary, ``pq_m`` for PQ), an 8-byte row label (not for
+        ``exact``, which is the float matrix itself), and for a graph its level-0 neighbour
+        slots (``2M`` of 4 bytes, allocated whether filled or not). Trained parameters
+        (centroids, codebooks, PCA, rotations) and the graph's upper levels come on top, which
+        is why this is a lower bound; a memory budget rules specs out with it before anything
+        is built.
+
+        Examples
+        --------
+        >>> [parse_spec(s).vector_bytes(384) for s in ("exact", "binary", "ivf1024,pq32", "hnsw32")]
+        [1536, 56, 40, 1800]
+        """
+        if self.kind == "exact":
+            return 4 * dim
+        if self.kind == "ivfpq":
+            return int(self.pq_m) + 8  # type: ignore[arg-type]
+        if self.kind == "binary":
+            return code_bytes(dim, "binary") + 8
+        held = self.dims if self.kind in ("pca", "prefix") else dim
+        codes = "int8" if self.kind == "int8" else self.codes
+        per_dim = {"int8": 1, "fp16": 2}.get(codes or "", 4)
+        links = 4 * 2 * int(self.m or self.graph_m) if self.graph else 0  # type: ignore[arg-type]
+        return per_dim * int(held) + 8 + links  # type: ignore[arg-type]
+
     @property
     def graph(self) -> bool:
         """Whether the first stage is an HNSW graph (``ef`` applies).
@@ -311,6 +374,10 @@ def parse_spec(text: str | IndexSpec) -> IndexSpec:
     IndexSpec('ivf1024,pq32>rerank10')
     >>> parse_spec("hnsw32,ef64").ef
     64
+    >>> parse_spec("OPQ32, IVF1024, PQ32, nprobe16 > rerank")
+    IndexSpec('opq32,ivf1024,pq32,nprobe16>rerank10')
+    >>> parse_spec("prefix64,ivf1024>rerank")
+    IndexSpec('prefix64,ivf1024>rerank10')
     >>> parse_spec("ivf1024")
     Traceback (most recent call last):
     ...
@@ -342,7 +409,8 @@ def _parse_text(text: str) -> IndexSpec:
         try:
             ((name, digits),) = split_items(item)
         except InputError:
-            raise InputError(f"unknown stage {item!r} in index spec {raw!r}; accepted forms: {ACCEPTED_FORMS}") from None
+            raise InputError(f"unknown stage {item!r} in index spec {raw!r}; "
+                             f"accepted forms: {ACCEPTED_FORMS}") from None
         if parse_precision(name) == "float16":  # the codec word: fp16 (float16 accepted)
             name = "fp16"
         if name not in _STAGES:
@@ -350,7 +418,7 @@ def _parse_text(text: str) -> IndexSpec:
         items.append((name, digits))
     head, head_digits = items[0]
     rest = items[1:]
-    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe", "shards"}
+    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe", "shards", "opq"}
     for name, digits in items:
         if name in needs_number and not digits:
             raise InputError(f"{name} needs a number, e.g. {name}{_EXAMPLE[name]} (in {raw!r})")
@@ -374,6 +442,13 @@ def _parse_text(text: str) -> IndexSpec:
     def codes_of(got: dict[str, int]) -> str | None:
         return CODES[got["codes"]] if "codes" in got else None
 
+    opq = None
+    if head == "opq":  # a rotation for the product quantizer that follows: opqM,ivfN,pqM
+        if not rest or rest[0][0] != "ivf":
+            raise InputError(f"opq{head_digits} rotates the vectors for a product quantizer: write "
+                             f"opq{head_digits},ivf1024,pq{head_digits} (in {raw!r})")
+        opq = int(head_digits)
+        (head, head_digits), rest = rest[0], rest[1:]
     if head in ("exact", "int8", "binary"):
         take(())
         if head == "exact":
@@ -390,23 +465,23 @@ def _parse_text(text: str) -> IndexSpec:
         return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got),
                          shards=got.get("shards"))
     if head in ("pca", "prefix"):
-        got = take(("hnsw", "ef", *CODES))
+        got = take(("hnsw", "ef", *CODES, *(("ivf", "nprobe") if head == "prefix" else ())))
         if "ef" in got and "hnsw" not in got:
             raise InputError(f"ef needs a graph: write {head}{head_digits},hnsw32,ef{got['ef']} (in {raw!r})")
         return IndexSpec(head, dims=int(head_digits), graph_m=got.get("hnsw"), ef=got.get("ef"),
-                         refine_factor=factor, codes=codes_of(got))
+                         refine_factor=factor, codes=codes_of(got), nlist=got.get("ivf"), nprobe=got.get("nprobe"))
     if head == "ivf":
         got = take(("pq", "nprobe"))
         if "pq" not in got:
             raise InputError(f"ivf{head_digits} needs a product quantizer: write ivf{head_digits},pq32 (in {raw!r})")
         return IndexSpec("ivfpq", nlist=int(head_digits), pq_m=got["pq"], nprobe=got.get("nprobe"),
-                         refine_factor=factor)
-    raise InputError(f"an index spec starts with exact, hnsw, int8, binary, pca, prefix or ivf, not {head!r} "
+                         refine_factor=factor, opq=opq)
+    raise InputError(f"an index spec starts with exact, hnsw, int8, binary, pca, prefix, opq or ivf, not {head!r} "
                      f"(in {raw!r}); accepted forms: {ACCEPTED_FORMS}")
 
 
 _EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "prefix": "64", "ivf": "1024", "pq": "32", "nprobe": "16",
-            "shards": "4"}
+            "shards": "4", "opq": "32"}
 
 
 def _parse_refine(text: str, raw: str) -> int:

@@ -21,7 +21,8 @@ from repspace.interfaces.cli.options import Json
 index_app = command_group("index", help=(
     "Build, list and drop a space's indexes (persisted beside the store, kept up to date).\n\n"
     "Specs: exact, hnsw32, hnsw32,shards4, int8>rescore4, binary>rescore8, pca64>rerank,\n"
-    "prefix64>rerank, prefix64,hnsw32>rerank, ivf1024,pq32>rerank.\n\n"
+    "prefix64>rerank, prefix64,hnsw32>rerank, prefix64,ivf1024>rerank, ivf1024,pq32>rerank,\n"
+    "opq32,ivf1024,pq32>rerank.\n\n"
     "Examples:\n\n"
     "  repspace index build docs int8>rescore4\n\n"
     "  repspace index list docs --json"
