@@ -50,7 +50,7 @@ __all__ = ["SparseIndex", "SparseQuery", "sparse_query", "top_k_by_score"]
 PRUNE_SLACK = 1e-5
 #: Phase 2 stops once the survivors hold at most this many entries: scoring their rows whole (one
 #: scipy product) then costs less than the per-feature lookups left (each a few numpy calls).
-RESCORE_ENTRIES = 20_000
+EXACT_RESCORE_ENTRIES = 20_000
 #: Rows sampled per feature (times k) for the first lower bound of the k-th score.
 SAMPLE_PER_K = 2
 #: Features whose postings seed that sample, at most.
@@ -297,7 +297,7 @@ class SparseIndex:
             if len(above) >= k:
                 theta = max(theta, float(np.partition(above, len(above) - k)[len(above) - k]))
             cand = cand[part + left[j] * (1 + PRUNE_SLACK) >= theta * (1 - PRUNE_SLACK)]
-            if j >= m or len(cand) * self.avg_row_nnz <= RESCORE_ENTRIES:
+            if j >= m or len(cand) * self.avg_row_nnz <= EXACT_RESCORE_ENTRIES:
                 break  # few enough survivors: scoring their rows whole costs less than more lookups
             rows, vals = self._postings(int(t[j]))
             if df[j] <= 4 * len(cand):  # the whole list (rows that are no candidates are never read again)
