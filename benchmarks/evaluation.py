@@ -20,10 +20,13 @@ registry:
   hubness reduction on Cranfield, and transforms of the whole GloVe vocabulary
   on word similarity, each with the hubness (k = 10) of the vectors scored;
 * the sections measured by their own modules (:data:`PARTS`; ``--only mined``,
-  ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``): reranking,
-  bitext and summarization against mteb's evaluators, per-model similarity
-  thresholds, EvalRank and WEAT, MTEB's classification/clustering protocol,
-  robustness to perturbations;
+  ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``, ``layer-grid``,
+  ``layer-deviation``, ``long-documents``): reranking, bitext and summarization
+  against mteb's evaluators, per-model similarity thresholds, EvalRank and WEAT,
+  MTEB's classification/clustering protocol, robustness to perturbations, the
+  layer x width grid and the lens, REMA's manifold deviation and the moment probe,
+  late chunking and landmark pooling on long documents (``--only long-documents
+  --stored`` reads its figures back from ``benchmarks/results/long_documents.json``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -152,18 +155,26 @@ def measure(quick: bool) -> dict[str, Any]:
 #: The sections measured by their own modules (each runnable alone, and with ``--only NAME``): name -> module,
 #: in the order of EVALUATION.md.
 PARTS = {"mined": "eval_mined", "thresholds": "eval_thresholds", "intrinsic": "eval_intrinsic",
-         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness"}
+         "mteb-protocol": "eval_mteb_protocol", "robustness": "eval_robustness", "layer-grid": "eval_layer_grid",
+         "layer-deviation": "eval_layer_deviation", "long-documents": "eval_long_documents"}
 
 
-def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:
-    """The sections of :data:`PARTS` (``names``: these only), each its module's ``measure(quick)``."""
+#: The sections whose ``measure`` can read its figures back from a stored run (``--stored``): their full run is
+#: too long for the shared machine (see each module).
+STORED_PARTS = ("long-documents",)
+
+
+def measure_parts(quick: bool, names: list[str] | None = None, stored: bool = False) -> dict[str, Any]:
+    """The sections of :data:`PARTS` (``names``: these only), each its module's ``measure(quick)``;
+    ``stored``: ``measure(quick, stored=True)`` for those of :data:`STORED_PARTS`."""
     import importlib
 
     out = {}
     for name in names or PARTS:
         c.log(f"evaluation: {name}")
         t0 = time.perf_counter()
-        out[name] = importlib.import_module(PARTS[name]).measure(quick)
+        extra = {"stored": True} if stored and name in STORED_PARTS else {}
+        out[name] = importlib.import_module(PARTS[name]).measure(quick, **extra)
         out[name]["evaluation_seconds"] = round(time.perf_counter() - t0, 1)
     return {"parts": out}
 
@@ -648,14 +659,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
     ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
+    ap.add_argument("--stored", action="store_true",
+                    help=f"with --only {' / '.join(STORED_PARTS)}: read its figures back from its stored run")
     args = ap.parse_args(argv)
+    if args.stored and args.only not in STORED_PARTS:
+        ap.error(f"--stored goes with --only {' / '.join(STORED_PARTS)}")
     if args.only:
         folder = c.QUICK_RESULTS if args.quick else c.RESULTS
         path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
         if args.only in PARTS:  # one section of the parts: the others stay as stored
             parts = doc["evaluation"].setdefault("parts", {})
-            parts.update(measure_parts(args.quick, [args.only])["parts"])
+            parts.update(measure_parts(args.quick, [args.only], stored=args.stored)["parts"])
         else:
             part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
                     "upgrade": measure_upgrade, "learn": measure_learn}[args.only]
