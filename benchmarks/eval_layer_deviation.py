@@ -41,6 +41,8 @@ N_REFERENCE, N_TEST = 1000, 300
 QUICK_REFERENCE, QUICK_TEST, QUICK_LAYERS = 200, 60, [0, 3, 6]
 #: The out-of-domain sets, in the table's order.
 OUT_OF_DOMAIN = ("Cranfield titles", "STS-B test, words shuffled")
+#: The sets' names in the reading's sentences.
+READING_NAMES = {"Cranfield titles": "Cranfield titles", "STS-B test, words shuffled": "word-shuffled STS-B sentences"}
 #: The probed SentEval sample files: file stem -> name in the table.
 PROBE_TASKS = {"sentence_length": "SentLen (6 classes)", "past_present": "Tense (2 classes)"}
 #: The width the section's paragraphs are wrapped at.
@@ -185,9 +187,10 @@ def _deviation_lines(d: dict[str, Any]) -> list[str]:
         best_a, best_b = max(a, key=lambda r: r["auroc"]), max(b, key=lambda r: r["auroc"])
         drop = a[-1]["auroc"] < best_a["auroc"] - 0.05
         lines += [""] + _fill(DEVIATION_READING.format(
-            first=names[0], first_div=d["sets"][names[0]]["divergence_layer"], first_best=best_a["layer"],
+            first=READING_NAMES.get(names[0], names[0]), first_div=d["sets"][names[0]]["divergence_layer"],
+            first_best=best_a["layer"],
             first_best_auc=best_a["auroc"], first_last=f"falling to {a[-1]['auroc']:.3f}" if drop else
-            f"still {a[-1]['auroc']:.3f}", last=a[-1]["layer"], second=names[1],
+            f"still {a[-1]['auroc']:.3f}", last=a[-1]["layer"], second=READING_NAMES.get(names[1], names[1]),
             second_l0="invisible" if b[0]["ci"][0] <= 0.5 else "already separated", second_l0_auc=b[0]["auroc"],
             second_best=best_b["layer"], second_best_auc=best_b["auroc"],
             second_last="falling" if b[-1]["auroc"] < best_b["auroc"] - 0.05 else "still separated",
