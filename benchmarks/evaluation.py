@@ -21,11 +21,16 @@ registry:
   on word similarity, each with the hubness (k = 10) of the vectors scored;
 * the sections measured by their own modules (:data:`PARTS`; ``--only mined``,
   ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``, ``fewshot``,
-  ``by``): reranking, bitext and summarization against mteb's evaluators,
-  per-model similarity thresholds, EvalRank and WEAT, MTEB's classification/
-  clustering protocol, robustness to perturbations, few-shot probes and kNN
-  classification, STS-B split by word overlap (``--by``), set queries on GloVe
-  analogies (``set-queries``), SentEval's probing tasks (``probing``);
+  ``by``, ``probing``, ``layer-grid``, ``layer-deviation``, ``long-documents``,
+  ``set-queries``, ``rerank``, ``pruning``): reranking, bitext and summarization
+  against mteb's evaluators, per-model similarity thresholds, EvalRank and WEAT,
+  MTEB's classification/clustering protocol, robustness to perturbations,
+  few-shot probes and kNN classification, STS-B split by word overlap (``--by``),
+  SentEval's probing tasks, the layer x width grid and the lens, REMA's manifold
+  deviation and the moment probe, late chunking and landmark pooling on long
+  documents (``--only long-documents --stored`` reads its figures back from
+  ``benchmarks/results/long_documents.json``), set queries on GloVe analogies, the
+  learned reranker, query-agnostic index pruning;
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -161,22 +166,32 @@ PARTS = {
     "robustness": "eval_robustness",
     "fewshot": "eval_fewshot",
     "by": "eval_partitioned",
-    "set-queries": "eval_setquery",
     "probing": "eval_probing",
+    "layer-grid": "eval_layer_grid",
+    "layer-deviation": "eval_layer_deviation",
+    "long-documents": "eval_long_documents",
+    "set-queries": "eval_setquery",
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",
 }
 
 
-def measure_parts(quick: bool, names: list[str] | None = None) -> dict[str, Any]:
-    """The sections of :data:`PARTS` (``names``: these only), each its module's ``measure(quick)``."""
+#: The sections whose ``measure`` can read its figures back from a stored run (``--stored``): their full run is
+#: too long for the shared machine (see each module).
+STORED_PARTS = ("long-documents",)
+
+
+def measure_parts(quick: bool, names: list[str] | None = None, stored: bool = False) -> dict[str, Any]:
+    """The sections of :data:`PARTS` (``names``: these only), each its module's ``measure(quick)``;
+    ``stored``: ``measure(quick, stored=True)`` for those of :data:`STORED_PARTS`."""
     import importlib
 
     out = {}
     for name in names or PARTS:
         c.log(f"evaluation: {name}")
         t0 = time.perf_counter()
-        out[name] = importlib.import_module(PARTS[name]).measure(quick)
+        extra = {"stored": True} if stored and name in STORED_PARTS else {}
+        out[name] = importlib.import_module(PARTS[name]).measure(quick, **extra)
         out[name]["evaluation_seconds"] = round(time.perf_counter() - t0, 1)
     return {"parts": out}
 
@@ -661,14 +676,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
     ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
+    ap.add_argument("--stored", action="store_true",
+                    help=f"with --only {' / '.join(STORED_PARTS)}: read its figures back from its stored run")
     args = ap.parse_args(argv)
+    if args.stored and args.only not in STORED_PARTS:
+        ap.error(f"--stored goes with --only {' / '.join(STORED_PARTS)}")
     if args.only:
         folder = c.QUICK_RESULTS if args.quick else c.RESULTS
         path = folder / "evaluation.json"
         doc = json.loads(path.read_text())
         if args.only in PARTS:  # one section of the parts: the others stay as stored
             parts = doc["evaluation"].setdefault("parts", {})
-            parts.update(measure_parts(args.quick, [args.only])["parts"])
+            parts.update(measure_parts(args.quick, [args.only], stored=args.stored)["parts"])
         else:
             part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
                     "upgrade": measure_upgrade, "learn": measure_learn}[args.only]
