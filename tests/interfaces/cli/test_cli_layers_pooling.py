@@ -23,7 +23,7 @@ def test_pooling_scores_every_recipe_raw_and_whitened(capsys, tmp_path, shared_d
     rows = data["rows"]
     assert [(row["recipe"], row["whitened"]) for row in rows] == [
         (name, w) for w in (False, True) for name in ("mean", "cls", "first-last", "mix:0+6")]
-    assert rows[2]["layers"] == [1, 6] and rows[3]["layers"] == [0, 6] and data["n_pairs"] == 80
+    assert rows[2]["layers"] == [1, 6] and rows[3]["layers"] == [0, 6] and data["n_units"] == 80 and data["unit"] == "pairs"
     assert all(row["ci"][0] <= row["score"] <= row["ci"][1] for row in rows)
     assert len({round(row["score"], 6) for row in rows}) == len(rows)  # whitening changes every score
     best = max(rows, key=lambda row: row["score"])
