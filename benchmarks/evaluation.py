@@ -162,6 +162,8 @@ PARTS = {
     "fewshot": "eval_fewshot",
     "by": "eval_partitioned",
     "set-queries": "eval_setquery",
+    "layer-pooling": "eval_layer_pooling",
+    "layer-profile": "eval_layer_profile",
 }
 
 
