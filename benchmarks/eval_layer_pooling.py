@@ -112,8 +112,9 @@ def render(res: dict[str, Any]) -> list[str]:
 def reading(res: dict[str, Any], sts: dict, ret: dict, cls: dict) -> str:
     """What the figures say, every number read from them."""
     def best(rows: dict, whitened: bool = False) -> str:
-        top = max((r for (_, w), r in rows.items() if w == whitened), key=lambda r: r["score"])
-        return f"{top['recipe']} ({top['score']:.4f})"
+        kept = [r for (_, w), r in rows.items() if w == whitened]
+        top = max(r["score"] for r in kept)
+        return f"{' = '.join(r['recipe'] for r in kept if r['score'] == top)} ({top:.4f})"
 
     text = (f"Reference: all-MiniLM-L6-v2 through `repspace eval` (mean pooling, sentence-transformers' pipeline) "
             f"scores {REFERENCE['sts']:.4f} on STS-B test (also sentence-transformers' published figure) and "
@@ -124,7 +125,9 @@ def reading(res: dict[str, Any], sts: dict, ret: dict, cls: dict) -> str:
     text += f". Best raw recipe: STS-B {best(sts)}"
     if ret:
         text += f", Cranfield {best(ret)}"
-    text += f", Pang & Lee {best(cls)}. "
+    half = max((r["ci"][1] - r["ci"][0]) / 2 for r in cls.values() if r["ci"] is not None)
+    text += (f", Pang & Lee {best(cls)}, where 200 sentences give accuracy intervals up to ±{half:.3f} wide, too "
+             "wide to rank the recipes. ")
     drops = [f"STS-B {sts[('mean', True)]['score'] - sts[('mean', False)]['score']:+.4f}"]
     if ret:
         drops.append(f"Cranfield {ret[('mean', True)]['score'] - ret[('mean', False)]['score']:+.4f}")
