@@ -22,15 +22,17 @@ registry:
 * the sections measured by their own modules (:data:`PARTS`; ``--only mined``,
   ``thresholds``, ``intrinsic``, ``mteb-protocol``, ``robustness``, ``fewshot``,
   ``by``, ``probing``, ``layer-grid``, ``layer-deviation``, ``long-documents``,
-  ``set-queries``, ``rerank``, ``pruning``): reranking, bitext and summarization
-  against mteb's evaluators, per-model similarity thresholds, EvalRank and WEAT,
-  MTEB's classification/clustering protocol, robustness to perturbations,
-  few-shot probes and kNN classification, STS-B split by word overlap (``--by``),
-  SentEval's probing tasks, the layer x width grid and the lens, REMA's manifold
-  deviation and the moment probe, late chunking and landmark pooling on long
-  documents (``--only long-documents --stored`` reads its figures back from
-  ``benchmarks/results/long_documents.json``), set queries on GloVe analogies, the
-  learned reranker, query-agnostic index pruning;
+  ``layer-pooling``, ``layer-profile``, ``set-queries``, ``rerank``,
+  ``pruning``): reranking, bitext and summarization against mteb's evaluators,
+  per-model similarity thresholds, EvalRank and WEAT, MTEB's classification/
+  clustering protocol, robustness to perturbations, few-shot probes and kNN
+  classification, STS-B split by word overlap (``--by``), SentEval's probing
+  tasks, the layer x width grid and the lens, REMA's manifold deviation and the
+  moment probe, late chunking and landmark pooling on long documents (``--only
+  long-documents --stored`` reads its figures back from
+  ``benchmarks/results/long_documents.json``), pooling recipes on three tasks,
+  the layer profile, set queries on GloVe analogies, the learned reranker,
+  query-agnostic index pruning;
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -170,6 +172,8 @@ PARTS = {
     "layer-grid": "eval_layer_grid",
     "layer-deviation": "eval_layer_deviation",
     "long-documents": "eval_long_documents",
+    "layer-pooling": "eval_layer_pooling",
+    "layer-profile": "eval_layer_profile",
     "set-queries": "eval_setquery",
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",

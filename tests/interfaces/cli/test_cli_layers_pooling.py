@@ -23,7 +23,8 @@ def test_pooling_scores_every_recipe_raw_and_whitened(capsys, tmp_path, shared_d
     rows = data["rows"]
     assert [(row["recipe"], row["whitened"]) for row in rows] == [
         (name, w) for w in (False, True) for name in ("mean", "cls", "first-last", "mix:0+6")]
-    assert rows[2]["layers"] == [1, 6] and rows[3]["layers"] == [0, 6] and data["n_pairs"] == 80
+    assert rows[2]["layers"] == [1, 6] and rows[3]["layers"] == [0, 6]
+    assert (data["n_units"], data["unit"], data["n_texts"]) == (80, "pairs", 160)
     assert all(row["ci"][0] <= row["score"] <= row["ci"][1] for row in rows)
     assert len({round(row["score"], 6) for row in rows}) == len(rows)  # whitening changes every score
     best = max(rows, key=lambda row: row["score"])
@@ -49,3 +50,12 @@ def test_bad_input_is_one_error_line(capsys, tmp_path, shared_data, args, fragme
 def test_an_unknown_task_is_one_error_line(capsys, tmp_path, shared_data):
     pairs = sts_head(shared_data, tmp_path / "sts.csv", 10)
     one_error_line(run_quiet(capsys, "layers", "pooling", "--encoder", ENC, "--task", "nli", str(pairs)), 2, "task")
+
+
+def test_bad_retrieval_and_classification_data_are_one_error_line(capsys, tmp_path) -> None:
+    one_error_line(run_quiet(capsys, "layers", "pooling", "--encoder", ENC, "--task", "retrieval",
+                             str(tmp_path / "absent")), 2, "does not exist")
+    one_class = tmp_path / "one.jsonl"
+    one_class.write_text('{"text": "a fine film", "label": "pos"}\n{"text": "a good film", "label": "pos"}\n')
+    one_error_line(run_quiet(capsys, "layers", "pooling", "--encoder", ENC, "--task", "classification",
+                             str(one_class), "--bootstrap", "0"), 2, "class")
