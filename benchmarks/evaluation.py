@@ -165,6 +165,7 @@ PARTS = {
     "probing": "eval_probing",
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",
+    "index-size": "eval_index_size",
 }
 
 
