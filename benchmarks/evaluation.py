@@ -32,7 +32,7 @@ registry:
   long-documents --stored`` reads its figures back from
   ``benchmarks/results/long_documents.json``), pooling recipes on three tasks,
   the layer profile, set queries on GloVe analogies, the learned reranker,
-  query-agnostic index pruning;
+  query-agnostic index pruning, the index-size stress test (``index-size``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -177,6 +177,7 @@ PARTS = {
     "set-queries": "eval_setquery",
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",
+    "index-size": "eval_index_size",
 }
 
 

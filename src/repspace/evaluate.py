@@ -6,7 +6,7 @@ The task functions (:func:`sts`, :func:`retrieval`, :func:`classification`,
 encoders and writes MTEB-format results; :func:`upgrade_check` tells whether a
 new encoder's space can replace an old one; :func:`robustness` scores a task
 again on meaning-preserving perturbations of its texts (:func:`perturb`) and
-tests each drop.
+tests each drop; :func:`index_size_stress` scores retrieval as distractors grow the index.
 
 Examples
 --------
@@ -21,6 +21,7 @@ Examples
 
 from repspace.engines import eval as _eval
 from repspace.engines.eval import *  # noqa: F403 - every name of its __all__
+from repspace.engines.eval.index_size import IndexSizePoint, IndexSizeResult, index_size_stress
 from repspace.engines.eval.thresholds import SimilarityThreshold, similarity_threshold
 from repspace.engines.eval.perturb import PERTURBATIONS, parse_perturbations, perturb
 from repspace.engines.eval.robustness import PerturbedScore, RobustnessResult, retrieval_robustness, sts_robustness
@@ -32,6 +33,9 @@ from repspace.workflows.upgrade import UpgradeCheck, UpgradeRow, upgrade_check, 
 __all__ = [
     *_eval.__all__,
     *(name for name in _workflow.__all__ if name != "run"),
+    "IndexSizePoint",
+    "IndexSizeResult",
+    "index_size_stress",
     "SimilarityThreshold",
     "similarity_threshold",
     "UpgradeCheck",
