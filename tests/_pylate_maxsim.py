@@ -1,5 +1,5 @@
 """PyLate's MaxSim on saved token vectors: run by tests/engines/search/test_maxsim.py with the Python of a separate
-virtual environment that holds ``pylate==1.6.0`` (``make pylate-reference``), never imported by pytest.
+virtual environment that holds ``pylate==1.6.0`` (``make pylate-reference``); pytest only collects it (no doctest).
 
 Usage: ``python _pylate_maxsim.py IN.npz OUT.npy``. ``IN.npz`` holds ``q0 .. q{m-1}`` (query token sets) and
 ``d0 .. d{n-1}`` (document token sets), float32; ``OUT.npy`` gets the ``(m, n)`` float64 matrix of
@@ -13,11 +13,13 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-import torch
-from pylate.scores import colbert_scores
 
 
 def main(src: str, dst: str) -> None:
+    # imported here: pytest's --doctest-modules imports this file in the project's venv, which has no pylate
+    import torch
+    from pylate.scores import colbert_scores
+
     data = np.load(src)
     queries = [data[f"q{i}"] for i in range(sum(name.startswith("q") for name in data.files))]
     docs = [data[f"d{i}"] for i in range(sum(name.startswith("d") for name in data.files))]
