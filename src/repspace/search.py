@@ -69,6 +69,7 @@ from repspace.engines.search.gaussian import (
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.engines.search.ltr import RankerModel
 from repspace.engines.search.pruning import quality_scores
+from repspace.engines.search.seismic import SeismicIndex, SeismicParams, parse_seismic_spec
 from repspace.workflows.bench import bench_search
 from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search.prune import PruneResult, prune_space
@@ -105,6 +106,8 @@ __all__ = [
     "SearchPlan",
     "SearchRequest",
     "SearchResult",
+    "SeismicIndex",
+    "SeismicParams",
     "SetQuery",
     "ShardedHNSW",
     "SparseIndex",
@@ -113,6 +116,7 @@ __all__ = [
     "apply_reranker",
     "bench_budget",
     "bench_search",
+    "parse_seismic_spec",
     "build_index",
     "chamfer",
     "chamfer_scores",
