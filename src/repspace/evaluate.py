@@ -21,7 +21,7 @@ Examples
 
 from repspace.engines import eval as _eval
 from repspace.engines.eval import *  # noqa: F403 - every name of its __all__
-from repspace.engines.eval.index_size import IndexSizePoint, IndexSizeResult, index_size_stress
+from repspace.workflows.evaluate.index_size import IndexSizePoint, IndexSizeResult, index_size_stress
 from repspace.engines.eval.thresholds import SimilarityThreshold, similarity_threshold
 from repspace.engines.eval.perturb import PERTURBATIONS, parse_perturbations, perturb
 from repspace.engines.eval.robustness import PerturbedScore, RobustnessResult, retrieval_robustness, sts_robustness

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from repspace.core.errors import InputError
-from repspace.engines.eval.index_size import index_size_stress
+from repspace.workflows.evaluate.index_size import index_size_stress
 from repspace.engines.eval.retrieval import load_beir, retrieval
 from repspace.engines.eval.sts import load_sts
 

@@ -30,7 +30,7 @@ import numpy as np
 from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.core.exact import exact_search, normalize_rows
-from repspace.engines.eval._encode import as_encode, as_query_encode
+from repspace.engines.eval import as_encode, as_query_encode
 from repspace.engines.eval.ranking import query_scores
 from repspace.engines.eval.retrieval import BeirData
 from repspace.engines.eval.uncertainty import (
