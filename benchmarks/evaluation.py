@@ -165,6 +165,7 @@ PARTS = {
     "probing": "eval_probing",
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",
+    "sparse-fusion": "eval_sparse_fusion",
 }
 
 
