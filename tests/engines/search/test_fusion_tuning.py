@@ -12,7 +12,7 @@ pytestmark = pytest.mark.numerics
 
 
 def _direct(sparse, dense, alpha, k):
-    """Per query: min-max normalise each list, sum α·sparse + (1−α)·dense by row, best first, ties to the lower row."""
+    """Per query: min-max normalise each list, sum α·sparse + (1−α)·dense by row, best first, ties to lower."""
     out = []
     for (ss, sr), (ds, dr) in zip(zip(*sparse), zip(*dense)):
         total: dict[int, float] = {}

@@ -64,7 +64,8 @@ def convex(sparse: tuple[Any, Any], dense: tuple[Any, Any], alpha: float, k: int
     return weighted_sum([sparse, dense], k, weights=[alpha, 1.0 - alpha])
 
 
-def tune_convex(evaluate: Callable[[float], float], alphas: Sequence[float] = ALPHAS) -> tuple[float, dict[float, float]]:
+def tune_convex(evaluate: Callable[[float], float],
+                alphas: Sequence[float] = ALPHAS) -> tuple[float, dict[float, float]]:
     """The ``α`` of ``alphas`` with the highest ``evaluate(α)`` (the dev queries' mean metric), ties to the smaller.
 
     Returns ``(best α, {α: dev value})``.
