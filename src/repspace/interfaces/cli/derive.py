@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from repspace.interfaces.cli._app import command_group
 from repspace.interfaces.cli._common import SpaceArg, note, open_store, print_json
 from repspace.interfaces.cli.options import Json
+
+if TYPE_CHECKING:
+    from repspace.workflows.ingest.derived import DerivedSparseReport
 
 derive_app = command_group("derive", help=(
     "Sparse spaces derived from a dense space, with its ids, texts and metadata, searchable by text.\n\n"
@@ -20,7 +23,7 @@ derive_app = command_group("derive", help=(
 Out = Annotated[str, typer.Option("--out", help="Name of the new sparse space.")]
 
 
-def _show(r, json: bool) -> None:  # type: ignore[no-untyped-def]
+def _show(r: DerivedSparseReport, json: bool) -> None:
     if json:
         print_json(r.to_dict())
         return

@@ -157,7 +157,11 @@ def derive_bm25(store: Store, source: str, out: str, *, method: str = "lucene", 
                             stopwords=stopwords)
     if ix.model is None:
         raise InputError(f"the texts of space {src.name!r} hold no term (after stop words)")
-    weights = ix._weight_matrix()  # (terms × documents)
+    import scipy.sparse as sps
+
+    sc = ix.model.scores  # bm25s's (documents × terms) CSC arrays: one slice of documents per term
+    weights = sps.csr_matrix((np.asarray(sc["data"]), np.asarray(sc["indices"]), np.asarray(sc["indptr"])),
+                             shape=(len(sc["indptr"]) - 1, int(sc["num_docs"])))  # (terms × documents)
     vocab = ix.model.vocab_dict
     names = sorted(vocab)  # bm25s numbers its terms in an order that may change between runs: features sorted
     order = np.array([vocab[t] for t in names], dtype=np.int64)
