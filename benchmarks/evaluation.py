@@ -32,7 +32,8 @@ registry:
   long-documents --stored`` reads its figures back from
   ``benchmarks/results/long_documents.json``), pooling recipes on three tasks,
   the layer profile, set queries on GloVe analogies, the learned reranker,
-  query-agnostic index pruning, the index-size stress test (``index-size``);
+  query-agnostic index pruning, the index-size stress test (``index-size``),
+  derived sparse spaces and their fusion with dense (``sparse-fusion``);
 * the model-upgrade check (``--only upgrade``): Cranfield with MiniLM as the old
   index and, as new models, a model2vec model distilled locally from MiniLM
   (256-d, cached in ``benchmarks/.cache/minilm-m2v-256``) and multilingual-e5-small
@@ -178,6 +179,7 @@ PARTS = {
     "rerank": "eval_rerank",
     "pruning": "eval_pruning",
     "index-size": "eval_index_size",
+    "sparse-fusion": "eval_sparse_fusion",
 }
 
 

@@ -15,7 +15,9 @@ listed and dropped with :func:`build_index`, :func:`list_indexes` and
 space (``layout="sparse"``) is searched exactly over an inverted index (:func:`search_sparse`,
 which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs. A learned
 reranker (:func:`train_reranker` on judged queries, :func:`apply_reranker`, :class:`RankerModel`)
-reorders a space's dense candidates by the dense score and lexical features.
+reorders a space's dense candidates by the dense score and lexical features. :func:`derive_sae_codes` and
+:func:`derive_bm25` write a dense space's SAE codes or BM25 impact weights as a sparse space searchable by text;
+:func:`convex` fuses a sparse and a dense ranking with a weight :func:`tune_convex` picks on dev queries.
 
 Examples
 --------
@@ -66,6 +68,7 @@ from repspace.engines.search.gaussian import (
     kl_query_vectors,
     mips_to_l2,
 )
+from repspace.engines.search.fusion_tuning import convex, dev_test_split, tune_convex
 from repspace.engines.search.hubness import reduce_hubness
 from repspace.engines.search.ltr import RankerModel
 from repspace.engines.search.pruning import quality_scores
@@ -74,6 +77,7 @@ from repspace.workflows.bench import bench_search
 from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
 from repspace.workflows.search.prune import PruneResult, prune_space
 from repspace.workflows.bench_budget import bench_budget
+from repspace.workflows.ingest.derived import DerivedSparseReport, derive_bm25, derive_sae_codes, derived_text_query
 from repspace.workflows.search import (
     KnnResult,
     SearchRequest,
@@ -94,6 +98,7 @@ __all__ = [
     "FunnelIndex",
     "HNSWIndex",
     "HNSWParams",
+    "DerivedSparseReport",
     "Hit",
     "IndexSpec",
     "KnnResult",
@@ -120,6 +125,11 @@ __all__ = [
     "build_index",
     "chamfer",
     "chamfer_scores",
+    "convex",
+    "derive_bm25",
+    "derive_sae_codes",
+    "derived_text_query",
+    "dev_test_split",
     "drop_index",
     "exact_search",
     "expected_flops",
@@ -150,5 +160,6 @@ __all__ = [
     "sparse_query",
     "sparse_statistics",
     "train_reranker",
+    "tune_convex",
     "weighted_sum",
 ]

@@ -101,6 +101,7 @@ def build_app() -> Any:
         bench,
         compare,
         demo,
+        derive,
         diagnose,
         distill,
         encoders,

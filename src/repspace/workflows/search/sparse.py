@@ -107,10 +107,10 @@ def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery,
     ([0, 2], [0.5, 1.0])
     """
     n = space.dim
-    if req.text is not None:
-        raise InputError(f"space {space.name!r} holds sparse vectors and no encoder: search it with a stored id "
-                         "(--id), a sparse query (--sparse-query '{\"12\": 0.5}') or a vector of its "
-                         f"{n} features")
+    if req.text is not None:  # a derived space encodes it by its recipe; any other refuses it in one line
+        from repspace.workflows.ingest.derived import derived_text_query
+
+        req = req.model_copy(update={"text": None, "sparse": derived_text_query(space, req.text)})
     if req.id is not None:
         row = space.sparse_of([req.id])
         idx, val = row.row(0)

@@ -1,0 +1,236 @@
+"""Sparse spaces derived from a dense space: its top-k SAE codes, or its texts' BM25 impact weights.
+
+Both keep the source's ids, texts and metadata and record a recipe in the new space's
+provenance (``derived``), so that a text query is encoded the way the rows were
+(:func:`derived_text_query`, which ``repspace search NAME "text"`` runs):
+
+* ``sae-codes`` (:func:`derive_sae_codes`): each item's codes under a dictionary fitted by
+  ``repspace interpret sae`` (non-negative, at most ``k`` per row, the model's own
+  :meth:`~repspace.workflows.dictionary.Dictionary.transform`); a text query goes through the
+  source space's encoder (query side), then the same dictionary. The source and its dictionary
+  must still be current when the space is searched by text (a stale dictionary is refused).
+* ``bm25`` (:func:`derive_bm25`): uniCOIL-style impact weights (Lin & Ma 2021): each document's
+  BM25 weight of every term it holds (bm25s's matrix, as :class:`~repspace.engines.search.lexical.
+  LexicalIndex` builds it), the vocabulary as feature names; a text query is its terms' counts
+  times ``k1 + 1`` (the factor bm25s leaves out), so the inner product is the document's BM25 score.
+
+Examples
+--------
+>>> from repspace.store import example_space
+>>> src = example_space(6, 4, texts=["red fox", "red red fox", "blue whale", "a cat", "the dog", "dog and cat"])
+>>> r = derive_bm25(src.store, src.name, "t-bm25", stemmer=None, stopwords=None)
+>>> r.space, r.count, r.n_features
+('t-bm25', 6, 8)
+>>> [(h.id, round(h.score, 4)) for h in src.store.space("t-bm25").search("red fox", k=2)]
+[('i1', 2.1868), ('i0', 2.1331)]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from repspace.core.errors import InputError
+from repspace.core.sparse import SparseRows
+from repspace.core.store import Space, Store
+from repspace.workflows.ingest._ingest import _created_or_existing, _existing_space
+
+__all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_text_query"]
+
+#: Items written per transaction when a derived space is filled.
+WRITE_BATCH = 10_000
+#: BM25 variants whose score is the document's term weights summed (bm25l and bm25+ add a per-term
+#: part to every document, which no sparse document vector holds).
+IMPACT_METHODS = ("lucene", "robertson", "atire")
+
+
+@dataclass(frozen=True)
+class DerivedSparseReport:
+    """What a derivation wrote: the new space, its source, the recipe and its size.
+
+    Examples
+    --------
+    >>> DerivedSparseReport("s", "src", "bm25", 3, 10, 12, 0, {"method": "lucene"}, 0.1).to_dict()["nnz"]
+    12
+    """
+
+    space: str
+    source: str
+    kind: str
+    count: int
+    n_features: int
+    nnz: int
+    empty_rows: int
+    recipe: dict[str, Any]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields."""
+        return asdict(self)
+
+
+def _refuse_existing_space(store: Store, name: str) -> None:
+    if _existing_space(store, name) is not None:
+        raise InputError(f"space {name!r} exists; derive into a new space (or delete it first)")
+
+
+def _write(store: Store, name: str, src: Space, rows: SparseRows, items: list[Any], recipe: dict[str, Any],
+           features: list[str] | None) -> None:
+    prov = {"encoder": f"derived:{recipe['kind']}", "derived": recipe}
+    with _created_or_existing(store, name, rows.n_features, "ip", "float32", prov, layout="sparse",
+                              features=features) as target:
+        for lo in range(0, len(items), WRITE_BATCH):
+            part = items[lo : lo + WRITE_BATCH]
+            target.add([it.id for it in part], rows.take(np.arange(lo, lo + len(part))),
+                       [it.text for it in part], [it.metadata for it in part], on_conflict="error")
+
+
+def _report(name: str, src: Space, kind: str, rows: SparseRows, recipe: dict[str, Any], t0: float
+            ) -> DerivedSparseReport:
+    return DerivedSparseReport(name, src.name, kind, len(rows), rows.n_features, rows.nnz,
+                               int((rows.row_nnz() == 0).sum()), recipe, time.perf_counter() - t0)
+
+
+def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> DerivedSparseReport:
+    """Write the top-k SAE codes of every item of the dense space ``source`` as the sparse space ``out``.
+
+    The codes are ``load_dictionary(source, dictionary).transform(vectors)``: non-negative, at most
+    ``k`` per row; ids, texts and metadata are copied. Searched by inner product.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> from repspace.workflows.dictionary import fit_dictionary
+    >>> src = example_space(200, 8)
+    >>> _ = fit_dictionary(src, 16, 4, epochs=1)
+    >>> r = derive_sae_codes(src.store, src.name, "sae-16-k4-s0", "codes")
+    >>> r.count, r.n_features, r.nnz <= 4 * 200, src.store.space("codes").info().layout
+    (200, 16, True, 'sparse')
+    """
+    from repspace.workflows.dictionary import load_dictionary
+
+    t0 = time.perf_counter()
+    src = store.space(source)
+    src.require_dense("deriving SAE codes")
+    _refuse_existing_space(store, out)
+    d = load_dictionary(src, dictionary)
+    items, vectors = src.dump()
+    rows = SparseRows.from_scipy(d.transform(vectors))
+    recipe = {"kind": "sae-codes", "source": src.name, "source_uid": src.uid, "dictionary": d.name,
+              "k": int(d.model.k), "normalized": d.normalized}
+    _write(store, out, src, rows, items, recipe, None)
+    return _report(out, src, "sae-codes", rows, recipe, t0)
+
+
+def derive_bm25(store: Store, source: str, out: str, *, method: str = "lucene", k1: float = 1.5, b: float = 0.75,
+                stemmer: str | None = "english", stopwords: str | None = "en") -> DerivedSparseReport:
+    """Write each item's BM25 term weights (uniCOIL-style impacts) over its text as the sparse space ``out``.
+
+    Features are the terms of bm25s's vocabulary, sorted (the tokens as its tokenizer gives them); an item
+    without text, or with no term, gets an empty row. A query of term counts times ``k1 + 1``
+    (:func:`derived_text_query`) scores each document exactly as BM25 does.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> src = example_space(3, 4, texts=["cats purr", "dogs bark", "cats and dogs"])
+    >>> r = derive_bm25(src.store, src.name, "lex")
+    >>> r.n_features, src.store.space("lex").feature_names()
+    (4, ['bark', 'cat', 'dog', 'purr'])
+    """
+    from repspace.core.checks import check_choice
+    from repspace.engines.search.lexical import LexicalIndex, LexicalParams
+
+    t0 = time.perf_counter()
+    check_choice(method, "the BM25 method of an impact space", IMPACT_METHODS)
+    params = LexicalParams(method=method, k1=k1, b=b, stemmer=stemmer, stopwords=stopwords)
+    src = store.space(source)
+    _refuse_existing_space(store, out)
+    items = _all_items(src)
+    texts = [it.text or "" for it in items]
+    if not any(t.strip() for t in texts):
+        raise InputError(f"space {src.name!r} has no texts: BM25 weights come from the items' texts")
+    ix = LexicalIndex.build(texts, np.arange(len(items)), method=method, k1=k1, b=b, stemmer=stemmer,
+                            stopwords=stopwords)
+    if ix.model is None:
+        raise InputError(f"the texts of space {src.name!r} hold no term (after stop words)")
+    import scipy.sparse as sps
+
+    sc = ix.model.scores  # bm25s's (documents × terms) CSC arrays: one slice of documents per term
+    weights = sps.csr_matrix((np.asarray(sc["data"]), np.asarray(sc["indices"]), np.asarray(sc["indptr"])),
+                             shape=(len(sc["indptr"]) - 1, int(sc["num_docs"])))  # (terms × documents)
+    vocab = ix.model.vocab_dict
+    names = sorted(vocab)  # bm25s numbers its terms in an order that may change between runs: features sorted
+    order = np.array([vocab[t] for t in names], dtype=np.int64)
+    rows = SparseRows.from_scipy(weights[order].T.tocsr())
+    recipe = {"kind": "bm25", "source": src.name, "source_uid": src.uid, **params.to_dict(),
+              "query_weight": params.scale}
+    _write(store, out, src, rows, items, recipe, names)
+    return _report(out, src, "bm25", rows, recipe, t0)
+
+
+def _all_items(src: Space) -> list[Any]:
+    """Every live item of a space (dense or sparse), in row order."""
+    if src.info().layout == "sparse":
+        rows, _ = src.sparse_rows()
+        found = src.items(rows)
+        return [found[int(r)] for r in rows]
+    return src.dump()[0]
+
+
+def derived_text_query(space: Space, text: str) -> dict[str, float]:
+    """A text as a query of a derived sparse space, by its recipe: ``{feature: weight}``.
+
+    Raises :class:`InputError` when the space has no recipe (it was ingested, not derived) or
+    when nothing of the text maps to a feature.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> src = example_space(3, 4, texts=["cats purr", "dogs bark", "cats and dogs"])
+    >>> _ = derive_bm25(src.store, src.name, "lex")
+    >>> derived_text_query(src.store.space("lex"), "two cats, one cat")
+    {'cat': 5.0}
+    """
+    recipe = space.provenance.get("derived")
+    if not isinstance(recipe, dict):
+        raise InputError(f"space {space.name!r} holds sparse vectors and no encoder: search it with a stored id "
+                         "(--id), a sparse query (--sparse-query '{\"12\": 0.5}') or a vector of its "
+                         f"{space.dim} features")
+    if recipe.get("kind") == "bm25":
+        return _bm25_query(space, text, recipe)
+    return _sae_query(space, text, recipe)
+
+
+def _bm25_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, float]:
+    from repspace.engines.search.lexical import LexicalParams, tokenize
+
+    params = LexicalParams(**{k: recipe[k] for k in ("method", "k1", "b", "stemmer", "stopwords")})
+    known = set(space.feature_names() or ())
+    out: dict[str, float] = {}
+    for token in tokenize([text], params)[0]:
+        if token in known:
+            out[token] = out.get(token, 0.0) + params.scale
+    if not out:
+        raise InputError(f"no term of the query is in the vocabulary of space {space.name!r}")
+    return out
+
+
+def _sae_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, float]:
+    from repspace.workflows.dictionary import load_dictionary
+    from repspace.workflows.stored_transforms import encoder_for_space
+
+    src = space.store.space(recipe["source"])
+    if src.uid != recipe.get("source_uid"):
+        raise InputError(f"space {recipe['source']!r} is not the space {space.name!r} was derived from "
+                         "(it was deleted and made again); derive the codes again")
+    d = load_dictionary(src, recipe["dictionary"])
+    enc = encoder_for_space(src)
+    vec = np.asarray((getattr(enc, "encode_queries", None) or enc.encode)([text]), dtype=np.float32)
+    codes = d.transform(vec).tocsr()
+    if codes.nnz == 0:
+        raise InputError("the query activates no latent of the dictionary: it matches nothing")
+    return {str(int(j)): float(w) for j, w in zip(codes.indices, codes.data)}

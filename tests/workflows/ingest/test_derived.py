@@ -1,0 +1,96 @@
+"""Derived sparse spaces: SAE codes equal the dictionary's own encoding; BM25 impact search equals bm25s's BM25."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from repspace.core.errors import InputError
+from repspace.engines.encoders.registry import get_encoder
+from repspace.engines.search.lexical import LexicalIndex
+from repspace.workflows.dictionary import fit_dictionary, load_dictionary
+from repspace.workflows.ingest.derived import derive_bm25, derive_sae_codes, derived_text_query
+
+pytestmark = pytest.mark.numerics
+
+
+def _cranfield(shared_data, n: int = 300) -> tuple[list[str], list[str], list[str]]:
+    folder = shared_data / "cranfield-beir"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")][:n]
+    queries = [json.loads(line)["text"] for line in (folder / "queries.jsonl").open(encoding="utf-8")][:25]
+    return [d["_id"] for d in docs], [f"{d['title']} {d['text']}" for d in docs], queries
+
+
+@pytest.fixture()
+def dense(store, shared_data):
+    """300 Cranfield abstracts embedded by the static (model2vec) encoder, with metadata."""
+    ids, texts, _ = _cranfield(shared_data)
+    enc = get_encoder("static")
+    sp = store.create_space("docs", dim=enc.dim, metric="cosine", provenance=enc.provenance())
+    sp.add(ids, enc.encode(texts), texts=texts, metadata=[{"n": i} for i in range(len(ids))])
+    return sp
+
+
+def test_sae_codes_equal_the_dictionarys_encoding_and_text_queries_go_through_it(store, dense, shared_data):
+    rep = fit_dictionary(dense, 64, 8, epochs=2)
+    r = derive_sae_codes(store, "docs", rep.name, "codes")
+    codes = store.space("codes")
+    d = load_dictionary(dense, rep.name)
+    want = d.transform(dense.vectors()).toarray()
+    rows, got = codes.sparse_rows()
+    got = got.to_scipy().toarray()
+    assert got.shape == want.shape and r.nnz <= 8 * len(want)
+    # float32 values written and read back: equal to the model's within its rounding
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert (got >= 0).all() and (np.count_nonzero(got, axis=1) <= 8).all()
+    assert codes.ids() == dense.ids()
+    item = codes.get(["11"])[0]
+    assert item.metadata == {"n": 10} and item.text == dense.get(["11"])[0].text
+    # a text query: the static encoder's query side, then the same dictionary
+    _, _, queries = _cranfield(shared_data)
+    q = derived_text_query(codes, queries[0])
+    qv = np.asarray(get_encoder("static").encode_queries([queries[0]]), dtype=np.float32)
+    direct = d.transform(qv).toarray()[0]
+    assert {int(k): v for k, v in q.items()} == pytest.approx(
+        {int(j): float(direct[j]) for j in np.flatnonzero(direct)}, abs=1e-6)
+    hits = codes.search(queries[0], k=5)
+    scores = got @ direct.astype(np.float64)
+    np.testing.assert_allclose([h.score for h in hits], np.sort(scores)[::-1][:5], rtol=0, atol=1e-5)
+
+
+def test_bm25_impact_search_equals_bm25s(store, dense, shared_data):
+    ids, texts, queries = _cranfield(shared_data)
+    r = derive_bm25(store, "docs", "lex")
+    lex = store.space("lex")
+    assert r.count == len(ids) and r.kind == "bm25" and lex.feature_names() == sorted(lex.feature_names())
+    ix = LexicalIndex.build(texts, np.arange(len(texts)))
+    ref_scores, ref_rows = ix.search(queries, k=10)
+    for q, s_ref, r_ref in zip(queries, ref_scores, ref_rows):
+        hits = lex.search(q, k=10)
+        got = np.array([h.score for h in hits])
+        n = int((r_ref >= 0).sum())
+        # the same sums of float32 bm25s weights in float64 (bm25s's own scores are float32): 1e-5 relative
+        np.testing.assert_allclose(got[:n], s_ref[:n], rtol=1e-5, atol=1e-6)
+        for h, row, s in zip(hits, r_ref[:n], s_ref[:n]):  # ids equal except where scores tie
+            if ids[row] != h.id:
+                assert abs(h.score - s) <= 1e-5 * abs(s)
+
+
+def test_refusals_leave_the_store_unchanged(store, dense):
+    derive_bm25(store, "docs", "lex")
+    before = store.space("lex").info().generation
+    with pytest.raises(InputError, match="exists"):
+        derive_bm25(store, "docs", "lex")
+    with pytest.raises(InputError, match="method"):
+        derive_bm25(store, "docs", "lex2", method="bm25l")
+    assert store.space("lex").info().generation == before
+    assert "lex2" not in [s.name for s in store.spaces()]
+    with pytest.raises(InputError, match="no term of the query"):
+        derived_text_query(store.space("lex"), "zzzqqq")
+    plain = store.create_space("plain", dim=3, layout="sparse")
+    with pytest.raises(InputError, match="no encoder"):
+        derived_text_query(plain, "wing")
