@@ -34,14 +34,13 @@ from typing import Any
 import numpy as np
 
 from repspace.core.errors import InputError
+from repspace.core.limits import WRITE_BATCH
 from repspace.core.sparse import SparseRows
 from repspace.core.store import Space, Store
 from repspace.workflows.ingest._ingest import _created_or_existing, _existing_space
 
 __all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_text_query"]
 
-#: Items written per transaction when a derived space is filled.
-WRITE_BATCH = 10_000
 #: BM25 variants whose score is the document's term weights summed (bm25l and bm25+ add a per-term
 #: part to every document, which no sparse document vector holds).
 IMPACT_METHODS = ("lucene", "robertson", "atire")
