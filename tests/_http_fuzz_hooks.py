@@ -129,6 +129,14 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
         if isinstance(body.get("id"), str):
             body["id"] = _pick(DATA["ids"], ("body", seed), body["id"], keeps)
         _examples(body, seed, keeps)
+        if body.get("sparse") is not None:
+            # the fuzz store's spaces are dense: a sparse query (valid only for a sparse space, which no JSON
+            # Schema can say) becomes the vector query it stands in for
+            body.pop("sparse")
+            body["vector"] = [1.0]
+        if isinstance(body.get("mmr_length"), str):
+            # a length is the stored text's or a numeric metadata field's, which the data decides: the text's
+            body["mmr_length"] = "text"
         items = [i for i in body.get("items") or [] if isinstance(i, dict)]
         seen: set[str] = set()
         for n, item in enumerate(items):  # a batch names each id once (no JSON Schema says "unique by a key")
