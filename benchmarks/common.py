@@ -442,3 +442,14 @@ def ensure_random_store(n: int, dim: int, batch: int = 100_000) -> tuple[Path, P
     save_npy_durably(npy, vectors)
     (folder / "done").touch()
     return db, npy
+
+
+def section_main(argv: list[str] | None, doc: str | None, measure: Callable[[bool], dict[str, Any]],
+                 render: Callable[[dict[str, Any]], list[str]], quick_help: str) -> int:
+    """Run an EVALUATION.md section alone: ``--quick`` (``quick_help`` says what it keeps), print its markdown."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0] if doc else None)
+    ap.add_argument("--quick", action="store_true", help=quick_help)
+    print("\n".join(render(measure(ap.parse_args(argv).quick))))
+    return 0

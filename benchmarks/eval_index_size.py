@@ -12,7 +12,6 @@ resamples. ``--quick``: the static model, x1 and x2.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from typing import Any
@@ -113,10 +112,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model, x1 and x2")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model, x1 and x2")
 
 
 if __name__ == "__main__":

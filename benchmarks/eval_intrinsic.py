@@ -15,7 +15,6 @@ word-similarity sets (the top 25% of each by score), four of them again with the
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
@@ -179,10 +178,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="small sets only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "small sets only")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Two measurements on ``hf-layers:minilm`` through :mod:`repspace.layers`:
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import sys
@@ -249,10 +248,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer sentences, three layers, the tense file only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "fewer sentences, three layers, the tense file only")
 
 
 if __name__ == "__main__":

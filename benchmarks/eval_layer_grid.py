@@ -20,7 +20,6 @@ sentences.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import tempfile
@@ -233,10 +232,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer pairs, words and sentences")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "fewer pairs, words and sentences")
 
 
 if __name__ == "__main__":

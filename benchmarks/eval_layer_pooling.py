@@ -12,7 +12,6 @@ model. ``--quick``: the first 200 STS-B test pairs and Pang & Lee; no Cranfield.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -138,10 +137,7 @@ def reading(res: dict[str, Any], sts: dict, ret: dict, cls: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="200 STS-B pairs and Pang & Lee, no Cranfield")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "200 STS-B pairs and Pang & Lee, no Cranfield")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ resamples, seed 0), each layer's mean-pooled vectors scored on the whole STS-B t
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import sys
@@ -155,10 +154,7 @@ def reading(rows: list[dict[str, Any]], group: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the first 100 sentences")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the first 100 sentences")
 
 
 if __name__ == "__main__":

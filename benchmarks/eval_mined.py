@@ -17,7 +17,6 @@ pairs of ``tests/data/stsb-multi-mt`` and the hand-built SummEval-layout set
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Iterator
@@ -219,11 +218,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model only")
-    args = ap.parse_args(argv)
-    print("\n".join(render(measure(args.quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model only")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,6 @@ embedded by the static model. One BLAS thread. ``--quick``: wine only.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 import sys
@@ -160,10 +159,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="wine only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "wine only")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ resamples, seed 0. ``--quick``: the static model.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import sys
 import tempfile
@@ -134,10 +133,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model")
 
 
 if __name__ == "__main__":

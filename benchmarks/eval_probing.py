@@ -11,7 +11,6 @@ mean-pooled, one forward pass), 1,000 resamples of the test sentences, seed 0. `
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from typing import Any
@@ -128,10 +127,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model only")
 
 
 if __name__ == "__main__":

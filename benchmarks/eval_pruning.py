@@ -11,7 +11,6 @@ searched exactly (cosine) over the rest, and nDCG@10 and recall@10 are compared 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from typing import Any
@@ -114,12 +113,9 @@ def render(res: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    sys.stdout.write("\n".join(render(measure(args.quick))) + "\n")
+def main(argv: list[str] | None = None) -> int:
+    return c.section_main(argv, __doc__, measure, render, "the 25%% cut only")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

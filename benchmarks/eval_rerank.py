@@ -11,7 +11,6 @@ train/dev/test split of the 225 judged queries (135/45/45). ``--quick``: the sta
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -121,10 +120,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model, seed 0")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model, seed 0")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ resamples. ``--quick``: STS-B with the static model only.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 from typing import Any
@@ -126,10 +125,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="STS-B with the static model only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "STS-B with the static model only")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ mean-over-all-of minus mean-over-none-of reading of the query, to show why each 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import textwrap
@@ -128,10 +127,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help=f"the first {QUICK_QUESTIONS} questions, no gensim")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, f"the first {QUICK_QUESTIONS} questions, no gensim")
 
 
 if __name__ == "__main__":

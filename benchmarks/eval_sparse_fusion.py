@@ -15,7 +15,6 @@ intervals; each fusion against the dense space by a paired bootstrap (1,000 resa
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -143,12 +142,9 @@ def render(res: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
-    sys.stdout.write("\n".join(render(measure(args.quick))) + "\n")
+def main(argv: list[str] | None = None) -> int:
+    return c.section_main(argv, __doc__, measure, render, "one SAE size")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,7 +11,6 @@ bootstrap interval (seed 0). ``--quick``: the static model only.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
@@ -81,10 +80,7 @@ def render(res: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="the static model only")
-    print("\n".join(render(measure(ap.parse_args(argv).quick))))
-    return 0
+    return c.section_main(argv, __doc__, measure, render, "the static model only")
 
 
 if __name__ == "__main__":

@@ -289,13 +289,11 @@ def _spearman_of_rows(arrays: Sequence[np.ndarray]) -> Callable[..., Any] | None
     """Spearman of the rows drawn from two base arrays, ranked by counting; None where a value is NaN."""
     if len(arrays) != 2 or any(a.ndim != 1 or np.isnan(a).any() for a in arrays):
         return None
-    coded = [np.unique(a, return_inverse=True) for a in arrays]
-    (ux, cx), (uy, cy) = coded
+    (ux, cx), (uy, cy) = (np.unique(a, return_inverse=True) for a in arrays)
+    cx, cy = cx.astype(np.intp).ravel(), cy.astype(np.intp).ravel()  # coded once, ranked for every batch of draws
 
     def of_rows(rows: np.ndarray, axis: int = -1) -> Any:
-        rx = _counted_ranks(cx.astype(np.intp).ravel(), len(ux), rows)
-        ry = _counted_ranks(cy.astype(np.intp).ravel(), len(uy), rows)
-        return _rank_correlation(rx, ry, axis)
+        return _rank_correlation(_counted_ranks(cx, len(ux), rows), _counted_ranks(cy, len(uy), rows), axis)
     return of_rows
 
 
