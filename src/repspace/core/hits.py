@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
@@ -35,23 +36,37 @@ class Hit:
         return {"id": self.id, "score": self.score, "text": self.text, "metadata": self.metadata}
 
     @classmethod
-    def of(cls, id: str, score: float, text: str | None, metadata: dict[str, Any], row: int) -> Hit:
+    def of(cls, id: str, score: float, text: str | None, metadata: dict[str, Any] | str, row: int) -> Hit:
         """A hit from values of the right types (a search's own records), made without the dataclass's
         ``__init__``: a third of the time, for the ten hits of every one-query call. Equal to ``Hit(...)``.
+
+        ``metadata`` may be the stored JSON text of the metadata: it is decoded when first read
+        (a loop of one query per call that reads ids and scores never pays for the decoding), and
+        each hit decodes its own dict.
 
         Examples
         --------
         >>> Hit.of("a", 0.5, None, {}, 3) == Hit("a", 0.5, None, {}, row=3)
         True
+        >>> Hit.of("a", 0.5, None, '{"n": 1}', 3).metadata
+        {'n': 1}
         """
         hit = _new(cls)
         fields = hit.__dict__  # frozen: fields are set once, here, as the generated __init__ would
         fields["id"] = id
         fields["score"] = score
         fields["text"] = text
-        fields["metadata"] = metadata
+        fields["metadata" if type(metadata) is not str else "_metadata_json"] = metadata
         fields["row"] = row
         return hit
+
+    def __getattr__(self, name: str) -> Any:
+        """``metadata`` of a hit made from its JSON text (:meth:`of`), decoded on first read."""
+        raw = self.__dict__.get("_metadata_json") if name == "metadata" else None
+        if raw is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = self.__dict__["metadata"] = _loads(raw)
+        return value
 
     def __repr__(self) -> str:
         text = (self.text or "").replace("\n", " ")
@@ -90,6 +105,7 @@ class SearchPlan:
 
 
 _new = object.__new__
+_loads = json.loads
 
 
 @dataclass(frozen=True, eq=False)

@@ -234,6 +234,26 @@ class SpaceReader(SpaceBase):
         >>> sp.records([1], generation=sp.info().generation)  # kept: the next call reads nothing
         {1: ('b', None, {})}
         """
+        kept = self.stored_records(rows, generation=generation)
+        if not kept:
+            return {}
+        metadata = json.loads(f"[{','.join([rec[2] for rec in kept.values()])}]")
+        return {row: (rec[0], rec[1], meta) for (row, rec), meta in zip(kept.items(), metadata)}
+
+    def stored_records(self, rows: Sequence[int] | np.ndarray, *, generation: int | None = None
+                       ) -> dict[int, tuple[str, str | None, str]]:
+        """:meth:`records` with each metadata as its stored JSON text, not decoded: for a caller that
+        decodes only what is read (a search's hits, :meth:`repspace.core.hits.Hit.of`).
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from repspace.core.store import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], np.eye(2), metadata=[{"n": 1}, {}])
+        >>> sp.stored_records([0])
+        {0: ('a', None, '{"n": 1}')}
+        """
         rows = rows.tolist() if isinstance(rows, np.ndarray) else [int(r) for r in rows]
         if not rows:
             return {}
@@ -245,10 +265,7 @@ class SpaceReader(SpaceBase):
             if generation is not None and read[0] == generation:
                 _records.keep(self.uid, generation, read[1])
             kept.update(read[1])
-        if not kept:
-            return {}
-        metadata = json.loads(f"[{','.join([rec[2] for rec in kept.values()])}]")
-        return {row: (rec[0], rec[1], meta) for (row, rec), meta in zip(kept.items(), metadata)}
+        return kept
 
     def _read_records(self, rows: list[int]) -> tuple[int, dict[int, _records.Record]]:
         """``(generation, {row: (id, text, metadata JSON)})`` of the live rows among ``rows``, in one statement."""

@@ -22,10 +22,11 @@ def hits_for(space: Space, rows: np.ndarray, scores: np.ndarray, exclude: str | 
     """Turn one query's rows and scores into hits (rows deleted meanwhile are dropped).
 
     ``generation``: the one the rows were searched at (``space.info().generation``); records
-    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`).
+    this process read at it are served from memory (:meth:`~repspace.core.store.Space.records`);
+    each hit decodes its metadata when it is first read (:meth:`~repspace.core.hits.Hit.of`).
     """
     rows, scores = np.asarray(rows).tolist(), np.asarray(scores).tolist()
-    found = space.records([r for r in rows if r >= 0], generation=generation)
+    found = space.stored_records([r for r in rows if r >= 0], generation=generation)
     out = []
     make = Hit.of
     for r, s in zip(rows, scores):
