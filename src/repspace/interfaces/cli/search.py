@@ -100,6 +100,9 @@ def search_cmd(
                                                          "mutual-proximity or local-scaling.")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
                                                    "per-item statistics.")] = 10,
+    rerank: Annotated[Optional[Path], typer.Option(
+        "--rerank", help="Reorder the candidates (dense, or hybrid with --hybrid) with a reranker: a model file "
+                         "written by 'repspace rerank train'.")] = None,
     all_of: Annotated[Optional[list[str]], typer.Option(
         "--all-of", help="Set query (SetCSE): a stored id the hits should be near (repeat for several).")] = None,
     none_of: Annotated[Optional[list[str]], typer.Option(
@@ -130,6 +133,8 @@ def search_cmd(
 
       repspace search glove --id king --hubness csls
 
+      repspace search cran "flow over a swept wing" --hybrid --rerank cran-ranker.json
+
       repspace search glove --all-of king --all-of woman --none-of man
 
       repspace search splade --sparse-query '{"retrieval": 1.2, "sparse": 0.8}' --json
@@ -146,11 +151,12 @@ def search_cmd(
                                        "--vector-file": vector_file, "--sparse-query": sparse_query, "--hybrid": hybrid or None,
                                        "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
                                        "--mmr": mmr, "--mmr-length": mmr_length,
-                                       "--hubness": hubness})
+                                       "--hubness": hubness, "--rerank": rerank})
     else:
         res = _search(space, query, id, vector, vector_file, sparse_query, k=k, where=where, method=method, ef=ef, index=index,
                       hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
-                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json)
+                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json,
+                      rerank=None if rerank is None else str(rerank))
     hits, plan = res.hits, res.plan
     if json:
         print_json(res.to_dict() if explain else [h.to_dict() for h in hits])
