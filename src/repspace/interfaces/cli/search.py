@@ -52,6 +52,21 @@ def _load_sparse(sparse_query: str | None) -> dict[str, object] | None:
     return value
 
 
+def _gaussian_vector(text: str) -> str:
+    """``--gaussian '{"mean": [...], "variance": [...]}'`` as the query vector (means then variances), as JSON."""
+    try:
+        value = jsonlib.loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict) or set(value) != {"mean", "variance"} or not all(
+            isinstance(value[k], list) for k in value):
+        raise InputError("--gaussian must be a JSON object {\"mean\": [numbers], \"variance\": [numbers]}")
+    if len(value["mean"]) != len(value["variance"]):
+        raise InputError(f"--gaussian: a mean of {len(value['mean'])} numbers and a variance of "
+                         f"{len(value['variance'])}")
+    return jsonlib.dumps(value["mean"] + value["variance"])
+
+
 def _search(space: str, query: str | None, id: str | None, vector: str | None, vector_file: Path | None,
             sparse_query: str | None, json: bool, **options: Any) -> Any:
     """One query's search: a text, an id, a vector or a sparse query (exactly one)."""
@@ -100,6 +115,9 @@ def search_cmd(
                                                          "mutual-proximity or local-scaling.")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
                                                    "per-item statistics.")] = 10,
+    gaussian: Annotated[Optional[str], typer.Option(
+        "--gaussian", help="Gaussian spaces: the query Gaussian as JSON, '{\"mean\": [...], \"variance\": [...]}'.")
+                        ] = None,
     rerank: Annotated[Optional[Path], typer.Option(
         "--rerank", help="Reorder the candidates (dense, or hybrid with --hybrid) with a reranker: a model file "
                          "written by 'repspace rerank train'.")] = None,
@@ -142,6 +160,10 @@ def search_cmd(
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
+    if gaussian is not None:  # a Gaussian space's query vector: its means then its variances
+        if vector is not None:
+            raise InputError("give --gaussian or --vector, not both")
+        vector = _gaussian_vector(gaussian)
     if all_of or none_of:
         from repspace.interfaces.cli.search_sets import set_query_result
 
