@@ -473,7 +473,8 @@ def search_space(
     if "gaussian" in space.provenance:  # Gaussian rows searched by KL (workflows/ingest/gaussian.py)
         from repspace.workflows.search.gaussian_search import search_gaussian
 
-        return search_gaussian(space, query if isinstance(query, SearchRequest) else SearchRequest.of(query, k, **options))
+        return search_gaussian(space, query if isinstance(query, SearchRequest)
+                               else SearchRequest.of(query, k, **options))
     if isinstance(query, SearchRequest):
         if options or k != 10:
             raise InputError("give a SearchRequest or search options, not both")
