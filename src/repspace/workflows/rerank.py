@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.eval.ranking import ndcg_at_k
 from repspace.engines.eval.retrieval import load_beir
 from repspace.engines.eval.uncertainty import DEFAULT_RESAMPLES, bootstrap_interval, mean_statistic, paired_comparison
 from repspace.engines.search.fusion import rrf
-from repspace.engines.search.ltr import RankerModel, RankerParams, candidate_features, fit_ranker, predict, rerank
+from repspace.engines.search.ltr import RankerModel, RankerParams, fit_ranker, predict, rerank
+from repspace.workflows.search.rerank_stage import SOURCES, check_model_space, features_of, first_stage, row_texts
 
 if TYPE_CHECKING:
     from repspace.core.store import Space
@@ -60,6 +61,8 @@ class RerankTrainRequest:
     split : str, the qrels file's name (``test``)
     candidates : int, dense candidates per query
     seed : int, seed of the query split, the trees and the bootstrap
+    first_stage : str, where the candidates come from: ``dense`` (exact dense search) or ``hybrid``
+        (dense fused with BM25 by RRF, as ``repspace search --hybrid``)
     dev_fraction, test_fraction : float, shares of the queries held out
     n_estimators, learning_rate, num_leaves, min_child_samples, early_stopping : see
         :class:`~repspace.engines.search.ltr.RankerParams`
@@ -85,8 +88,10 @@ class RerankTrainRequest:
     min_child_samples: int = 20
     early_stopping: int = 30
     bootstrap: int = DEFAULT_RESAMPLES
+    first_stage: str = "dense"
 
     def __post_init__(self) -> None:
+        check_choice(self.first_stage, "first stage", SOURCES)
         check_scalar(self.candidates, "candidates", int, low=1)
         check_scalar(self.bootstrap, "bootstrap", int, low=0)
         for name in ("dev_fraction", "test_fraction"):
@@ -184,7 +189,8 @@ class RerankApplyRequest:
 
 @dataclass(frozen=True)
 class RerankApplyResult:
-    """Each query's reranked hits: ``{"id", "score", "dense_rank", "text"}`` best first."""
+    """Each query's reranked hits: ``{"id", "score", "dense_rank", "text"}`` best first (``dense_rank``: the
+    place in the first stage's list)."""
 
     space: str
     model: str
@@ -200,31 +206,11 @@ def _space_recipe(space: Space) -> dict[str, Any]:
             "encoder": space.provenance.get("encoder")}
 
 
-def _candidates(space: Space, queries: Sequence[str], depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's exact dense top ``depth``: rows and scores, (m, depth)."""
-    from repspace.workflows.search.query import knn
+def _embedded(space: Space, queries: Sequence[str]) -> np.ndarray:
+    """The queries embedded by the query side of the space's encoder."""
     from repspace.workflows.stored_transforms import encoder_for_space
 
-    vectors = np.asarray(encoder_for_space(space).encode_queries(list(queries)))
-    res = knn(space, vectors, depth, method="exact")
-    return res.rows, res.scores.astype(np.float64)
-
-
-def _texts(space: Space, rows: np.ndarray) -> dict[int, str]:
-    wanted = sorted({int(r) for r in rows.ravel() if r >= 0})
-    items = space.items(wanted) if wanted else {}
-    return {r: (items[r].text or "") for r in wanted}
-
-
-def _features(space: Space, queries: Sequence[str], depth: int, lexical_params: dict[str, Any]) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray, Any]:
-    """Candidates (rows, dense scores), their features and the space's BM25 index."""
-    from repspace.workflows.search.lexical import ensure_lexical
-
-    rows, scores = _candidates(space, queries, depth)
-    lexical = ensure_lexical(space, **lexical_params)
-    feats = candidate_features(queries, rows, scores, _texts(space, rows), lexical)
-    return rows, scores, feats, lexical
+    return np.asarray(encoder_for_space(space).encode_queries(list(queries)))
 
 
 # ------------------------------------------------------------------------------ training
@@ -259,8 +245,12 @@ def train_reranker(space: Space, request: RerankTrainRequest) -> RerankTrainResu
     order = np.random.default_rng(request.seed).permutation(len(data.query_ids))
     parts = {"test": order[:n_test], "dev": order[n_test:n_test + n_dev], "train": order[n_test + n_dev:]}
     queries = list(data.query_texts)
-    lexical_params: dict[str, Any] = {}
-    rows, _, feats, lexical = _features(space, queries, request.candidates, lexical_params)
+    vectors = _embedded(space, queries)
+    dense_rows, dense_scores = first_stage(space, queries, vectors, request.candidates, "dense")
+    rows, scores = dense_rows, dense_scores
+    if request.first_stage == "hybrid":
+        rows, scores = first_stage(space, queries, vectors, request.candidates, "hybrid")
+    feats, lexical = features_of(space, queries, rows, scores, {})
     grades = np.array([[data.qrels[data.query_ids[i]].get(id_of.get(int(r), ""), 0) if r >= 0 else 0
                         for r in rows[i]] for i in range(len(queries))], dtype=np.int64)
     grades = np.maximum(grades, 0)
@@ -270,14 +260,15 @@ def train_reranker(space: Space, request: RerankTrainRequest) -> RerankTrainResu
     t_queries = [queries[i] for i in test]
     reranked, _ = rerank(rows[test], predict(model, feats[test]), k=10)
     _, bm25_rows = lexical.search(t_queries, k=request.candidates)
-    _, rrf_rows = rrf([rows[test], bm25_rows], k=10, c=RRF_C)
-    runs = {"reranker": reranked, "dense": rows[test], "bm25": bm25_rows, "rrf": rrf_rows}
+    _, rrf_rows = rrf([dense_rows[test], bm25_rows], k=10, c=RRF_C)
+    runs = {"reranker": reranked, "dense": dense_rows[test], "bm25": bm25_rows, "rrf": rrf_rows}
     per_query = {name: np.array([ndcg_at_k([id_of[int(r)] for r in run[j] if r >= 0],
                                            data.qrels[data.query_ids[i]], 10) for j, i in enumerate(test)])
                  for name, run in runs.items()}
     scores, comparisons = _figures(per_query, request.bootstrap, request.seed)
     recipe = {
-        "space": _space_recipe(space), "candidates": request.candidates, "lexical": lexical.params.to_dict(),
+        "space": _space_recipe(space), "candidates": request.candidates, "first_stage": request.first_stage,
+        "lexical": lexical.params.to_dict(),
         "params": request.params().to_dict(), "rounds": rounds,
         "trained_on": {"qrels": Path(request.qrels).name, "split": request.split, "seed": request.seed,
                        "queries": {p: [data.query_ids[i] for i in sorted(ix)] for p, ix in parts.items()}},
@@ -306,28 +297,9 @@ def _figures(per_query: dict[str, np.ndarray], bootstrap: int, seed: int) -> tup
 
 
 # ------------------------------------------------------------------------------ applying
-def check_model_space(model: RankerModel, space: Space, path: str) -> None:
-    """Refuse a model trained for another space (another uid: other vectors, texts or encoder).
-
-    Examples
-    --------
-    >>> from repspace.store import example_space
-    >>> sp = example_space(5, 2)
-    >>> try:
-    ...     check_model_space(RankerModel("", {"space": {"name": "docs", "uid": "x"}}), sp, "m.json")
-    ... except InputError as e:
-    ...     print(str(e).split(":")[0])
-    the reranker m.json was trained for space 'docs', not 't'
-    """
-    trained = model.recipe.get("space") or {}
-    if trained.get("uid") != space.uid:
-        raise InputError(f"the reranker {path} was trained for space {trained.get('name')!r}, not "
-                         f"{space.name!r}: its features (dense scores, BM25 statistics) mean nothing here; "
-                         f"train one for this space with 'repspace rerank train'")
-
-
 def apply_reranker(space: Space, request: RerankApplyRequest) -> RerankApplyResult:
-    """Rerank the dense candidates of each query with a saved model; the ``k`` best per query.
+    """Rerank each query's candidates (from the first stage the model was trained on) with a saved model; the
+    ``k`` best per query.
 
     Examples
     --------
@@ -340,10 +312,12 @@ def apply_reranker(space: Space, request: RerankApplyRequest) -> RerankApplyResu
     """
     model = RankerModel.load(request.model)
     check_model_space(model, space, request.model)
-    depth = int(model.recipe.get("candidates", DEFAULT_CANDIDATES))
-    rows, _, feats, _ = _features(space, request.queries, depth, model.recipe.get("lexical") or {})
+    depth = max(int(model.recipe.get("candidates", DEFAULT_CANDIDATES)), request.k)
+    source = str(model.recipe.get("first_stage", "dense"))
+    rows, scores = first_stage(space, request.queries, _embedded(space, request.queries), depth, source)
+    feats, _ = features_of(space, request.queries, rows, scores, model.recipe.get("lexical") or {})
     top, scores = rerank(rows, predict(model.model, feats), k=request.k)
-    texts = _texts(space, top)
+    texts = row_texts(space, top)
     ids = {r: it.id for r, it in space.items(sorted(texts)).items()} if texts else {}
     results = []
     for i, query in enumerate(request.queries):

@@ -333,7 +333,7 @@ class RankerModel:
     (True, {'name': 'docs'}, True)
     """
 
-    model: str
+    model: str = field(repr=False)  # the trees: megabytes of text
     recipe: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -80,6 +80,10 @@ def ingest_cmd(
     n_features: Annotated[Optional[int], typer.Option(help="Sparse: the vocabulary's size (without --vocab).")] = None,
     allow_negative: Annotated[bool, typer.Option("--allow-negative", help="Sparse: accept negative "
                                                                           "weights.")] = False,
+    mean_col: Annotated[Optional[str], typer.Option(help="Gaussian: column with each item's mean (with "
+                                                         "--variance-col); the space is searched by KL.")] = None,
+    variance_col: Annotated[Optional[str], typer.Option(help="Gaussian: column with each item's diagonal "
+                                                             "variance (numbers > 0).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -103,12 +107,24 @@ def ingest_cmd(
       repspace ingest splade docs.parquet --indices-col indices --values-col values --vocab vocab.txt
 
       repspace ingest bow docs.jsonl --weights-col terms --metric cosine
+
+      repspace ingest words gaussians.jsonl --mean-col mean --variance-col var
     """
     from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
 
     options = {k: v for k, v in (("layer", _layer(layer)), ("pooling", pooling), ("normalize", normalize),
                                  ("prompt", prompt)) if v is not None}
+    if mean_col is not None or variance_col is not None:
+        from repspace.core.errors import InputError
+        from repspace.workflows.ingest.gaussian import ingest_gaussian_file
+
+        if mean_col is None or variance_col is None:
+            raise InputError("a Gaussian ingest needs both --mean-col and --variance-col")
+        _report(ingest_gaussian_file(open_store(), space, file, mean_col=mean_col, variance_col=variance_col,
+                                     id_col=id_col, text_col=text_col, meta_cols=_split(meta_cols),
+                                     auto_id=auto_id), json)
+        return
     if indices_col or values_col or weights_col or vocab or n_features is not None or allow_negative:
         _sparse(space, file, id_col, text_col, meta_cols, auto_id, indices_col, values_col, weights_col, vocab,
                 n_features, allow_negative, metric, commit_every, on_conflict, json,

@@ -35,6 +35,8 @@ def train_cmd(
     learning_rate: Annotated[float, typer.Option(help="Boosting learning rate.")] = 0.05,
     num_leaves: Annotated[int, typer.Option(help="Leaves per tree.")] = 15,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples of the intervals (0: none).")] = 1000,
+    first_stage: Annotated[str, typer.Option(help="Candidates to rerank: dense, or hybrid (dense fused with BM25 "
+                                                  "by RRF, as 'search --hybrid').")] = "dense",
     json: Json = False,
 ) -> None:
     """Train a reranker for SPACE on judged queries; print test nDCG@10 of it, dense, BM25 and RRF.
@@ -44,12 +46,15 @@ def train_cmd(
       repspace rerank train cran --qrels ../shared/data/cranfield-beir --out cran-ranker.json
 
       repspace rerank train cran --qrels cranfield-beir --out m.json --seed 3 --json
+
+      repspace rerank train cran --qrels cranfield-beir --out hybrid.json --first-stage hybrid
     """
     from repspace.workflows.rerank import RerankTrainRequest, train_reranker
 
     request = RerankTrainRequest(qrels=str(qrels), out=str(out_path), split=split, candidates=candidates, seed=seed,
                                  dev_fraction=dev_fraction, test_fraction=test_fraction, n_estimators=n_estimators,
-                                 learning_rate=learning_rate, num_leaves=num_leaves, bootstrap=bootstrap)
+                                 learning_rate=learning_rate, num_leaves=num_leaves, bootstrap=bootstrap,
+                                 first_stage=first_stage)
     res = train_reranker(open_store(create=False).space(space), request)
     if json:
         print_json(res.to_dict())
@@ -77,7 +82,7 @@ def apply_cmd(
     k: Annotated[int, typer.Option("-k", "--k", help="Results per query.")] = 10,
     json: Json = False,
 ) -> None:
-    """Search SPACE densely and rerank each query's candidates with MODEL.
+    """Rerank each query's candidates (from the first stage MODEL was trained on) with MODEL.
 
     Examples:
 

@@ -52,6 +52,21 @@ def _load_sparse(sparse_query: str | None) -> dict[str, object] | None:
     return value
 
 
+def _gaussian_vector(text: str) -> str:
+    """``--gaussian '{"mean": [...], "variance": [...]}'`` as the query vector (means then variances), as JSON."""
+    try:
+        value = jsonlib.loads(text)
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict) or set(value) != {"mean", "variance"} or not all(
+            isinstance(value[k], list) for k in value):
+        raise InputError("--gaussian must be a JSON object {\"mean\": [numbers], \"variance\": [numbers]}")
+    if len(value["mean"]) != len(value["variance"]):
+        raise InputError(f"--gaussian: a mean of {len(value['mean'])} numbers and a variance of "
+                         f"{len(value['variance'])}")
+    return jsonlib.dumps(value["mean"] + value["variance"])
+
+
 def _search(space: str, query: str | None, id: str | None, vector: str | None, vector_file: Path | None,
             sparse_query: str | None, json: bool, **options: Any) -> Any:
     """One query's search: a text, an id, a vector or a sparse query (exactly one)."""
@@ -100,6 +115,12 @@ def search_cmd(
                                                          "mutual-proximity or local-scaling.")] = None,
     kappa: Annotated[int, typer.Option(min=1, help="Hubness reduction: neighbourhood size of the "
                                                    "per-item statistics.")] = 10,
+    gaussian: Annotated[Optional[str], typer.Option(
+        "--gaussian", help="Gaussian spaces: the query Gaussian as JSON, '{\"mean\": [...], \"variance\": [...]}'.")
+                        ] = None,
+    rerank: Annotated[Optional[Path], typer.Option(
+        "--rerank", help="Reorder the candidates (dense, or hybrid with --hybrid) with a reranker: a model file "
+                         "written by 'repspace rerank train'.")] = None,
     all_of: Annotated[Optional[list[str]], typer.Option(
         "--all-of", help="Set query (SetCSE): a stored id the hits should be near (repeat for several).")] = None,
     none_of: Annotated[Optional[list[str]], typer.Option(
@@ -130,6 +151,8 @@ def search_cmd(
 
       repspace search glove --id king --hubness csls
 
+      repspace search cran "flow over a swept wing" --hybrid --rerank cran-ranker.json
+
       repspace search glove --all-of king --all-of woman --none-of man
 
       repspace search splade --sparse-query '{"retrieval": 1.2, "sparse": 0.8}' --json
@@ -137,6 +160,10 @@ def search_cmd(
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
     method = "exact" if exact else "hnsw" if hnsw else "auto"
+    if gaussian is not None:  # a Gaussian space's query vector: its means then its variances
+        if vector is not None:
+            raise InputError("give --gaussian or --vector, not both")
+        vector = _gaussian_vector(gaussian)
     if all_of or none_of:
         from repspace.interfaces.cli.search_sets import set_query_result
 
@@ -146,11 +173,12 @@ def search_cmd(
                                        "--vector-file": vector_file, "--sparse-query": sparse_query, "--hybrid": hybrid or None,
                                        "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
                                        "--mmr": mmr, "--mmr-length": mmr_length,
-                                       "--hubness": hubness})
+                                       "--hubness": hubness, "--rerank": rerank})
     else:
         res = _search(space, query, id, vector, vector_file, sparse_query, k=k, where=where, method=method, ef=ef, index=index,
                       hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
-                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json)
+                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json,
+                      rerank=None if rerank is None else str(rerank))
     hits, plan = res.hits, res.plan
     if json:
         print_json(res.to_dict() if explain else [h.to_dict() for h in hits])

@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
 from repspace.interfaces.cli._common import note, settings
 
@@ -27,6 +28,9 @@ def serve_cmd(
                                                            "(repeatable; none by default).")] = None,
     query_timeout: Annotated[float, typer.Option(min=0.001, help="Seconds a search may take before it is answered "
                                                                  "408 (its work is not interrupted).")] = 30.0,
+    reranker: Annotated[Optional[list[str]], typer.Option(
+        "--reranker", help="NAME=PATH: load the reranker model at PATH ('repspace rerank train') under NAME, which a "
+                           "search body names as \"rerank\": \"NAME\" (repeatable).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print {url, explorer, store, writable, token} as one JSON line "
                                                       "on stdout once listening (then serve).")] = False,
 ) -> None:
@@ -43,6 +47,8 @@ def serve_cmd(
 
       curl -s localhost:8765/api/v1/spaces/docs/search -d '{"text": "parse dates", "k": 5}' \\
            -H 'content-type: application/json'
+
+      repspace serve --reranker cran=cran-ranker.json  # then {"text": "...", "rerank": "cran"}
     """
     from repspace.core.store import default_store_path
     from repspace.interfaces.server import serve
@@ -61,5 +67,11 @@ def serve_cmd(
                  f"{', token required' if token else ''}); Ctrl-C stops")
             note(f"explorer: {url}/{'?token=<your token>' if token else ''}")
 
+    named: dict[str, str] = {}
+    for spec in reranker or []:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path or name in named:
+            raise InputError(f"--reranker {spec!r}: give NAME=PATH, each NAME once (e.g. cran=cran-ranker.json)")
+        named[name] = path
     serve(store, host=host, port=port, token=token, writable=writable, cors=cors, query_timeout=query_timeout,
-          on_ready=ready)
+          on_ready=ready, rerankers=named)

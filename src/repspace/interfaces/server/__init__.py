@@ -66,7 +66,7 @@ def is_loopback(host: str) -> bool:
 
 def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, token: str | None = None,
           writable: bool = False, cors: list[str] | None = None, query_timeout: float = 30.0,
-          on_ready: Callable[[str], None] | None = None) -> None:
+          on_ready: Callable[[str], None] | None = None, rerankers: dict[str, str] | None = None) -> None:
     """Run the service until interrupted.
 
     A non-loopback address needs a token (anyone on the network could read the store
@@ -109,7 +109,8 @@ def serve(store_path: str | Path, *, host: str = "127.0.0.1", port: int = 8765, 
         raise InputError(f"refusing to serve on {host} without a token: anyone on the network could read the "
                          "store (give --token or $REPSPACE_TOKEN, or bind 127.0.0.1)")
     hosts = [*LOOPBACK_HOSTS, host] if is_loopback(host) else ["*"]  # on a network address the token guards all
-    app = create_app(store_path, token=token, writable=writable, cors=cors, hosts=hosts, query_timeout=query_timeout)
+    app = create_app(store_path, token=token, writable=writable, cors=cors, hosts=hosts, query_timeout=query_timeout,
+                     rerankers=rerankers)
     bare = host.strip("[]")
     sock = socket.socket(socket.AF_INET6 if ":" in bare else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -37,6 +38,7 @@ from repspace.interfaces.server import errors
 from repspace.interfaces.server.deps import Service
 from repspace.interfaces.server.routes import ROUTERS
 from repspace.interfaces.server.security import Guard
+from repspace.workflows.search.rerank_stage import load_rerankers
 
 #: The explorer's page and its built scripts (web/ builds them; ``make web``).
 STATIC = Path(__file__).parent / "static"
@@ -44,7 +46,8 @@ STATIC = Path(__file__).parent / "static"
 
 def create_app(store_path: str | Path, *, token: str | None = None, writable: bool = False,
                cors: list[str] | None = None, hosts: list[str] | None = None,
-               max_body: int = MAX_BODY, query_timeout: float = 30.0) -> FastAPI:
+               max_body: int = MAX_BODY, query_timeout: float = 30.0,
+               rerankers: Mapping[str, str | Path] | None = None) -> FastAPI:
     """The service over the store at ``store_path``.
 
     Parameters
@@ -63,17 +66,20 @@ def create_app(store_path: str | Path, *, token: str | None = None, writable: bo
     query_timeout : seconds a request that reads the store may take; a slower one is answered 408 (the thread
         finishes its work, which cannot be interrupted, and its result is dropped). Writes are not bounded:
         a write that went on after a 408 would land while its client was told it had not.
+    rerankers : name to model file (``repspace rerank train``), loaded here: a search body's ``rerank``
+        names one of them (a client never names a file the service would read).
     """
     from repspace.workflows.store import Store
 
     if writable and not token:
         raise InputError("a writable service needs a token (--token or $REPSPACE_TOKEN)")
+    models = load_rerankers(rerankers or {})  # a missing or broken model is refused before anything opens
     guard = Guard(token=token, hosts=hosts, cors=cors, max_body=max_body)  # refuses an unusable token first
     store = Store(store_path, create=False, readonly=not writable)
     app = FastAPI(title="repspace", version="1", openapi_url="/api/v1/openapi.json", docs_url="/api/v1/docs",
                   redoc_url=None)
     app.state.store = store
-    app.state.service = Service(store=store, writable=writable, query_timeout=query_timeout)
+    app.state.service = Service(store=store, writable=writable, query_timeout=query_timeout, rerankers=models)
     guard.install(app)
     errors.install(app, Path(store_path).resolve().parent)
     for router in ROUTERS:

@@ -42,12 +42,14 @@ Runner = Callable[..., Awaitable[Any]]
 
 @dataclass(frozen=True)
 class Service:
-    """One service's state: its store, whether it accepts writes, its query timeout, its write lock."""
+    """One service's state: its store, whether it accepts writes, its query timeout, its write lock, and the
+    rerankers loaded at start by name (``--reranker NAME=PATH``)."""
 
     store: Store | None
     writable: bool
     query_timeout: float
     write_lock: Any = field(default_factory=threading.Lock)  # one write at a time; readers never wait (WAL)
+    rerankers: dict[str, Any] = field(default_factory=dict)
 
 
 def service(request: Request) -> Service:

@@ -132,7 +132,8 @@ def vector_values(vector: list[float | int], what: str = "vector",
 class SearchRequest(search_request.SearchRequest):
     """The search body: :class:`repspace.workflows.search.request.SearchRequest` with the service's bounds
     (``k`` at most :data:`MAX_K`, ``ef`` at most the largest beam, ``kappa`` at most :data:`MAX_KAPPA`, an
-    ``id`` at most as long as a stored one may be)."""
+    ``id`` at most as long as a stored one may be); ``rerank`` names a reranker the service loaded at start,
+    never a file (a client does not choose what the server reads)."""
 
     id: str | None = Field(None, min_length=1, max_length=MAX_ID_LENGTH,
                            description="Search with this stored item's vector (the item is left out).",
@@ -142,6 +143,10 @@ class SearchRequest(search_request.SearchRequest):
         None, description="HNSW search beam.")
     kappa: JsonInt = Field(10, ge=1, le=MAX_KAPPA,
                            description="Hubness reduction: neighbourhood size of the statistics.")
+    rerank: str | None = Field(
+        None, min_length=1, max_length=100, pattern=r"^[^\s=]+$",
+        description="Reorder the candidates (dense, or hybrid with hybrid) with the reranker of this name, one the "
+                    "service was started with (repspace serve --reranker NAME=PATH); an unknown name is a 404.")
 
 
 #: An example id of a set query over HTTP: at most as long as a stored id may be.

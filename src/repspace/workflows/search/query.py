@@ -447,7 +447,8 @@ def search_space(
         ``kappa`` (re-rank the plain top 100 by a hubness-reduced similarity, with each item's
         neighbour statistics cached beside the store, see
         :mod:`repspace.workflows.search.hubness_statistics`). Every rule is checked before a
-        text query is embedded (loading an encoder can take seconds).
+        text query is embedded (loading an encoder can take seconds). ``rerank`` (a model file of
+        ``repspace rerank train``) reorders the dense candidates, or the hybrid ones with ``hybrid``.
     encoder : an :class:`~repspace.engines.encoders.Encoder` to embed a text query with its
         ``encode_queries`` (default: re-created from the space's provenance).
     explain : accepted for older callers; the result always carries its plan.
@@ -469,6 +470,11 @@ def search_space(
     >>> [h.id for h in res.hits], res.plan.method
     (['b', 'c'], 'exact')
     """
+    if "gaussian" in space.provenance:  # Gaussian rows searched by KL (workflows/ingest/gaussian.py)
+        from repspace.workflows.search.gaussian_search import search_gaussian
+
+        return search_gaussian(space, query if isinstance(query, SearchRequest)
+                               else SearchRequest.of(query, k, **options))
     if isinstance(query, SearchRequest):
         if options or k != 10:
             raise InputError("give a SearchRequest or search options, not both")
@@ -487,6 +493,10 @@ def search_space(
     if req.sparse is not None:
         raise InputError(f"a sparse query searches a sparse space; space {space.name!r} holds dense vectors of "
                          f"{space.dim} numbers (give a vector, a text or an id)")
+    if req.rerank is not None:  # the model is read and checked before a text is embedded
+        from repspace.workflows.search.rerank_stage import reranker_for
+
+        req = req.model_copy(update={"rerank": reranker_for(space, req.rerank)})
     k = req.k
     exclude = None
     if req.id is not None:
@@ -514,7 +524,11 @@ def search_space(
                               f"the vector of id {excerpt(req.id)}" if req.id is not None else "the query vector")
     dense = {"where": req.where, "method": req.method, "ef": req.ef, "hnsw": req.hnsw, "index": req.index}
     generation = None
-    if req.bm25 or req.hybrid:
+    if req.rerank is not None:  # the dense or hybrid candidates, reordered by a learned reranker
+        from repspace.workflows.search.rerank_stage import reranked
+
+        rows, scores, plan = reranked(space, req, vec, k_ask, progress=progress, **dense)
+    elif req.bm25 or req.hybrid:
         assert req.text is not None
         rows, scores, plan = _lexical_or_hybrid(space, req.text, vec if req.hybrid else None, k_ask,
                                                 fusion=req.fusion or "rrf",

@@ -42,6 +42,7 @@ from repspace.core.limits import MAX_LEXICAL_WEIGHT
 from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import parse_method
+from repspace.engines.search.ltr import RankerModel
 from repspace.engines.search.specs import IndexSpec
 
 #: Largest magnitude of a vector component (float32's largest finite value).
@@ -166,6 +167,9 @@ _RULES = only(("text", "vector", "id", "sparse"), [
     _not_both(given("hubness"), {"anyOf": [_true("bm25"), given("mmr")]},
               "hubness re-ranks a dense ranking: not with bm25 or mmr"),
     _implies(given("index"), {"properties": {"method": {"const": "auto"}}}, "a method or an index, not both"),
+    _implies(given("rerank"), given("text"), "a reranker scores a text query's candidates"),
+    _not_both(given("rerank"), {"anyOf": [_true("bm25"), given("mmr"), given("hubness")]},
+              "rerank reorders dense or hybrid candidates: not with bm25, mmr or hubness"),
 ])
 #: The fields that only the library can give (Python objects): not in the JSON schema.
 _PYTHON_ONLY = ("hnsw",)
@@ -195,6 +199,10 @@ class SearchRequest(BaseModel):
     mmr_length : with ``mmr``, diversify the hits' lengths instead (DL-MMR): ``text`` (words of the
         stored text) or a numeric metadata field.
     hubness, kappa : re-rank by a hubness-reduced similarity over ``kappa`` neighbours.
+    rerank : reorder the candidates of the dense search (of the hybrid one with ``hybrid``) with a
+        learned reranker: a model file written by ``repspace rerank train`` or a loaded
+        :class:`~repspace.engines.search.ltr.RankerModel` (library and CLI); over HTTP the name of
+        a reranker the service was started with (``repspace serve --reranker NAME=PATH``).
 
     Examples
     --------
@@ -244,6 +252,9 @@ class SearchRequest(BaseModel):
                     "or a numeric metadata field.")
     kappa: Annotated[int, scalar("kappa", low=1)] = Field(
         10, ge=1, description="Hubness reduction: neighbourhood size of the statistics.")
+    rerank: Annotated[str, Field(min_length=1)] | SkipJsonSchema[InstanceOf[RankerModel]] | None = Field(
+        None, description="Reorder the dense (or, with hybrid, the hybrid) candidates with a learned "
+                                        "reranker: a model file written by 'repspace rerank train'.")
 
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:
@@ -267,6 +278,10 @@ class SearchRequest(BaseModel):
         if self.hubness is not None and (self.hybrid or self.bm25 or self.mmr is not None):
             raise InputError("hubness reduction re-ranks a dense ranking; it does not combine with hybrid, bm25 "
                              "or mmr")
+        if self.rerank is not None and (self.text is None or self.bm25 or self.mmr is not None
+                                        or self.hubness is not None):
+            raise InputError("a reranker reorders the dense or hybrid candidates of a query text (its features are "
+                             "the text's BM25 and term overlap): give a text, and not bm25, mmr or hubness")
         if self.text is not None and not self.text.strip():
             raise InputError("the query text is empty")
         return self

@@ -10,19 +10,24 @@ Examples
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from repspace.interfaces.server import schemas as S
-from repspace.interfaces.server.deps import ERRORS, Run, SpaceArg, json_body, parse
+from repspace.interfaces.server.deps import ERRORS, Run, ServiceArg, SpaceArg, json_body, parse
+from repspace.workflows.search.rerank_stage import served_reranker
 from repspace.workflows.store import Space
 
 router = APIRouter()
 
 
-def run_search(space: Space, body: S.SearchRequest, raw: bytes) -> bytes:
-    """The search's JSON answer, ``{"hits": [...], "plan": {...}}`` (:meth:`SearchResult.to_dict`)."""
+def run_search(space: Space, body: S.SearchRequest, raw: bytes, rerankers: dict[str, Any] | None = None) -> bytes:
+    """The search's JSON answer, ``{"hits": [...], "plan": {...}}`` (:meth:`SearchResult.to_dict`); a body's
+    ``rerank`` names one of ``rerankers`` (loaded at start), never a file."""
+    if isinstance(body.rerank, str):
+        body = body.model_copy(update={"rerank": served_reranker(rerankers or {}, body.rerank)})
     if body.vector is not None:
         body = body.model_copy(update={"vector": S.vector_values(
             body.vector, original=lambda: json.loads(raw)["vector"])})
@@ -31,7 +36,7 @@ def run_search(space: Space, body: S.SearchRequest, raw: bytes) -> bytes:
 
 @router.post("/api/v1/spaces/{space}/search", response_model=S.SearchResponse, responses=ERRORS,
              openapi_extra=json_body(S.SearchRequest))
-async def search(space: SpaceArg, request: Request, run: Run) -> Response:
+async def search(space: SpaceArg, request: Request, run: Run, svc: ServiceArg) -> Response:
     """Nearest items to a text, a vector or a stored id: the engine and rules of ``repspace search``.
 
     The body is parsed and validated by pydantic's own JSON reader (much faster than
@@ -42,4 +47,4 @@ async def search(space: SpaceArg, request: Request, run: Run) -> Response:
     """
     raw = await request.body()
     body = parse(S.SearchRequest, raw)
-    return Response(await run(run_search, space, body, raw), media_type="application/json")
+    return Response(await run(run_search, space, body, raw, svc.rerankers), media_type="application/json")
