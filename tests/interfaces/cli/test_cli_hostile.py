@@ -19,7 +19,7 @@ from _cli_process import run
 
 from repspace import Store
 from repspace.interfaces.cli import main
-from repspace.workflows.search import query
+from repspace.workflows.search import dense as query
 
 
 def one_error_line(code: int, out: str, err: str, *fragments: str) -> None:

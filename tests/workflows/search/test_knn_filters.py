@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from repspace.core import filters
-from repspace.workflows.search import knn, query
+from repspace.workflows.search import dense as query
+from repspace.workflows.search import knn
 
 pytestmark = pytest.mark.numerics  # rerun by `make test-portable` (see pyproject.toml's markers)
 
@@ -145,7 +146,7 @@ def test_bad_filter_is_filter_error(filtered_space):
 def test_exact_filtered_snapshot_and_vector_file_paths_agree(filtered_space, rng, brute, monkeypatch):
     """A small space gathers the matches from its snapshot, a large one from its vector file
     (kept for a repeated filter): the same answers, and a write is seen at once."""
-    import repspace.workflows.search.query as search_mod
+    import repspace.workflows.search.dense as search_mod
 
     sp, model = filtered_space
     expr = "not draft"
@@ -163,7 +164,7 @@ def test_exact_filtered_snapshot_and_vector_file_paths_agree(filtered_space, rng
 
 
 def test_auto_plan_choices(filtered_space, rng, monkeypatch):
-    import repspace.workflows.search.query as search_mod
+    import repspace.workflows.search.dense as search_mod
 
     sp, model = filtered_space
     q = rng.standard_normal(sp.dim).astype(np.float32)

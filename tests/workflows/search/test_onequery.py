@@ -42,7 +42,7 @@ def _query(space, seed: int = 0) -> np.ndarray:
 def _uncached(space, q: np.ndarray, **options) -> list[Hit]:
     """The hits as the SQL read of every call gives them (no generation: nothing kept)."""
     res = knn(space, q[None], 10, **options)
-    from repspace.workflows.search.query import hits_for
+    from repspace.workflows.search.hits import hits_for
 
     return hits_for(space, res.rows[0], res.scores[0])
 
@@ -182,7 +182,7 @@ def test_a_repeated_request_is_planned_once(space) -> None:
 
 
 def test_planner_settings_changed_between_calls_are_seen(space, monkeypatch) -> None:
-    from repspace.workflows.search import query
+    from repspace.workflows.search import dense as query
 
     q = _query(space)
     assert space.search(q, k=5).plan.method == "exact"  # 600 items: exact

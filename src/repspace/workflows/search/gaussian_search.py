@@ -73,7 +73,7 @@ def search_gaussian(space: Space, req: SearchRequest) -> SearchResult:
                              f"{d} variances), not {vec.size}")
         mean, var = vec[None, :d], vec[None, d:]
     q = kl_query_vectors(mean, var)  # refuses a variance <= 0, NaN or inf
-    from repspace.workflows.search.query import knn
+    from repspace.workflows.search.dense import knn
 
     found = knn(space, np.hstack([q, np.zeros((1, 1))]).astype(np.float32), k, where=req.where, method=req.method,
                 ef=req.ef, hnsw=req.hnsw, index=req.index)

@@ -160,7 +160,7 @@ def first_stage(space: Space, texts: Sequence[str], vectors: Any, depth: int, so
     """Each query's top ``depth`` candidates of an exact dense search, or of it fused by RRF with BM25's top
     ``depth`` (``source`` ``hybrid``); rows (m, depth) and their exact dense scores (:func:`exact_scores`)."""
     from repspace.workflows.search.lexical import ensure_lexical
-    from repspace.workflows.search.query import knn
+    from repspace.workflows.search.dense import knn
 
     check_choice(source, "the candidate source", SOURCES)
     q = np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
@@ -198,13 +198,14 @@ def reranked(space: Space, req: SearchRequest, vec: Any, k: int, *, progress: An
     ``dense`` are the search's ``where``, ``method``, ``ef``, ``hnsw`` and ``index``: they choose the dense
     candidates, as without a reranker.
     """
-    from repspace.workflows.search.query import _lexical_or_hybrid, knn
+    from repspace.workflows.search.dense import knn
+    from repspace.workflows.search.hybrid import lexical_or_hybrid
 
     model = reranker_for(space, req.rerank)
     assert req.text is not None  # the request's rules: a reranker needs a text
     depth = max(int(model.recipe.get("candidates", DEFAULT_DEPTH)), k)
     if req.hybrid:
-        rows, _, plan = _lexical_or_hybrid(space, req.text, vec, depth, fusion=req.fusion or "rrf",
+        rows, _, plan = lexical_or_hybrid(space, req.text, vec, depth, fusion=req.fusion or "rrf",
                                            lexical_weight=1.0 if req.lexical_weight is None else req.lexical_weight,
                                            progress=progress, **dense)
     else:

@@ -34,7 +34,7 @@ from repspace.core.progress import Progress
 from repspace.core.space import Metric
 from repspace.engines.search.setquery import set_query_vector
 from repspace.workflows.search.hits import hits_for
-from repspace.workflows.search.query import knn
+from repspace.workflows.search.dense import knn
 from repspace.workflows.search.set_request import SetQuery
 
 if TYPE_CHECKING:
