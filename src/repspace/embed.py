@@ -36,6 +36,7 @@ from repspace.workflows.ingest import (
     read_texts,
     read_vocab,
 )
+from repspace.workflows.ingest.gaussian import ingest_gaussian_file
 from repspace.workflows.stored_transforms import encoder_for_space
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "encoder_for_space",
     "ingest_chunks",
     "ingest_file",
+    "ingest_gaussian_file",
     "ingest_records",
     "ingest_sparse",
     "ingest_sparse_file",

@@ -75,7 +75,9 @@ from repspace.engines.search.pruning import quality_scores
 from repspace.engines.search.seismic import SeismicIndex, SeismicParams, parse_seismic_spec
 from repspace.workflows.bench import bench_search
 from repspace.workflows.rerank import RerankApplyRequest, RerankTrainRequest, apply_reranker, train_reranker
+from repspace.workflows.search.gaussian_search import search_gaussian
 from repspace.workflows.search.prune import PruneResult, prune_space
+from repspace.workflows.search.rerank_stage import reranker_for
 from repspace.workflows.bench_budget import bench_budget
 from repspace.workflows.ingest.derived import DerivedSparseReport, derive_bm25, derive_sae_codes, derived_text_query
 from repspace.workflows.search import (
@@ -150,11 +152,13 @@ __all__ = [
     "prune_space",
     "quality_scores",
     "reduce_hubness",
+    "reranker_for",
     "rrf",
     "search_space",
     "set_query_vector",
     "set_scores",
     "set_search",
+    "search_gaussian",
     "search_sparse",
     "sparse_index",
     "sparse_query",

@@ -108,6 +108,17 @@ def ingest_gaussian_file(store: Store, space: str, path: str | Path, *, mean_col
     """Read a JSON lines, CSV or Parquet file of Gaussians and store them as a new space searched by KL.
 
     Nothing is written when an item is refused or the space exists.
+
+    Examples
+    --------
+    >>> import os, tempfile, json
+    >>> from repspace.store import Store
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.jsonl")
+    >>> with open(p, "w") as f:
+    ...     _ = f.write(json.dumps({"id": "a", "mu": [0, 1], "s2": [1, 4]}) + "\\n")
+    >>> report = ingest_gaussian_file(Store(os.path.join(d, "s.db")), "g", p, mean_col="mu", variance_col="s2")
+    >>> report.added, report.spaces
+    (1, ['g'])
     """
     t0 = time.perf_counter()
     if _existing_space(store, space) is not None:

@@ -54,7 +54,24 @@ def gaussians_of_rows(space: Space, rows: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def search_gaussian(space: Space, req: SearchRequest) -> SearchResult:
-    """The items of smallest ``KL(query ‖ item)``; see the module docstring."""
+    """The items of smallest ``KL(query ‖ item)``; see the module docstring.
+
+    Examples
+    --------
+    >>> import os, tempfile, json
+    >>> from repspace.store import Store
+    >>> from repspace.workflows.ingest.gaussian import ingest_gaussian_file
+    >>> from repspace.workflows.search.request import SearchRequest
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "g.jsonl")
+    >>> with open(p, "w") as f:
+    ...     for i, m in enumerate([[0, 0], [1, 0], [3, 3]]):
+    ...         _ = f.write(json.dumps({"id": f"g{i}", "mean": m, "var": [1, 1]}) + "\\n")
+    >>> store = Store(os.path.join(d, "s.db"))
+    >>> _ = ingest_gaussian_file(store, "g", p, mean_col="mean", variance_col="var")
+    >>> res = search_gaussian(store.space("g"), SearchRequest.of([0.9, 0.0, 1.0, 1.0], 1))
+    >>> [(h.id, round(h.score, 3)) for h in res]
+    [('g1', 0.005)]
+    """
     recipe = recipe_of(space)
     assert recipe is not None
     d = int(recipe["dim"])
