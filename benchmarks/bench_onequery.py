@@ -33,7 +33,9 @@ is against exact search over the filter's matches. Goals
 (issue 14): ``repspace search`` >= 0.8x FAISS's one-query rate unfiltered and
 ``repspace knn`` >= 0.9x; filtered search >= 0.5x the unfiltered rate; faster than
 LanceDB and Chroma at every selectivity (rows say the recall of both sides). Issue 33:
-filtered ``repspace search`` at 10% >= 0.8x FAISS with a selector at equal recall.
+filtered ``repspace search`` at 10% >= 0.8x FAISS with a selector at equal recall; unfiltered
+``repspace search`` >= 0.9x FAISS (issue 14 asked 0.8);
+``knn`` of all the queries in one call >= 1.0x FAISS searching the same batch.
 
 Filters over 1,000,000 items (random 4-d vectors; ``sel``, ``lang``, ``year`` metadata): a
 new filter in a fresh process (nothing in memory: the columns are read from the
@@ -62,12 +64,17 @@ import numpy as np
 NAME = "onequery"
 K = 10
 SELECTIVITIES = (0.001, 0.01, 0.1, 0.5, 1.0)
-GOAL_SEARCH = (">=", 0.8)
+#: Unfiltered ``repspace search`` against FAISS (issue 14 asked 0.8, issue 33 raised it to 0.9).
+GOAL_SEARCH = (">=", 0.9)
 GOAL_KNN = (">=", 0.9)
 GOAL_FILTERED = (">=", 0.5)
 GOAL_RIVALS = (">=", 1.0)
 GOAL_COLD = ("<=", 2.0)
 GOAL_FILTERED_FAISS = (">=", 0.8)
+#: Batched knn (all the queries in one call) against FAISS searching the same batch (issue 33).
+GOAL_BATCH = (">=", 1.0)
+#: Rounds of the batch contest (alternating, best of).
+BATCH_ROUNDS = 7
 #: The selectivity whose filtered row against FAISS at equal recall carries GOAL_FILTERED_FAISS (issue 33).
 GOAL_FILTERED_AT = 0.1
 #: efSearch values FAISS with a selector is swept over to reach repspace's recall.
@@ -311,6 +318,8 @@ def run_dataset(name: str, x: np.ndarray, q: np.ndarray, p: dict[str, Any]) -> t
                               GOAL_FILTERED_FAISS if s == GOAL_FILTERED_AT else None,
                               recall=rec["repspace search"], anchor_recall=rec["faiss equal recall"],
                               faiss_ef=equal_ef, plan=b["space"].search(q[0], k=K, where=f"sel < {t}").plan.method))
+        if t is None:
+            rows.append(batch_row(b, q, qn, want, tag))
         rival = max(("lancedb", "chroma"), key=lambda r: qps[r])
         rows.append(c.row(f"{tag}: repspace search vs the faster of LanceDB and Chroma", qps["repspace search"],
                           "q/s", rival, qps[rival], qps["repspace search"] / qps[rival], GOAL_RIVALS,
@@ -321,6 +330,25 @@ def run_dataset(name: str, x: np.ndarray, q: np.ndarray, p: dict[str, Any]) -> t
     b["store"].close()
     shutil.rmtree(c.work_dir(NAME, name), ignore_errors=True)
     return rows, details
+
+
+def batch_row(b: dict[str, Any], q: np.ndarray, qn: np.ndarray, want: np.ndarray, tag: str) -> dict[str, Any]:
+    """``knn(space, Q, 10)`` with every query in one call against FAISS searching the same batch at the same
+    efSearch (64), one thread, alternating, best of :data:`BATCH_ROUNDS`."""
+    import faiss
+
+    from repspace.workflows.search import knn
+
+    params = faiss.SearchParametersHNSW()
+    params.efSearch = 64
+    space = b["space"]
+    fns = {"repspace": lambda: knn(space, q, K).rows, "faiss": lambda: b["faiss"].search(qn, K, params=params)[1]}
+    times, values = c.alternate_values(fns, BATCH_ROUNDS)
+    qps = {label: len(q) / min(ts) for label, ts in times.items()}
+    rec = {label: recall([[int(r) for r in row if r >= 0] for row in values[label]], want) for label in fns}
+    return c.row(f"{tag}: repspace knn, all {len(q)} queries in one call", qps["repspace"], "q/s",
+                 "faiss IndexHNSWFlat, the same batch", qps["faiss"], qps["repspace"] / qps["faiss"], GOAL_BATCH,
+                 recall=rec["repspace"], anchor_recall=rec["faiss"])
 
 
 def cold_rows(p: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
