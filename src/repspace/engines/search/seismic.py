@@ -50,7 +50,8 @@ from repspace.core.errors import InputError
 from repspace.core.sparse import SparseRows
 from repspace.engines.search.sparse import SparseQuery, sparse_query, top_k_by_score
 
-__all__ = ["SeismicIndex", "SeismicParams", "parse_seismic_spec", "is_seismic_spec", "SEISMIC_PREFIX", "seismic_version"]
+__all__ = ["SeismicIndex", "SeismicParams", "parse_seismic_spec", "is_seismic_spec", "SEISMIC_PREFIX", "seismic_version",
+           "seismic_input", "quiet_stdout"]
 
 #: How the spec begins: ``sparse,seismic[,name=value...]``.
 SEISMIC_PREFIX = "sparse,seismic"
@@ -189,7 +190,7 @@ def parse_seismic_spec(spec: str) -> SeismicParams:
 
 
 @contextlib.contextmanager
-def _quiet() -> Iterator[None]:
+def quiet_stdout() -> Iterator[None]:
     """Standard output (file descriptor 1) silenced while Seismic prints its progress there."""
     with _QUIET:
         sys.stdout.flush()
@@ -203,7 +204,7 @@ def _quiet() -> Iterator[None]:
             os.close(saved)
 
 
-def _seismic_format(rows: SparseRows, values: np.ndarray) -> np.ndarray:
+def seismic_input(rows: SparseRows, values: np.ndarray) -> np.ndarray:
     """The rows in Seismic's binary input format, as little-endian 32-bit words.
 
     A count of rows, then each row as its length, its feature ids (uint32) and its weights (float32).
@@ -275,8 +276,8 @@ class SeismicIndex:
         lam = p.lambda_ if p.lambda_ is not None else max(self.n, 1)  # a list never holds more than n postings
         with tempfile.TemporaryDirectory(prefix="repspace-seismic-") as tmp:
             path = Path(tmp) / "rows.bin"
-            _seismic_format(rows, values).tofile(path)
-            with _quiet():
+            seismic_input(rows, values).tofile(path)
+            with quiet_stdout():
                 return self._kind().build(str(path), n_postings=lam, centroid_fraction=p.beta,
                                           min_cluster_size=MIN_CLUSTER_SIZE, summary_energy=p.alpha,
                                           max_fraction=MAX_FRACTION, doc_cut=DOC_CUT)
@@ -304,7 +305,7 @@ class SeismicIndex:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write Seismic's index to ``path`` (its own binary format; the rows are the caller's to keep)."""
-        with _quiet():
+        with quiet_stdout():
             self._index.save(str(path))
 
     @classmethod
@@ -324,7 +325,7 @@ class SeismicIndex:
         """
         probe = cls.__new__(cls)
         probe.n_features = rows.n_features
-        with _quiet():
+        with quiet_stdout():
             built = probe._kind().load(str(path))
         if built.len != len(rows):
             raise ValueError(f"the Seismic index at {path} holds {built.len} rows, not {len(rows)}")
@@ -332,10 +333,16 @@ class SeismicIndex:
 
     def scores(self, positions: np.ndarray, q: SparseQuery) -> np.ndarray:
         """Exact scores of the rows at ``positions``: their stored weights times the query, in float64."""
-        dense = np.zeros(self.n_features)
-        dense[q.indices] = q.values
-        sub = self.csr[positions] if len(positions) else None
-        scores = np.zeros(0) if sub is None else np.asarray(sub @ dense, dtype=np.float64)
+        if not len(positions):
+            return np.zeros(0)
+        ptr, lengths = self.csr.indptr, np.diff(self.csr.indptr)[positions]
+        at = np.repeat(ptr[positions] - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        where = np.searchsorted(q.indices, self.csr.indices[at])  # the rows' entries met in the (sorted) query
+        where[where == len(q.indices)] = 0
+        hit = q.indices[where] == self.csr.indices[at]
+        terms = np.where(hit, self.csr.data[at].astype(np.float64) * q.values[where], 0.0)
+        scores = np.add.reduceat(terms, np.cumsum(lengths) - lengths) if len(terms) else np.zeros(len(positions))
+        scores[lengths == 0] = 0.0
         if self.norms is not None and len(positions):
             with np.errstate(divide="ignore", invalid="ignore"):
                 norms = self.norms[positions] * math.sqrt(float(np.dot(q.values, q.values)))
