@@ -50,8 +50,8 @@ from repspace.core.errors import InputError
 from repspace.core.sparse import SparseRows
 from repspace.engines.search.sparse import SparseQuery, sparse_query, top_k_by_score
 
-__all__ = ["SeismicIndex", "SeismicParams", "parse_seismic_spec", "is_seismic_spec", "SEISMIC_PREFIX", "seismic_version",
-           "seismic_input", "quiet_stdout"]
+__all__ = ["SeismicIndex", "SeismicParams", "parse_seismic_spec", "is_seismic_spec", "SEISMIC_PREFIX",
+           "seismic_version", "seismic_input", "quiet_stdout"]
 
 #: How the spec begins: ``sparse,seismic[,name=value...]``.
 SEISMIC_PREFIX = "sparse,seismic"
