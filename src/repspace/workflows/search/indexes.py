@@ -36,6 +36,7 @@ from repspace.core.errors import InputError, NotFoundError
 from repspace.core.progress import Progress
 from repspace.engines.search.funnel import FunnelIndex
 from repspace.engines.search.hnsw import HNSWParams, ShardedHNSW
+from repspace.engines.search.seismic import is_seismic_spec, parse_seismic_spec
 from repspace.engines.search.specs import IndexSpec, parse_spec
 from repspace.workflows.distributed.backend import check_backend
 from repspace.workflows.search.hnsw import (
@@ -148,7 +149,8 @@ def build_index(space: Space, spec: IndexSpec | str, *,
     space : Space
     spec : str or IndexSpec
         ``hnsw32``, ``hnsw32,shards4``, ``int8>rescore4``, ``binary>rescore8``,
-        ``pca64>rerank``, ``ivf1024,pq32``... (``exact`` needs no index).
+        ``pca64>rerank``, ``ivf1024,pq32``... (``exact`` needs no index); a sparse space's
+        ``sparse,seismic[,lambda=..,beta=..,alpha=..]`` (:mod:`repspace.workflows.search.seismic`).
     backend : ``local`` or ``ray``
         ``ray`` builds ``ivfN,pqM`` and ``hnswM,shardsN`` on a Ray cluster
         (:mod:`repspace.workflows.distributed.index`); an index that is current, or
@@ -170,6 +172,8 @@ def build_index(space: Space, spec: IndexSpec | str, *,
     >>> build_index(sp, "int8>rescore4").action
     'loaded'
     """
+    if is_seismic_spec(spec):
+        return _build_seismic(space, str(spec), progress, backend, address, shards)
     spec = parse_spec(spec)
     if spec.kind == "exact":
         raise InputError("exact search needs no index")
@@ -192,6 +196,24 @@ def build_index(space: Space, spec: IndexSpec | str, *,
             ensure_vector_file(space)
     return IndexReport(str(spec), loaded.action, loaded.stamp.ntotal, loaded.stamp.rows, loaded.stamp.generation,
                        size)
+
+
+def _build_seismic(space: Space, spec: str, progress: Progress | None, backend: str, address: str | None,
+                   shards: int | None) -> IndexReport:
+    """:func:`build_index` of a sparse space's ``sparse,seismic`` index (built here, whole)."""
+    from repspace.workflows.search.seismic import ensure_seismic, seismic_paths
+
+    params = parse_seismic_spec(spec)
+    if check_backend(backend) != "local" or address is not None or shards is not None:
+        raise InputError("a Seismic index is built here (backend 'local'), whole: no Ray address or shards")
+    if space.layout != "sparse":
+        raise InputError(f"index {params.build_spec()!r} is for sparse spaces; space {space.name!r} holds dense "
+                         "vectors")
+    rows, _, action = ensure_seismic(space, params, progress=progress)
+    path = seismic_paths(space, params)[0]
+    info = space.info()
+    return IndexReport(params.build_spec(), action, len(rows), info.next_row, info.generation,
+                       path.stat().st_size if path.is_file() else None)
 
 
 def _build_on_ray(space: Space, spec: IndexSpec, address: str | None, shards: int | None,
@@ -301,6 +323,7 @@ def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
                            else "stale (recomputed on next use)", int(data.get("next_row", 0))
                            - int(data.get("dead_rows", 0)), int(data.get("next_row", 0)),
                            int(data.get("generation", 0)), npz.stat().st_size if npz.exists() else None)
+    seismic = is_seismic_spec(data.get("spec"))
     if "spec" in data:
         spec = str(data["spec"])
     elif data.get("tier") == "vectors":
@@ -311,7 +334,8 @@ def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
             else f" (efConstruction {data.get('ef_construction')})")
     else:
         return None
-    if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row:
+    if data.get("space_uid") != info.uid or data.get("rows", 0) > info.next_row or (
+            seismic and data.get("generation") != info.generation):  # a Seismic index is rebuilt, never extended
         state = "stale (rebuilt on next use)"
     elif data.get("rows") != info.next_row:
         state = "behind (extended on next use)"
@@ -319,7 +343,8 @@ def _report(stamp_file: Path, info: SpaceInfo) -> IndexReport | None:
         state = "current (deleted rows masked)"
     else:
         state = "current"
-    index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".shards" if "shards" in data else ".faiss")
+    index_file = stamp_file.with_suffix(".bin" if "tier" in data else ".shards" if "shards" in data
+                                        else ".seismic" if seismic else ".faiss")
     size = index_file.stat().st_size if index_file.exists() else None
     return IndexReport(spec, state, int(data.get("ntotal", 0)), int(data.get("rows", 0)),
                        int(data.get("generation", 0)), size)
@@ -354,6 +379,12 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
     elif name == VECTORS:
         path, stamp_path = vector_file_paths(space)
         label, missing = VECTORS, f"space {space.name} has no vector file"
+    elif is_seismic_spec(name):
+        from repspace.workflows.search.seismic import seismic_paths
+
+        params = parse_seismic_spec(str(name))
+        path, stamp_path = seismic_paths(space, params)
+        label, missing = params.build_spec(), f"space {space.name} has no {params.build_spec()} index"
     else:
         spec = parse_spec(spec)
         if spec.kind == "hnsw" and spec.shards is not None:

@@ -33,6 +33,7 @@ from repspace.core.cache import LRUCache
 from repspace.core.errors import InputError
 from repspace.core.hits import SearchPlan, SearchResult
 from repspace.core.printable import excerpt
+from repspace.engines.search.seismic import is_seismic_spec, parse_seismic_spec
 from repspace.engines.search.sparse import SparseIndex, SparseQuery, sparse_query
 from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.request import SearchRequest
@@ -84,9 +85,11 @@ def _refuse_dense_options(req: SearchRequest, name: str) -> None:
                              "inverted index")
     if req.index is not None:
         spec = str(req.index).strip()
-        if spec.lower() != "exact":
+        if spec.lower() != "exact" and not is_seismic_spec(spec):
             raise InputError(f"index {spec!r} does not apply to sparse space {name!r}: it is searched exactly over "
-                             "its inverted index (index 'exact' or none)")
+                             "its inverted index (index 'exact' or none) or with Seismic (index 'sparse,seismic')")
+        if is_seismic_spec(spec):
+            parse_seismic_spec(spec)  # a bad parameter is one line before any work
 
 
 def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery, str | None]:
@@ -149,7 +152,8 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     req : SearchRequest
         ``id``, ``sparse`` (``{feature id or token: weight}``) or ``vector`` (all ``n_features``
         numbers, zeros included), with ``k`` and ``where``; ``method`` ``auto`` or ``exact`` and
-        ``index`` ``exact`` or none. Anything else is refused.
+        ``index`` ``exact``, none, or ``sparse,seismic[,...]`` (approximate: Seismic, see
+        :mod:`repspace.workflows.search.seismic`). Anything else is refused.
 
     Examples
     --------
@@ -165,7 +169,8 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     """
     _refuse_dense_options(req, space.name)
     q, exclude = sparse_request_query(space, req)
-    rows, index, action = sparse_index(space)
+    seismic = req.index is not None and is_seismic_spec(req.index)
+    rows = space.sparse_rows()[0]
     total = len(rows)
     allowed = None
     n_cand = total
@@ -177,6 +182,11 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     k = req.k + (exclude is not None)
     if n_cand == 0:
         return SearchResult((), SearchPlan("sparse-exact", 0, total, reason="nothing to search"))
+    if seismic:
+        from repspace.workflows.search.seismic import search_seismic
+
+        return search_seismic(space, req, q, exclude, allowed)
+    rows, index, action = sparse_index(space)
     scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
     how = ("every row scored (negative weights)" if not index.nonnegative or (q.values < 0).any()
            else "inverted index, MaxScore pruning")
