@@ -21,8 +21,9 @@ Examples
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -119,6 +120,13 @@ def sparse_payload(space: SpaceBase, rows: Any, ids: list[str], allow_negative: 
     return _SparsePayload(space, check_sparse(rows, ids, n_features=space.dim, allow_negative=allow_negative))
 
 
+#: Sparse spaces whose feature names (and name -> id map) a process keeps (the oldest go first).
+FEATURE_SPACES = 8
+#: Space uid -> its feature names and their ids; names are fixed when a space is made, so never stale.
+_FEATURES: dict[str, tuple[tuple[str, ...] | None, Mapping[str, int] | None]] = {}
+_FEATURES_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True)
 class _Cached:
     generation: int
@@ -140,9 +148,37 @@ class SparseReader(SpaceBase):
 
     def feature_names(self) -> list[str] | None:
         """The names of a sparse space's features (tokens), or None when it was given none."""
+        names = self._features()[0]
+        return None if names is None else list(names)
+
+    def feature_ids(self) -> Mapping[str, int] | None:
+        """``{feature name: feature id}`` of a sparse space with names (None without): what a query by
+        names is translated through, read once per space (the names are fixed when the space is made).
+
+        Examples
+        --------
+        >>> import tempfile, os
+        >>> from repspace.core.store import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space(
+        ...     "terms", dim=2, layout="sparse", features=["cat", "dog"])
+        >>> sp.feature_ids()["dog"]
+        1
+        """
+        return self._features()[1]
+
+    def _features(self) -> tuple[tuple[str, ...] | None, Mapping[str, int] | None]:
         self._require_sparse("feature names")
-        data = self.state(FEATURES_STATE)  # type: ignore[attr-defined]
-        return None if data is None else data.decode("utf-8").split("\n")
+        held = _FEATURES.get(self.uid)
+        if held is None:
+            data = self.state(FEATURES_STATE)  # type: ignore[attr-defined]
+            names = None if data is None else tuple(data.decode("utf-8").split("\n"))
+            ids = None if names is None else MappingProxyType({t: j for j, t in enumerate(names)})
+            held = (names, ids)
+            with _FEATURES_LOCK:
+                if len(_FEATURES) >= FEATURE_SPACES:
+                    _FEATURES.pop(next(iter(_FEATURES)))
+                _FEATURES[self.uid] = held
+        return held
 
     def sparse_rows(self) -> tuple[np.ndarray, SparseRows]:
         """Live rows (ascending) and their sparse rows, from one read; cached per generation (read-only arrays)."""

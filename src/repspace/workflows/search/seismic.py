@@ -126,12 +126,12 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
     else:
         raise ConflictError(f"space {space.name!r} keeps changing: its Seismic index waits for a quiet moment")
     metric = space.metric.value
+    key = (space.uid, info.generation, metric, params.build_spec())
+    held = _INDEXES.get(key)
+    if held is not None and held[0] is rows:  # held in memory: no file is looked at
+        return rows, held[1].with_params(params), "loaded"
     path, stamp_path = seismic_paths(space, params)
     wanted = _stamp(info, params, len(rows))
-    key = (space.uid, wanted["generation"], metric, wanted["spec"])
-    held = _INDEXES.get(key)
-    if held is not None and held[0] is rows:
-        return rows, held[1].with_params(params), "loaded"
     index = None
     if stamp_matches(read_json(stamp_path), wanted) and path.is_file():
         index = _load(path, data, params, metric)
@@ -155,8 +155,9 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
 
 
 def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: str | None,
-                   allowed: np.ndarray | None) -> SearchResult:
-    """Answer ``req`` (its ``index`` a Seismic spec) with the query ``q``; ``allowed``: the filter's positions."""
+                   allowed: np.ndarray | None, *, generation: int | None = None) -> SearchResult:
+    """Answer ``req`` (its ``index`` a Seismic spec) with the query ``q``; ``allowed``: the filter's positions;
+    ``generation``: the space's, read before its rows (the hits' records are served from memory for it)."""
     assert req.index is not None
     rows, index, action = ensure_seismic(space, str(req.index))
     total, p = len(rows), index.params
@@ -179,6 +180,6 @@ def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: st
             top = top_k_by_score(scores, k)
             scores, found = scores[top].astype(np.float32), allowed[top]
             reason = f"exact {space.metric.value} over {space.dim} features: the filter's {n_cand} matches scored"
-    hits = hits_for(space, rows[found], scores, exclude=exclude)[: req.k]
+    hits = hits_for(space, rows[found], scores, exclude=exclude, generation=generation)[: req.k]
     method = "sparse-seismic" if reason.startswith("Seismic") else "sparse-exact"
     return SearchResult(tuple(hits), SearchPlan(method, n_cand, total, reason=reason, index_action=action))

@@ -121,14 +121,13 @@ def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery,
             raise InputError(f"item {excerpt(req.id)} has no non-zero weight: it matches nothing")
         return sparse_query(idx, val, n), req.id
     if req.sparse is not None:
-        names = space.feature_names()
-        lookup = {t: j for j, t in enumerate(names)} if names is not None else {}
+        lookup = space.feature_ids()
         idx = []
         for key in req.sparse:
-            j = lookup.get(key)
+            j = None if lookup is None else lookup.get(key)
             if j is None:
                 if not key.strip().lstrip("-").isdigit():
-                    known = "its feature names" if names is not None else "feature ids (the space has no names)"
+                    known = "its feature names" if lookup is not None else "feature ids (the space has no names)"
                     raise InputError(f"sparse query feature {excerpt(key)} is not one of {known}")
                 j = int(key)
             idx.append(j)
@@ -168,6 +167,7 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     ([('a', 1.0), ('b', 0.7071)], 'sparse-exact')
     """
     _refuse_dense_options(req, space.name)
+    generation = space.info().generation  # read before the rows: their hits' records are of it or newer
     q, exclude = sparse_request_query(space, req)
     seismic = req.index is not None and is_seismic_spec(req.index)
     rows = space.sparse_rows()[0]
@@ -185,7 +185,7 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     if seismic:
         from repspace.workflows.search.seismic import search_seismic
 
-        return search_seismic(space, req, q, exclude, allowed)
+        return search_seismic(space, req, q, exclude, allowed, generation=generation)
     rows, index, action = sparse_index(space)
     scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
     how = ("every row scored (negative weights)" if not index.nonnegative or (q.values < 0).any()
@@ -193,6 +193,6 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     reason = (f"exact {space.metric.value} over {space.dim} features: "
               + (f"the filter's {n_cand} matches scored" if allowed is not None else how))
 
-    hits = hits_for(space, rows[found], scores, exclude=exclude)[: req.k]
+    hits = hits_for(space, rows[found], scores, exclude=exclude, generation=generation)[: req.k]
     return SearchResult(tuple(hits), SearchPlan("sparse-exact", n_cand, total, reason=reason, index_action=action))
 
