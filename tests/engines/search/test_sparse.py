@@ -98,16 +98,46 @@ def test_negative_weights_score_every_row():
     _check_equal(pos_index, abs(X), queries, 10)
 
 
-def test_allowed_positions_restrict_the_search():
+@pytest.mark.parametrize("metric", ["ip", "cosine"])
+@pytest.mark.parametrize("direct", [True, False])
+def test_allowed_positions_restrict_the_search(monkeypatch, metric, direct):
+    """A filter equals brute force over its rows alone, scored row by row (a small filter) or over the
+    inverted index with the other rows masked out (a large one; the limit set to 0 forces that path)."""
+    from repspace.engines.search import sparse as sparse_module
+
+    if not direct:
+        monkeypatch.setattr(sparse_module, "FILTER_DIRECT_ENTRIES", 0)
     rng = np.random.default_rng(5)
-    X = _random_rows(rng, 1000, 200, 10)
+    X = _random_rows(rng, 3000, 200, 10, levels=3 if direct else None)
+    index = SparseIndex(SparseRows.from_scipy(X), metric=metric)
+    queries = [(X[[i]].indices, X[[i]].data.astype(np.float64)) for i in rng.integers(0, 3000, 8)]
+    queries += [(np.array([0, 1, 2, 7]), np.array([1.0, 0.5, 0.5, 2.0])), (np.array([150]), np.array([1.0]))]
+    for share in (0.003, 0.1, 0.6):
+        allowed = np.flatnonzero(rng.random(3000) < share)
+        assert index.plan(sparse_query([0], [1.0], 200), len(allowed)).startswith(
+            "the filter's" if direct else "inverted index")
+        for q_idx, q_val in queries:
+            if not len(q_idx):
+                continue
+            for k in (1, 10, 50):
+                ref_rows, ref_scores = _reference(X[allowed], q_idx, q_val, min(k, len(allowed)),
+                                                  cosine=metric == "cosine")
+                scores, rows = index.search(q_idx, q_val, k=k, allowed=allowed)
+                assert rows.tolist() == allowed[ref_rows].tolist()
+                np.testing.assert_allclose(scores, ref_scores, rtol=1e-6, atol=1e-6)
+
+
+def test_exact_scores_are_scipys_to_the_last_bit():
+    """Rows scored from the index's own gather sum each row in scipy's order: the very same float64 numbers."""
+    rng = np.random.default_rng(12)
+    X = _random_rows(rng, 2000, 300, 30)
     index = SparseIndex(SparseRows.from_scipy(X))
-    allowed = np.flatnonzero(rng.random(1000) < 0.1)
-    q_idx, q_val = np.array([0, 1, 2, 7]), np.array([1.0, 0.5, 0.5, 2.0])
-    ref_rows, ref_scores = _reference(X[allowed], q_idx, q_val, 10)
-    scores, rows = index.search(q_idx, q_val, k=10, allowed=allowed)
-    assert rows.tolist() == allowed[ref_rows].tolist()
-    np.testing.assert_allclose(scores, ref_scores, rtol=1e-6)
+    q = sparse_query(np.arange(0, 300, 3), rng.uniform(0.1, 3.0, 100), 300)
+    dense = np.zeros(300)
+    dense[q.indices] = q.values
+    positions = np.sort(rng.choice(2000, 700, replace=False))
+    assert index.exact_scores(positions, q).tolist() == (X[positions] @ dense).tolist()
+    assert index.exact_scores(np.zeros(0, np.int64), q).tolist() == []
 
 
 def test_bad_queries_are_one_line():

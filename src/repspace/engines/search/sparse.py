@@ -8,15 +8,22 @@ dense exact search does.
 
 Exact, yet not every posting is read: with non-negative weights the search is MaxScore's
 (Turtle & Flood 1995) in term-at-a-time form. The query's features are taken by their largest
-possible contribution ``u_j = q_j · max_r x_rj``. A first lower bound θ of the k-th score comes
-from scoring exactly the rows with the largest weights in the first features' posting lists.
-Features are then accumulated in that order until the bounds of those left, summed, fall below
-θ: a row none of them has touched scores less than θ and cannot be in the top k, so the rest of
-the features only update the rows already touched (looked up by binary search in their posting
-lists, or scanned when that is cheaper), and the rows whose partial score plus what is left
-cannot reach θ are dropped as θ rises. The survivors are scored exactly (their CSR rows times
-the query, in float64, the order ``scipy.sparse`` sums in). With a negative weight in the rows
-or the query no such bound holds, and every row is scored (``X @ q``).
+possible contribution ``u_j = q_j · max_r x_rj``. The first features' postings (the rarest,
+heaviest ones, up to ``SEED_POSTINGS``) are summed into one score per row; the rows with the best
+of these partial scores, scored exactly, give a first lower bound θ of the k-th score. Features
+are then summed whole (``np.add.at`` over their concatenated postings) until the bounds of those
+left fall below θ: a row none of them has touched scores less than θ. While reading a feature's
+list whole costs less than following the rows still in the race through it (their number
+estimated on a sample of rows), more features are summed whole; then only the rows whose partial
+score plus the bounds left can reach θ go on, each later feature looked up for them by binary
+search in its posting list, θ rising as the partial scores do. The few survivors are scored
+exactly (their CSR rows times the query, in float64, summed in the order ``scipy.sparse`` sums
+in). Partial scores are float32 sums; every pruning test allows for their rounding. With a
+negative weight in the rows or the query no such bound holds, and every row is scored (``X @ q``).
+
+A filter (``allowed``) small enough is scored row by row; a larger one is searched over the
+inverted index with the other rows masked out: postings of rows outside it are summed but never
+become candidates, and θ is taken over allowed rows only.
 
 Cosine: rows are normalised when the index is built (a row with no non-zero weight scores 0),
 not in the store; the query is normalised when it is searched.
@@ -51,10 +58,18 @@ PRUNE_SLACK = 1e-5
 #: Phase 2 stops once the survivors hold at most this many entries: scoring their rows whole (one
 #: scipy product) then costs less than the per-feature lookups left (each a few numpy calls).
 EXACT_RESCORE_ENTRIES = 20_000
-#: Rows sampled per feature (times k) for the first lower bound of the k-th score.
-SAMPLE_PER_K = 2
-#: Features whose postings seed that sample, at most.
-SAMPLE_FEATURES = 8
+#: Every this many rows are looked at to estimate how many rows a bound keeps as candidates.
+ESTIMATE_STRIDE = 64
+#: A feature's posting list is read whole (before candidates are listed) while it holds at most this many
+#: postings per row estimated to stay a candidate without it.
+DENSE_RATIO = 16.0
+#: Postings read first (the features with the largest bounds) to find the rows that seed θ.
+SEED_POSTINGS = 50_000
+#: Rows (times k) with the best partial scores after those postings, scored exactly for the first θ.
+SEED_ROWS_PER_K = 10
+#: A filter whose rows hold at most this many entries is scored row by row (one scipy product); a larger
+#: one is searched over the inverted index with the other rows masked out.
+FILTER_DIRECT_ENTRIES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -188,12 +203,36 @@ class SparseIndex:
         if has.any():
             self.col_max[has] = np.maximum.reduceat(self.post_vals, self.post_ptr[:-1][has]).astype(np.float64)
         self.avg_row_nnz = self.csr.nnz / max(self.n, 1)
+        # Zeroed score accumulators (n float32 each), kept between searches: a fresh one costs its page
+        # faults on every query. One per search running at once (list pop/append hold under threads).
+        self._buffers: list[np.ndarray] = []
 
     @property
     def nbytes(self) -> int:
-        """Memory held: the rows, the inverted index and the per-feature bounds."""
+        """Memory held: the rows, the inverted index, the per-feature bounds and the kept score accumulators."""
         return int(self.csr.data.nbytes + self.csr.indices.nbytes + self.csr.indptr.nbytes + self.post_ptr.nbytes
-                   + self.post_rows.nbytes + self.post_vals.nbytes + self.col_max.nbytes)
+                   + self.post_rows.nbytes + self.post_vals.nbytes + self.col_max.nbytes
+                   + sum(b.nbytes for b in list(self._buffers)))
+
+    def plan(self, q: SparseQuery, n_allowed: int | None = None) -> str:
+        """How :meth:`search` answers ``q`` (over ``n_allowed`` allowed rows, None: all), in words for a plan.
+
+        Examples
+        --------
+        >>> from repspace.core.sparse import SparseRows
+        >>> index = SparseIndex(SparseRows.from_pairs([([0], [1.0]), ([1], [2.0])], n_features=2))
+        >>> index.plan(sparse_query([0], [1.0], 2)), index.plan(sparse_query([0], [1.0], 2), n_allowed=1)
+        ('inverted index, MaxScore pruning', "the filter's 1 matches scored")
+        """
+        if n_allowed is not None and (not self._prunable(q) or n_allowed * self.avg_row_nnz <= FILTER_DIRECT_ENTRIES):
+            return f"the filter's {n_allowed} matches scored"
+        if not self._prunable(q):
+            return "every row scored (negative weights)"
+        return "inverted index, MaxScore pruning" + ("" if n_allowed is None else f", over the filter's {n_allowed} "
+                                                                                  "matches")
+
+    def _prunable(self, q: SparseQuery) -> bool:
+        return self.nonnegative and not (q.values < 0).any()
 
     def exact_scores(self, positions: np.ndarray | None, q: SparseQuery) -> np.ndarray:
         """Scores of the rows at ``positions`` (None: every row): their CSR rows times the query, in float64."""
@@ -201,8 +240,13 @@ class SparseIndex:
         dense[q.indices] = q.values
         if positions is None:
             scores = self.csr @ dense
-        else:
-            scores = self.csr[positions] @ dense if len(positions) else np.zeros(0)
+        else:  # the rows' entries gathered flat; bincount sums each row in its order, as scipy's matvec does
+            start = self.csr.indptr[positions]
+            lens = self.csr.indptr[positions + 1] - start
+            flat = np.arange(int(lens.sum())) + np.repeat(start - (np.cumsum(lens) - lens), lens)
+            prod = self.csr.data[flat].astype(np.float64) * dense[self.csr.indices[flat]]
+            scores = np.bincount(np.repeat(np.arange(len(positions)), lens), weights=prod,
+                                 minlength=len(positions))
         if self.norms is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 norms = (self.norms if positions is None else self.norms[positions]) * np.sqrt(np.dot(q.values,
@@ -217,29 +261,37 @@ class SparseIndex:
         Parameters
         ----------
         indices, values : the query's feature ids and weights (or a :class:`SparseQuery` and no values).
-        k : how many (fewer when the index has fewer rows).
-        allowed : ascending positions the search may return (a filter's matches); None: all.
+        k : how many (fewer when the index has fewer rows, or the filter fewer matches).
+        allowed : ascending positions the search may return (a filter's matches); None: all. A filter
+            whose rows hold at most :data:`FILTER_DIRECT_ENTRIES` entries has them scored directly;
+            a larger one is searched over the inverted index, postings of other rows left unscored.
         """
         q = (indices if isinstance(indices, SparseQuery)
              else sparse_query(indices, [] if values is None else values, self.n_features))
-        if allowed is not None:
-            allowed = np.asarray(allowed, dtype=np.int64)
-            scores = self.exact_scores(allowed, q)
-            top = top_k_by_score(scores, min(k, len(allowed)))
-            return scores[top].astype(np.float32), allowed[top]
-        k = min(k, self.n)
+        pool = None if allowed is None else np.asarray(allowed, dtype=np.int64)
+        k = min(k, self.n if pool is None else len(pool))
         if k == 0:
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
-        if not self.nonnegative or (q.values < 0).any():
+        prunable = self._prunable(q)
+        if pool is not None and (not prunable or len(pool) * self.avg_row_nnz <= FILTER_DIRECT_ENTRIES):
+            scores = self.exact_scores(pool, q)
+            top = top_k_by_score(scores, k)
+            return scores[top].astype(np.float32), pool[top]
+        if not prunable:
             scores = self.exact_scores(None, q)
             top = top_k_by_score(scores, k)
             return scores[top].astype(np.float32), top.astype(np.int64)
-        cand = self._candidates(q, k)
+        mask = None
+        if pool is not None:
+            mask = np.zeros(self.n, bool)
+            mask[pool] = True
+        cand = self._candidates(q, k, mask)
         scores = self.exact_scores(cand, q)
         top = top_k_by_score(scores, min(k, len(cand)))
         found, best = cand[top], scores[top]
         if len(found) < k:  # fewer than k rows share a feature with the query: the rest score 0, by row
-            rest = np.setdiff1d(np.arange(min(self.n, k + len(cand))), cand, assume_unique=True)[: k - len(found)]
+            first = np.arange(min(self.n, k + len(cand))) if pool is None else pool[: k + len(cand)]
+            rest = np.setdiff1d(first, cand, assume_unique=True)[: k - len(found)]
             found, best = np.concatenate([found, rest]), np.concatenate([best, np.zeros(len(rest))])
         return best.astype(np.float32), found.astype(np.int64)
 
@@ -247,28 +299,35 @@ class SparseIndex:
         a, b = self.post_ptr[j], self.post_ptr[j + 1]
         return self.post_rows[a:b], self.post_vals[a:b]
 
-    def _theta0(self, t: np.ndarray, w: np.ndarray, q: SparseQuery, k: int) -> float:
-        """A lower bound of the k-th best score: the k-th exact score among the rows with the largest
-        weights in the first features' posting lists (0 when fewer than k rows were found)."""
-        picked: list[np.ndarray] = []
-        got = 0
-        for j in t[:SAMPLE_FEATURES]:
-            rows, vals = self._postings(int(j))
-            m = min(SAMPLE_PER_K * k, len(rows))
-            if m == 0:
-                continue
-            picked.append(rows[np.argpartition(-vals, m - 1)[:m]] if m < len(rows) else rows)
-            got += m
-            if got >= SAMPLE_PER_K * k:
-                break
-        sample = np.unique(np.concatenate(picked)) if picked else np.zeros(0, np.int64)
+    def _gather(self, t: np.ndarray, w: np.ndarray, df: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The postings of features ``t`` concatenated: their rows and their weights times ``w`` (float32)."""
+        starts, ends = self.post_ptr[t].tolist(), self.post_ptr[t + 1].tolist()
+        rows = np.concatenate([self.post_rows[s:e] for s, e in zip(starts, ends)])
+        vals = np.concatenate([self.post_vals[s:e] for s, e in zip(starts, ends)])
+        vals *= np.repeat(w.astype(np.float32), df)
+        return rows, vals
+
+    def _seed_theta(self, seen: np.ndarray, acc: np.ndarray, q: SparseQuery, k: int,
+                    mask: np.ndarray | None) -> float:
+        """A lower bound of the k-th best score: the k-th exact score among the rows with the best partial
+        scores after the first features (those rows scored whole; 0 when fewer than k rows were found)."""
+        if mask is not None:
+            seen = seen[mask[seen]]
+        m = SEED_ROWS_PER_K * k
+        if len(seen) > m:
+            seen = seen[np.argpartition(-acc[seen], m - 1)[:m]]
+        sample = np.unique(seen)
         if len(sample) < k:
             return 0.0
         scores = self.exact_scores(sample, q)
         return float(np.partition(scores, len(scores) - k)[len(scores) - k])
 
-    def _candidates(self, q: SparseQuery, k: int) -> np.ndarray:
-        """Positions (ascending) that may be in the top k; every other row scores below the k-th (MaxScore)."""
+    def _candidates(self, q: SparseQuery, k: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Positions (ascending) that may be in the top k; every other row scores below the k-th (MaxScore).
+
+        ``mask``: the rows that may be returned (a filter); the others are never candidates, and the
+        bound θ is taken over allowed rows only.
+        """
         w = q.values / np.sqrt(np.dot(q.values, q.values)) if self.norms is not None else q.values
         df = self.post_ptr[q.indices + 1] - self.post_ptr[q.indices]
         keep = df > 0
@@ -276,35 +335,56 @@ class SparseIndex:
         u = w * self.col_max[t]
         order = np.argsort(-u, kind="stable")
         t, w, u, df = t[order], w[order], u[order], df[order]
-        left = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # left[j]: the most terms j.. can add
-        theta = self._theta0(t, w, q, k)
-        # Phase 1: every row the first features touch is a candidate, up to the first feature from which
-        # what is left cannot reach θ (a row none of the first ones holds scores below θ).
-        below = np.flatnonzero(left < theta * (1 - PRUNE_SLACK))
-        j, m = (int(below[0]) if len(below) else len(t)), len(t)
-        starts, ends = self.post_ptr[t[:j]], self.post_ptr[t[:j] + 1]
-        if j:
-            rows = np.concatenate([self.post_rows[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
-            vals = np.concatenate([self.post_vals[s:e] for s, e in zip(starts.tolist(), ends.tolist())])
-            acc = np.bincount(rows, weights=vals * np.repeat(w[:j], df[:j]), minlength=self.n)
-        else:
-            acc = np.zeros(self.n)
-        cand = np.flatnonzero(acc)  # weights are positive: a touched row has a positive partial score
-        # Phase 2: the other features only for the candidates, dropping those that cannot reach θ.
-        while True:
-            part = acc[cand]
+        m = len(t)
+        left = np.concatenate([np.cumsum(u[::-1])[::-1], [0.0]])  # left[j]: the most features j.. can add
+        # Partial scores are float32 sums of at most m products: each within (m + 1) float32 roundings of
+        # the exact one, on top of the weights' own rounding (PRUNE_SLACK).
+        slack = PRUNE_SLACK + (m + 1) * 2.0**-24
+        lo, hi = 1 - slack, 1 + slack
+        acc = self._buffers.pop() if self._buffers else np.zeros(self.n, np.float32)
+        try:
+            # Seed: the first features up to SEED_POSTINGS postings (scaled up by a filter's selectivity, so
+            # that as many allowed rows are seen); their best rows scored exactly give θ.
+            budget = SEED_POSTINGS if mask is None else SEED_POSTINGS * self.n / max(int(mask.sum()), 1)
+            j0 = min(m, max(1, int(np.searchsorted(np.cumsum(df), budget, side="right"))))
+            seen, vals = self._gather(t[:j0], w[:j0], df[:j0])
+            np.add.at(acc, seen, vals)
+            theta = self._seed_theta(seen, acc, q, k, mask)
+            # Phase 1: every row the first features touch is a candidate, up to the first feature from which
+            # what is left cannot reach θ (a row none of the first ones holds scores below θ).
+            below = np.flatnonzero(left * hi < theta * lo)
+            j = max(j0, int(below[0]) if len(below) else m)
+            if j > j0:
+                np.add.at(acc, *self._gather(t[j0:j], w[j0:j], df[j0:j]))
+            # Phase 1b: more features read whole while that costs less than following the candidates through
+            # them (their number at each step estimated from every ESTIMATE_STRIDE-th row).
+            while j < m:
+                floor = theta * lo - left[j] * hi
+                probe = acc[::ESTIMATE_STRIDE] >= floor if floor > 0 else acc[::ESTIMATE_STRIDE] > 0
+                if mask is not None:
+                    probe &= mask[::ESTIMATE_STRIDE]
+                if df[j] > DENSE_RATIO * ESTIMATE_STRIDE * int(np.count_nonzero(probe)):
+                    break
+                rows, vals = self._postings(int(t[j]))
+                acc[rows] += np.float32(w[j]) * vals
+                j += 1
+            floor = theta * lo - left[j] * hi
+            hit = acc >= floor if floor > 0 else acc > 0  # weights are positive: a touched row scores above 0
+            cand = np.flatnonzero(hit if mask is None else hit & mask)
+            # Phase 2: the other features only for the candidates, dropping those that cannot reach θ.
+            part = acc[cand].astype(np.float64)
+        finally:
+            acc.fill(0)
+            self._buffers.append(acc)
+        while j < m and len(cand) * self.avg_row_nnz > EXACT_RESCORE_ENTRIES:
+            rows, vals = self._postings(int(t[j]))
+            pos = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
+            hit = rows[pos] == cand
+            part[hit] += w[j] * vals[pos[hit]]
+            j += 1
             above = part[part >= theta]  # the k-th partial score, if at least k reach θ, is among these
             if len(above) >= k:
                 theta = max(theta, float(np.partition(above, len(above) - k)[len(above) - k]))
-            cand = cand[part + left[j] * (1 + PRUNE_SLACK) >= theta * (1 - PRUNE_SLACK)]
-            if j >= m or len(cand) * self.avg_row_nnz <= EXACT_RESCORE_ENTRIES:
-                break  # few enough survivors: scoring their rows whole costs less than more lookups
-            rows, vals = self._postings(int(t[j]))
-            if df[j] <= 4 * len(cand):  # the whole list (rows that are no candidates are never read again)
-                acc[rows] += w[j] * vals
-            else:  # the candidates' entries, found by binary search
-                pos = np.minimum(np.searchsorted(rows, cand), len(rows) - 1)
-                hit = rows[pos] == cand
-                acc[cand[hit]] += w[j] * vals[pos[hit]]
-            j += 1
-        return np.sort(cand).astype(np.int64)  # ascending: equal scores then go to the lower row
+            keep = part * hi + left[j] * hi >= theta * lo
+            cand, part = cand[keep], part[keep]
+        return cand.astype(np.int64)  # ascending: equal scores then go to the lower row

@@ -193,6 +193,30 @@ class SpaceSummary(BaseModel):
     provenance: dict[str, Any]
 
 
+class SparseStatisticsOut(BaseModel):
+    """``sparse.*`` of ``repspace info``: what a sparse space's live rows hold and cost to search."""
+
+    rows: int
+    n_features: int
+    nnz: int
+    mean_nnz: float
+    max_nnz: int
+    empty_rows: int
+    features_used: int
+    expected_flops: float = Field(description="Σ_j p_j² (Paria et al. 2020): expected multiply-adds per "
+                                              "(query, row) pair.")
+    negative_weights: bool
+    feature_names: bool
+
+
+class SpaceDescription(SpaceSummary):
+    """One space as ``repspace info --json`` describes it: the summary, its layout and, for a sparse space,
+    the statistics of its rows."""
+
+    layout: str = Field(description="dense or sparse")
+    sparse: SparseStatisticsOut | None = Field(None, description="Only for a sparse space (null otherwise).")
+
+
 class Neighbour(BaseModel):
     id: str
     score: float

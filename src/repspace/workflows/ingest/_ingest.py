@@ -175,6 +175,12 @@ def ingest_records(
         enc = encoder_for_space(existing)
     else:
         enc = get_encoder(spec, **opts)
+    if getattr(enc, "sparse", False):  # a SparseEncoder folder: its rows go to a sparse space
+        from repspace.workflows.ingest.sparse_encode import ingest_encoded_sparse
+
+        return ingest_encoded_sparse(store, space, enc, ids, texts, records, metric=metric, batch_size=batch_size,
+                                     commit_every=commit_every, on_conflict=on_conflict, progress=progress,
+                                     duplicates=duplicates, t0=t0)
     if layer == "all" or (isinstance(layer, (list, tuple))):
         return _ingest_layers(store, space, enc, ids, texts, records, metric, dtype, batch_size,
                               commit_every, on_conflict, progress, duplicates, t0)

@@ -9,6 +9,8 @@ provenance (``derived``), so that a text query is encoded the way the rows were
   :meth:`~repspace.workflows.dictionary.Dictionary.transform`); a text query goes through the
   source space's encoder (query side), then the same dictionary. The source and its dictionary
   must still be current when the space is searched by text (a stale dictionary is refused).
+* a space ingested through a sparse encoder (``--encoder sparse:<folder>``, its spec in the
+  provenance, no ``derived`` recipe): a text query is that model's ``encode_query``.
 * ``bm25`` (:func:`derive_bm25`): uniCOIL-style impact weights (Lin & Ma 2021): each document's
   BM25 weight of every term it holds (bm25s's matrix, as :class:`~repspace.engines.search.lexical.
   LexicalIndex` builds it), the vocabulary as feature names; a text query is its terms' counts
@@ -195,6 +197,8 @@ def derived_text_query(space: Space, text: str) -> dict[str, float]:
     {'cat': 5.0}
     """
     recipe = space.provenance.get("derived")
+    if not isinstance(recipe, dict) and str(space.provenance.get("encoder", "")).startswith("sparse:"):
+        return _sparse_encoder_query(space, text)
     if not isinstance(recipe, dict):
         raise InputError(f"space {space.name!r} holds sparse vectors and no encoder: search it with a stored id "
                          "(--id), a sparse query (--sparse-query '{\"12\": 0.5}') or a vector of its "
@@ -202,6 +206,20 @@ def derived_text_query(space: Space, text: str) -> dict[str, float]:
     if recipe.get("kind") == "bm25":
         return _bm25_query(space, text, recipe)
     return _sae_query(space, text, recipe)
+
+
+def _sparse_encoder_query(space: Space, text: str) -> dict[str, float]:
+    """The text through the ``encode_query`` of the sparse encoder that made the space (its recorded spec)."""
+    from repspace.workflows.stored_transforms import encoder_for_space
+
+    enc = encoder_for_space(space)
+    row = enc.encode_sparse_queries([text])
+    names = space.feature_names()
+    if row.nnz == 0:
+        raise InputError(f"no token of the query has a weight in the model of space {space.name!r}: "
+                         "it matches nothing")
+    idx, val = row.row(0)
+    return {(names[j] if names is not None else str(j)): float(w) for j, w in zip(idx, val)}
 
 
 def _bm25_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, float]:

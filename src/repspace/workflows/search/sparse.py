@@ -5,7 +5,8 @@ whose layout is sparse: the same :class:`~repspace.workflows.search.request.Sear
 the same :class:`~repspace.core.hits.SearchResult` out, so ``repspace search SPACE --id X
 --json`` reads the same for both layouts. The space's rows are read once per generation into a
 :class:`~repspace.engines.search.sparse.SparseIndex` kept in memory (:func:`sparse_index`);
-a ``where`` filter is applied by scoring its matches only. What only a dense space has (a
+a ``where`` filter restricts the index's search to its matches (scored directly when few, else
+over the inverted index with the other rows masked out). What only a dense space has (a
 text to embed, HNSW and funnel indexes, hybrid, MMR, hubness reduction) is refused with one line.
 
 Examples
@@ -188,10 +189,8 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
         return search_seismic(space, req, q, exclude, allowed, generation=generation)
     rows, index, action = sparse_index(space)
     scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
-    how = ("every row scored (negative weights)" if not index.nonnegative or (q.values < 0).any()
-           else "inverted index, MaxScore pruning")
-    reason = (f"exact {space.metric.value} over {space.dim} features: "
-              + (f"the filter's {n_cand} matches scored" if allowed is not None else how))
+    reason = f"exact {space.metric.value} over {space.dim} features: " + index.plan(q, None if allowed is None
+                                                                                     else n_cand)
 
     hits = hits_for(space, rows[found], scores, exclude=exclude, generation=generation)[: req.k]
     return SearchResult(tuple(hits), SearchPlan("sparse-exact", n_cand, total, reason=reason, index_action=action))

@@ -32,10 +32,12 @@ async def spaces(svc: ServiceArg, run: Run) -> Any:
     return await run(lambda: [summary(info) for info in store.spaces()])
 
 
-@router.get("/api/v1/spaces/{space}", response_model=S.SpaceSummary, responses=ERRORS)
+@router.get("/api/v1/spaces/{space}", response_model=S.SpaceDescription, responses=ERRORS)
 async def space(space: SpaceArg, run: Run) -> Any:
-    """One space's description."""
-    return await run(lambda: summary(space.info()))
+    """One space's description, as ``repspace info --json`` gives it (a sparse space's statistics included)."""
+    from repspace.workflows.describe import describe_space
+
+    return await run(lambda: describe_space(space).to_dict())
 
 
 def summary(info: Any) -> dict[str, Any]:
