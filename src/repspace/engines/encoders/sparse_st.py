@@ -177,7 +177,7 @@ def tiny_sparse_folder(out: str | Path, corpus: Sequence[str] = ("a cat sat on t
     from sentence_transformers.sparse_encoder.modules import SparseStaticEmbedding
     from transformers import AutoTokenizer
 
-    from repspace.engines.encoders.registry import minilm_folder
+    from repspace.engines.encoders.bundled import minilm_folder
 
     with quiet_hf_loading():
         tokenizer = AutoTokenizer.from_pretrained(str(minilm_folder()), local_files_only=True)

@@ -31,40 +31,13 @@ from repspace.core.space import Metric
 from repspace.core.limits import DEFAULT_ENCODER
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
+from repspace.workflows.ingest._target import IngestReport
+from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
+from repspace.workflows.ingest._target import existing_space as _existing_space
+from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
 from repspace.workflows.ingest.readers import Records, parse_vectors, read_records
 
 
-
-
-@dataclass(frozen=True)
-class IngestReport:
-    """What an ingest did, per space written (one per layer for ``layer="all"``).
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> store = Store(os.path.join(tempfile.mkdtemp(), "s.db"))
-    >>> _ = ingest_records(store, "eye", Records("inline", ["x", "y"], None, np.eye(2, dtype="float32"), [{}, {}]))
-    >>> r = ingest_records(store, "eye", Records("inline", ["y", "z"], None, np.eye(2, dtype="float32"), [{}, {}]))
-    >>> r.spaces, r.read, r.added, r.replaced, r.unchanged, r.encoded
-    (['eye'], 2, 1, 1, 0, 0)
-    """
-
-    spaces: list[str]
-    read: int
-    encoded: int
-    reused: int
-    added: int
-    replaced: int
-    updated: int
-    unchanged: int
-    duplicates_dropped: int
-    seconds: float
-    encode_seconds: float
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def ingest_records(
@@ -280,53 +253,6 @@ def _write(space: Space, ids: list[str], vectors: np.ndarray, texts: list[str | 
         if progress is not None:
             progress("write", stop, n)
     return added, replaced, updated, unchanged
-
-
-def _existing_space(store: Store, name: str) -> Space | None:
-    try:
-        return store.space(name)
-    except NotFoundError:
-        return None
-
-
-def _open_or_create(store: Store, name: str, dim: int, metric: str | None, dtype: str,
-                    provenance: dict[str, Any], **create: Any) -> Space:
-    existing = _existing_space(store, name)
-    if existing is None:
-        default = "ip" if create.get("layout") == "sparse" else "cosine"
-        return store.create_space(name, dim, metric or default, dtype=dtype, provenance=provenance, **create)
-    if existing.dim != dim:
-        raise InputError(f"space {name!r} has dimension {existing.dim}; the new vectors have {dim}")
-    if metric is not None and existing.metric.value != metric:
-        raise ConflictError(f"space {name!r} uses metric {existing.metric.value}, not {metric}")
-    return existing
-
-
-@contextmanager
-def _created_or_existing(store: Store, name: str, dim: int, metric: str | None, dtype: str,
-                         provenance: dict[str, Any], **create: Any) -> Iterator[Space]:
-    """The space, created when missing (``create``: more of :meth:`Store.create_space`'s options); a space
-    created here is removed again if the block fails before anything was written to it, so a refused
-    ingest leaves no trace."""
-    existed = _existing_space(store, name) is not None
-    space = _open_or_create(store, name, dim, metric, dtype, provenance, **create)
-    try:
-        yield space
-    except BaseException:
-        if not existed:
-            try:
-                if space.info().next_row == 0:
-                    store.delete_space(name)
-            except RepspaceError:
-                pass
-        raise
-
-
-def _refuse_existing(space: Space, ids: list[str]) -> None:
-    present = space.existing_ids(ids)
-    if present:
-        first = next(i for i in ids if i in present)
-        raise ConflictError(f"{len(present)} id(s) already in space {space.name!r}, e.g. {excerpt(first)}")
 
 
 def _drop_duplicate_ids(records: Records) -> tuple[Records, int]:

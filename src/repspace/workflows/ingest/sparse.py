@@ -51,7 +51,10 @@ from repspace.core.progress import Progress
 from repspace.core.sparse import MAX_FEATURES, SparseRows, check_sparse
 from repspace.core.store import Space, Store, check_feature_names
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._ingest import IngestReport, _created_or_existing, _existing_space, _refuse_existing
+from repspace.workflows.ingest._target import IngestReport
+from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
+from repspace.workflows.ingest._target import existing_space as _existing_space
+from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
 from repspace.workflows.ingest.readers import Records, read_records
 
 __all__ = ["ingest_sparse", "ingest_sparse_file", "read_vocab"]

@@ -30,7 +30,10 @@ from typing import Any
 from repspace.core.errors import ConflictError, InputError
 from repspace.core.progress import Progress
 from repspace.core.store import Store
-from repspace.workflows.ingest._ingest import IngestReport, _created_or_existing, _existing_space, _refuse_existing
+from repspace.workflows.ingest._target import IngestReport
+from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
+from repspace.workflows.ingest._target import existing_space as _existing_space
+from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
 from repspace.workflows.ingest.readers import Records
 from repspace.workflows.ingest.sparse import _write
 
