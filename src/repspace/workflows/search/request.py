@@ -38,7 +38,7 @@ from pydantic.json_schema import SkipJsonSchema
 from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.filters import Filter
-from repspace.core.limits import MAX_LEXICAL_WEIGHT
+from repspace.core.limits import MAX_LEXICAL_WEIGHT, MAX_MUVERA_CANDIDATES
 from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import parse_method
@@ -195,6 +195,7 @@ class SearchRequest(BaseModel):
     mmr_length : with ``mmr``, diversify the hits' lengths instead (DL-MMR): ``text`` (words of the
         stored text) or a numeric metadata field.
     hubness, kappa : re-rank by a hubness-reduced similarity over ``kappa`` neighbours.
+    candidates : multi-vector spaces: the MUVERA shortlist rescored by exact MaxSim.
 
     Examples
     --------
@@ -244,6 +245,10 @@ class SearchRequest(BaseModel):
                     "or a numeric metadata field.")
     kappa: Annotated[int, scalar("kappa", low=1)] = Field(
         10, ge=1, description="Hubness reduction: neighbourhood size of the statistics.")
+    candidates: Annotated[int, Field(ge=1, le=MAX_MUVERA_CANDIDATES),
+                          scalar("candidates", low=1, high=MAX_MUVERA_CANDIDATES)] | None = Field(
+        None, description="Multi-vector spaces: documents MUVERA's first stage shortlists for exact MaxSim "
+                          "rescoring (default 100, at least k); method exact scores every document instead.")
 
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:
