@@ -14,9 +14,9 @@ Examples
 >>> from repspace.core.store import Store
 >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("tok", dim=2, metric="ip",
 ...                                                                   layout="multivector")
->>> _ = sp.add(["a", "b"], [np.eye(2), [[0.6, 0.8]]])
->>> [m.shape for m in sp.token_sets([1, 0])], sp.tokens_of(["b"])[0].round(4).tolist()
-([(1, 2), (2, 2)], [[0.6, 0.8]])
+>>> _ = sp.add(["a", "b"], [np.eye(2), [[0.5, 0.25]]])
+>>> [m.shape for m in sp.token_sets([1, 0])], sp.tokens_of(["b"])[0].tolist() == [[0.5, 0.25]]
+([(1, 2), (2, 2)], True)
 """
 
 from __future__ import annotations
