@@ -170,9 +170,9 @@ def search_multivector(space: Space, req: SearchRequest, encoder: Any = None) ->
     if n_cand == 0:
         return SearchResult((), SearchPlan("maxsim-exact", 0, total, reason="nothing to search"))
     k_ask = min(k, n_cand)
+    if req.candidates is not None and req.candidates < req.k:
+        raise InputError(f"candidates ({req.candidates}) must be at least k ({req.k}): the shortlist holds the hits")
     candidates = max(req.candidates or MUVERA_CANDIDATES, k_ask)
-    if req.candidates is not None and req.candidates < k_ask:
-        raise InputError(f"candidates ({req.candidates}) must be at least k ({k_ask}): the shortlist holds the hits")
     if shortlist is not None:
         scores, found = maxsim_search(index, [q], k_ask, shortlist=shortlist[None, :])
         method, reason = "maxsim-exact", f"exact MaxSim over the filter's {n_cand} matches"
