@@ -46,7 +46,7 @@ from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
 from repspace.workflows.ingest._ingest import IngestReport, _created_or_existing, _existing_space, _refuse_existing
 from repspace.workflows.ingest.readers import Records, read_records
-from repspace.workflows.token_recipe import encode_token_sets, token_recipe
+from repspace.workflows.token_recipe import encode_token_sets, token_encoder_spec, token_recipe
 
 __all__ = ["ingest_multivector", "ingest_multivector_file"]
 
@@ -71,6 +71,15 @@ def _matrices(records: Records, col: str) -> list[Any]:
                 cell = np.stack(cell)
         out.append(cell)
     return out
+
+
+def _width(matrix: Any) -> int | None:
+    """The width of a well-formed token matrix (a new space's dimension), None for anything else."""
+    try:
+        arr = np.asarray(matrix)
+    except (ValueError, TypeError):
+        return None
+    return int(arr.shape[1]) if arr.ndim == 2 else None
 
 
 def ingest_multivector(
@@ -131,9 +140,7 @@ def ingest_multivector(
     encode_seconds = 0.0
     if tokens_col is not None:
         matrices = _matrices(records, tokens_col)
-        first = next((np.asarray(m) for m in matrices if np.asarray(m).ndim == 2), None)
-        dim = existing.dim if existing is not None else (first.shape[1] if first is not None and first.shape[1]
-                                                         else 1)
+        dim = existing.dim if existing is not None else next((w for w in map(_width, matrices) if w), 1)
         sets = check_token_sets(matrices, ids, dim)
         prov: dict[str, Any] = {"encoder": "precomputed", "source": Path(records.source).name}
     else:
@@ -201,6 +208,8 @@ def ingest_multivector_file(
     >>> ingest_multivector_file(store, "mv", os.path.join(d, "d.jsonl"), encoder="minilm").extra
     {'tokens': 7, 'dim': 384}
     """
+    if tokens_col is None:
+        token_encoder_spec(options.get("encoder"))  # an encoder without token states is refused before reading
     records = read_records(path, text_col=text_col, id_col=id_col, meta_cols=meta_cols, auto_id=auto_id,
                            extra_cols=[tokens_col] if tokens_col is not None else None)
     return ingest_multivector(store, space, records, tokens_col=tokens_col, **options)
