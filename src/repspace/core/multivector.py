@@ -63,6 +63,10 @@ class TokenSets:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{dim, offsets, tokens}`` as lists (``tokens`` one list of ``dim`` numbers per token)."""
+        return {"dim": self.dim, "offsets": self.offsets.tolist(), "tokens": self.tokens.tolist()}
+
     @property
     def dim(self) -> int:
         """The width of every token vector."""
