@@ -180,6 +180,7 @@ PARTS = {
     "pruning": "eval_pruning",
     "index-size": "eval_index_size",
     "sparse-fusion": "eval_sparse_fusion",
+    "multivector-space": "eval_multivector",
 }
 
 

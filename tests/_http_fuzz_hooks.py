@@ -134,6 +134,10 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case) -> sche
             # Schema can say) becomes the vector query it stands in for
             body.pop("sparse")
             body["vector"] = [1.0]
+        if body.get("candidates") is not None:
+            # a MUVERA shortlist applies to a multi-vector space (which no JSON Schema can say); the fuzz store's
+            # spaces are dense
+            body.pop("candidates")
         if isinstance(body.get("mmr_length"), str):
             # a length is the stored text's or a numeric metadata field's, which the data decides: the text's
             body["mmr_length"] = "text"

@@ -5,7 +5,8 @@
 :func:`ingest_records` embed records into a stored space and keep the recipe
 with it, so that :func:`from_provenance` can re-create the encoder later;
 :func:`ingest_sparse_file` stores precomputed sparse vectors (feature ids and weights, or
-``{token: weight}`` maps) in a sparse space.
+``{token: weight}`` maps) in a sparse space; :func:`ingest_multivector_file` stores token vectors
+(precomputed, or MiniLM's token states of the texts) in a multi-vector space.
 :func:`distill_static` distils a transformer into a static encoder.
 
 Examples
@@ -29,6 +30,8 @@ from repspace.workflows.ingest import (
     detect_format,
     ingest_chunks,
     ingest_file,
+    ingest_multivector,
+    ingest_multivector_file,
     ingest_records,
     ingest_sparse,
     ingest_sparse_file,
@@ -53,6 +56,8 @@ __all__ = [
     "ingest_chunks",
     "ingest_file",
     "ingest_gaussian_file",
+    "ingest_multivector",
+    "ingest_multivector_file",
     "ingest_records",
     "ingest_sparse",
     "ingest_sparse_file",

@@ -13,7 +13,9 @@ listed and dropped with :func:`build_index`, :func:`list_indexes` and
 (:class:`HNSWIndex`, :class:`LexicalIndex`, :class:`MultiVectorIndex`,
 :class:`FunnelIndex`, :class:`SparseIndex`) and the rank fusions work on plain arrays too. A sparse
 space (``layout="sparse"``) is searched exactly over an inverted index (:func:`search_sparse`,
-which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs. A learned
+which :func:`search_space` runs for it); :func:`expected_flops` measures what that costs. A multi-vector
+space (``layout="multivector"``) is searched by MUVERA's shortlist rescored by exact MaxSim, or exact MaxSim
+over all (:func:`search_multivector`, its index kept per generation by :func:`multivector_index`). A learned
 reranker (:func:`train_reranker` on judged queries, :func:`apply_reranker`, :class:`RankerModel`)
 reorders a space's dense candidates by the dense score and lexical features. :func:`derive_sae_codes` and
 :func:`derive_bm25` write a dense space's SAE codes or BM25 impact weights as a sparse space searchable by text;
@@ -93,6 +95,8 @@ from repspace.workflows.search import (
     set_search,
     search_sparse,
     sparse_index,
+    search_multivector,
+    multivector_index,
 )
 
 __all__ = [
@@ -161,6 +165,8 @@ __all__ = [
     "search_gaussian",
     "search_sparse",
     "sparse_index",
+    "search_multivector",
+    "multivector_index",
     "sparse_query",
     "sparse_statistics",
     "train_reranker",

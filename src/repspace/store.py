@@ -2,7 +2,8 @@
 
 A :class:`Store` holds named spaces; a :class:`Space` adds, deletes, reads,
 filters and searches its items (dense vectors, or sparse rows over a vocabulary:
-:class:`SparseRows`, with ``create_space(..., layout="sparse")``). ``where`` filters are parsed by
+:class:`SparseRows`, with ``create_space(..., layout="sparse")``, or token matrices: :class:`TokenSets`,
+with ``layout="multivector"``). ``where`` filters are parsed by
 :func:`parse_filter`; :func:`export_parquet` writes a space out for other tools.
 
 Examples
@@ -18,6 +19,7 @@ Examples
 from repspace.core.filters import Filter
 from repspace.core.filters import parse as parse_filter
 from repspace.core.space import Metric, SpaceInfo
+from repspace.core.multivector import TokenSets
 from repspace.core.sparse import SparseRows
 from repspace.core.store import STORE_ENV, AddResult, Item, SavedResult, ShardEntry, Snapshot, default_store_path
 from repspace.workflows.examples import example_file, example_pair, example_space, example_store, example_vectors
@@ -38,6 +40,7 @@ __all__ = [
     "SpaceDescription",
     "SpaceInfo",
     "SparseRows",
+    "TokenSets",
     "Store",
     "default_store_path",
     "describe_space",

@@ -95,3 +95,15 @@ LATE_CHUNK_OVERLAP = 64
 #: Bytes of item records (id, text, metadata JSON) a process keeps for search hits, all spaces together
 #: (about 300,000 short records): a row found again costs a lookup, not an SQLite read.
 RECORD_CACHE_BYTES = 64 * 1024 * 1024
+
+# -- Multi-vector spaces (token vectors, late interaction) --------------------------------------
+
+#: Most token vectors one item of a multi-vector space may hold: ColBERT-style encoders cut documents at a few
+#: hundred tokens (MiniLM at 256, ColBERTv2 at 180-300), so 8,192 leaves room for long inputs while bounding
+#: what one row costs to store, read and score (8,192 x 384 float32 = 12 MiB).
+MAX_TOKENS_PER_ROW = 8192
+#: Documents MUVERA's first stage shortlists per query for exact MaxSim rescoring when none is asked for
+#: (recall@10 of the exact MaxSim top 10 about 0.99 at 100 on Cranfield, see RESEARCH.md, S248).
+MUVERA_CANDIDATES = 100
+#: Largest MUVERA shortlist one query may ask for (each shortlisted document is rescored token by token).
+MAX_MUVERA_CANDIDATES = 100_000

@@ -25,9 +25,10 @@ __all__ = ["Metric", "SpaceInfo", "check_space_name", "DTYPES", "LAYOUTS"]
 
 #: Storage types of vectors. Vectors always come back as float32.
 DTYPES = ("float32", "float16")
-#: How a space's rows are held: ``dense`` vectors of ``dim`` numbers, or ``sparse`` weights over a
-#: vocabulary of ``dim`` features (:class:`repspace.core.sparse.SparseRows`, float32 weights).
-LAYOUTS = ("dense", "sparse")
+#: How a space's rows are held: ``dense`` vectors of ``dim`` numbers, ``sparse`` weights over a
+#: vocabulary of ``dim`` features (:class:`repspace.core.sparse.SparseRows`, float32 weights), or
+#: ``multivector`` sets of ``dim``-d token vectors (:class:`repspace.core.multivector.TokenSets`).
+LAYOUTS = ("dense", "sparse", "multivector")
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:+-]{0,127}")
 
@@ -121,8 +122,9 @@ class SpaceInfo:
     ----------
     name, dim, metric, dtype : the space's identity and shape.
     count : number of live items.
-    layout : ``dense`` (a vector of ``dim`` numbers per item) or ``sparse`` (weights over a
-        vocabulary of ``dim`` features per item; ``n_features`` is ``dim``).
+    layout : ``dense`` (a vector of ``dim`` numbers per item), ``sparse`` (weights over a
+        vocabulary of ``dim`` features per item; ``n_features`` is ``dim``) or ``multivector``
+        (a matrix of ``dim``-d token vectors per item, searched by MaxSim).
     provenance : the recipe that made the vectors (encoder, version, layer, ...).
     generation : increases with every committed change.
     uid : a random id that survives renames and distinguishes re-created spaces.

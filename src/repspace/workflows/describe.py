@@ -28,7 +28,41 @@ from repspace.engines.search.sparse_stats import SparseStatistics, sparse_statis
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-__all__ = ["SpaceDescription", "describe_space"]
+__all__ = ["SpaceDescription", "TokenStatistics", "describe_space"]
+
+
+@dataclass(frozen=True)
+class TokenStatistics:
+    """What a multi-vector space's live rows hold (``multivector.*`` in ``repspace info --json``).
+
+    ``tokens`` token vectors in all, per row ``tokens_mean`` / ``tokens_max`` / ``tokens_min``, and
+    ``bytes``: what the rows' token vectors and offsets take as stored (float32 tokens, int64 offsets).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from repspace.core.multivector import TokenSets
+    >>> TokenStatistics.of(TokenSets.from_list([np.ones((2, 4)), np.ones((4, 4))])).to_dict()
+    {'tokens': 6, 'tokens_mean': 3.0, 'tokens_max': 4, 'tokens_min': 2, 'bytes': 120}
+    """
+
+    tokens: int
+    tokens_mean: float
+    tokens_max: int
+    tokens_min: int
+    bytes: int
+
+    @classmethod
+    def of(cls, sets: Any) -> TokenStatistics:
+        """The statistics of :class:`~repspace.core.multivector.TokenSets`."""
+        per_row = sets.row_tokens()
+        n = len(per_row)
+        return cls(int(sets.n_tokens), float(per_row.mean()) if n else 0.0, int(per_row.max()) if n else 0,
+                   int(per_row.min()) if n else 0, int(sets.nbytes + 8 * (n + 1)) if n else 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, the keys without the ``multivector.`` prefix."""
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -45,12 +79,15 @@ class SpaceDescription:
 
     info: SpaceInfo
     sparse: SparseStatistics | None = None
+    multivector: TokenStatistics | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``repspace info --json``: the description's keys, plus ``sparse`` for a sparse space."""
         out = self.info.to_dict()
         if self.sparse is not None:
             out["sparse"] = self.sparse.to_dict()
+        if self.multivector is not None:
+            out["multivector"] = self.multivector.to_dict()
         return out
 
 
@@ -69,6 +106,8 @@ def describe_space(space: Space) -> SpaceDescription:
     (2, 2, 2.0)
     """
     info = space.info()
+    if info.layout == "multivector":
+        return SpaceDescription(info, multivector=TokenStatistics.of(space.multivector_rows()[1]))
     if not info.sparse:
         return SpaceDescription(info)
     _, rows = space.sparse_rows()

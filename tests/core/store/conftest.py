@@ -22,6 +22,8 @@ def _fingerprint(path: Path) -> list:
                   ("space_state", "space_id, name")]
         if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'sparse_blocks'").fetchone():
             tables.append(("sparse_blocks", "space_id, first_row"))
+        if con.execute("SELECT 1 FROM sqlite_master WHERE name = 'token_blocks'").fetchone():
+            tables.append(("token_blocks", "space_id, first_row"))
         for table, order in tables:
             rows = con.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
             out.append([
@@ -41,6 +43,13 @@ class StoreState:
         self.views = {}
         for info in store.spaces():
             sp = store.space(info.name)
+            if info.layout == "multivector":
+                rows, sets = sp.multivector_rows()
+                ids = sp.ids()
+                items = sp.get(ids) if ids else []
+                self.views[info.name] = (ids, rows.tolist(), sets.offsets.tobytes(), sets.tokens.tobytes(),
+                                         [(it.id, it.text, it.metadata, it.row) for it in items])
+                continue
             if info.sparse:
                 rows, data = sp.sparse_rows()
                 ids = sp.ids()

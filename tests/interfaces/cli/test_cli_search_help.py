@@ -11,7 +11,7 @@ from repspace import Store
 from repspace.core.sparse import SparseRows
 from repspace.interfaces.cli import main
 from repspace.interfaces.cli.search import search_cmd
-from repspace.workflows.ingest import ingest_records
+from repspace.workflows.ingest import ingest_multivector, ingest_records
 from repspace.workflows.ingest.readers import Records
 
 EXAMPLES = [line.strip() for line in (search_cmd.__doc__ or "").splitlines()
@@ -23,7 +23,7 @@ MODULES = ["datetime", "functools", "heapq", "re"]
 def store_path(tmp_path_factory) -> str:
     """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field), ``glove`` (vectors,
     ``king``, ``woman``, ``man`` among them) and ``splade`` (sparse, with feature names): the spaces the examples
-    name."""
+    name; ``colbert`` (multi-vector: MiniLM token states of the first texts)."""
     path = str(tmp_path_factory.mktemp("help") / "s.db")
     store = Store(path)
     try:
@@ -36,6 +36,8 @@ def store_path(tmp_path_factory) -> str:
         tokens = ["retrieval", "sparse", "dense", "index"]
         store.create_space("splade", dim=4, metric="ip", layout="sparse", features=tokens).add(
             ["s0", "s1"], SparseRows.from_pairs([([0, 1], [1.0, 0.5]), ([2, 3], [2.0, 1.0])], 4))
+        ingest_multivector(store, "colbert", Records("help", [f"doc{i}" for i in range(8)], texts[:8], None,
+                                                     [{}] * 8))
     finally:
         store.close()
     return path

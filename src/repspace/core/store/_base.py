@@ -139,12 +139,14 @@ class SpaceBase:
         return self.info().count
 
     def __repr__(self) -> str:
+        if self._info.layout == "multivector":
+            return f"<Space {self.name!r} multivector dim={self.dim} metric={self.metric.value}>"
         if self._info.sparse:
             return f"<Space {self.name!r} sparse n_features={self.dim} metric={self.metric.value}>"
         return f"<Space {self.name!r} dim={self.dim} metric={self.metric.value}>"
 
     def require_dense(self, what: str) -> None:
-        """Refuse ``what`` (one :class:`InputError` line) on a sparse space, which has no dense vectors.
+        """Refuse ``what`` (one :class:`InputError` line) on a sparse or multi-vector space (no dense vectors).
 
         Examples
         --------
@@ -157,6 +159,10 @@ class SpaceBase:
         ...     print(str(e)[:62])
         space 's' holds sparse vectors (9 features): PCA needs dense v
         """
+        if self._info.layout == "multivector":
+            raise InputError(f"space {self._info.name!r} holds token vectors (multi-vector, {self._info.dim}-d tokens): "
+                             f"{what} needs dense vectors; MaxSim search (repspace search --id, a text) and repspace "
+                             "info work on it")
         if self._info.sparse:
             raise InputError(f"space {self._info.name!r} holds sparse vectors ({self._info.dim} features): {what} "
                              "needs dense vectors; exact sparse search (repspace search --id, --sparse-query) and "

@@ -129,7 +129,7 @@ class SpaceReader(SpaceBase):
 
     def ids(self) -> list[str]:
         """Ids of the live items, in row order (aligned with :meth:`vectors`)."""
-        if self.layout == "sparse":
+        if self.layout != "dense":
             with self.store.db.read() as c:
                 sid, *_ = self.header(c)
                 return [r[0] for r in c.execute("SELECT item_id FROM items WHERE space_id = ? ORDER BY row", (sid,))]
@@ -152,7 +152,7 @@ class SpaceReader(SpaceBase):
         read) the cached arrays are returned after one statement, not a read
         transaction (a search loop calls this once per query).
         """
-        if self.layout == "sparse":
+        if self.layout != "dense":
             self.require_dense("reading vectors")
         version = self.store.db.version()
         cached_vectors = self._vectors_only

@@ -26,6 +26,12 @@ _SPACES_COLUMNS = """\
     );
 """
 
+# Migration 7's spaces table: migration 6's columns (layout added last by ALTER TABLE) with a third layout.
+_SPACES_COLUMNS_7 = _SPACES_COLUMNS.format(metrics="'cosine', 'ip', 'l2', 'poincare'").replace(
+    "        updated_at  TEXT    NOT NULL\n",
+    "        updated_at  TEXT    NOT NULL,\n"
+    "        layout      TEXT    NOT NULL DEFAULT 'dense' CHECK (layout IN ('dense', 'sparse', 'multivector'))\n")
+
 #: Migration ``i`` (1-based) brings a store from version ``i - 1`` to ``i``.
 MIGRATIONS: list[str] = [
     # 1: spaces, items and vector blocks.
@@ -123,11 +129,33 @@ MIGRATIONS: list[str] = [
     );
     CREATE UNIQUE INDEX sparse_blocks_by_row ON sparse_blocks (space_id, first_row);
     """,
+    # 7: multi-vector spaces (layout 'multivector': a set of ``dim``-d token vectors per item, searched by late
+    # interaction). The layout's CHECK grows, so the spaces table is rebuilt as in migration 5 (foreign keys
+    # off); ``token_blocks`` holds runs of consecutive rows: int64 token offsets, then the float32 tokens
+    # (see _token_blocks.py).
+    """
+    CREATE TABLE spaces_new (
+""" + _SPACES_COLUMNS_7 + """    INSERT INTO spaces_new (id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows,
+                            created_at, updated_at, layout)
+        SELECT id, uid, name, dim, metric, dtype, provenance, generation, next_row, dead_rows, created_at, updated_at,
+               layout
+        FROM spaces;
+    DROP TABLE spaces;
+    ALTER TABLE spaces_new RENAME TO spaces;
+    CREATE TABLE token_blocks (
+        space_id   INTEGER NOT NULL REFERENCES spaces(id) ON DELETE CASCADE,
+        first_row  INTEGER NOT NULL,
+        n_rows     INTEGER NOT NULL CHECK (n_rows > 0),
+        n_tokens   INTEGER NOT NULL CHECK (n_tokens >= n_rows),
+        data       BLOB    NOT NULL
+    );
+    CREATE UNIQUE INDEX token_blocks_by_row ON token_blocks (space_id, first_row);
+    """,
 ]
 
 
 #: Migrations (by number) that rebuild a table others refer to: applied with foreign keys off, then
 #: checked with ``PRAGMA foreign_key_check`` before they commit.
-FOREIGN_KEYS_OFF: frozenset[int] = frozenset({5})
+FOREIGN_KEYS_OFF: frozenset[int] = frozenset({5, 7})
 
 SCHEMA_VERSION = len(MIGRATIONS)

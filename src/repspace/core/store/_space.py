@@ -10,7 +10,7 @@ change, only incomplete (extend it with the new rows) or holding dead rows
 The class is put together from three parts, each in its own module: the reader
 (:mod:`._reader`: vectors, rows, items, filtered selections), the writer
 (:mod:`._writer`: add, delete, metadata), the sparse reader (:mod:`._sparse_space`: the rows
-of a sparse space) and the ledger (:mod:`._ledger`:
+of a sparse space), the multi-vector reader (:mod:`._multivector_space`: token matrices) and the ledger (:mod:`._ledger`:
 states, shard entries, text hashes), on a shared base (:mod:`._base`: identity,
 description, the space's row in a transaction).
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from repspace.core.store._base import Item
 from repspace.core.store._ledger import ShardEntry, SpaceLedger
+from repspace.core.store._multivector_space import MultiVectorReader
 from repspace.core.store._reader import Snapshot, SpaceReader
 from repspace.core.store._sparse_space import SparseReader
 from repspace.core.store._writer import AddResult, SpaceWriter
@@ -26,7 +27,7 @@ from repspace.core.store._writer import AddResult, SpaceWriter
 __all__ = ["AddResult", "Item", "ShardEntry", "Snapshot", "Space"]
 
 
-class Space(SpaceWriter, SpaceReader, SparseReader, SpaceLedger):
+class Space(SpaceWriter, SpaceReader, SparseReader, MultiVectorReader, SpaceLedger):
     """A stored space: items, vectors, state. Get one from :meth:`Store.space` or ``create_space``.
 
     The core knows nothing of search; ``repspace.Space`` (a subclass in

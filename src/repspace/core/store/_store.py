@@ -17,6 +17,7 @@ from repspace.core.store._db import Database
 from repspace.core.store._results import SavedResult, list_results, save_result
 from repspace.core.store._base import now_iso
 from repspace.core.store._space import Space
+from repspace.core.store._multivector_space import check_multivector_space
 from repspace.core.store._sparse_space import sparse_state
 from repspace.core.store.validate import json_default
 
@@ -117,7 +118,9 @@ class Store:
 
         With ``layout="sparse"`` the space holds sparse rows (:class:`~repspace.core.sparse.SparseRows`)
         over a vocabulary of ``dim`` features, optionally named by ``features`` (one printable
-        name per feature, kept with the space); its metric is ``ip`` or ``cosine``.
+        name per feature, kept with the space); its metric is ``ip`` or ``cosine``. With
+        ``layout="multivector"`` each item is a matrix of ``dim``-d token vectors
+        (:class:`~repspace.core.multivector.TokenSets`), searched by MaxSim; its metric is ``ip``.
 
         With ``exist_ok`` an existing space of the same name is returned if its
         dimension and metric agree (a :class:`ConflictError` otherwise).
@@ -136,6 +139,8 @@ class Store:
         state = dict(state or {})
         if layout == "sparse":
             state.update(sparse_state(dim, metric, dtype, features))
+        elif layout == "multivector":
+            check_multivector_space(metric, dtype)
         elif features is not None:
             raise InputError("feature names belong to sparse spaces (layout='sparse')")
         try:

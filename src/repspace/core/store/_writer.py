@@ -22,6 +22,7 @@ from repspace.core.store import validate as v
 from repspace.core.store._base import SpaceBase, now_iso
 from repspace.core.store._ledger import ShardEntry
 from repspace.core.store._rows import as_ids, read_rows, rows_by_id, write_blocks
+from repspace.core.store._multivector_space import multivector_payload
 from repspace.core.store._sparse_space import sparse_payload
 
 __all__ = ["AddResult", "SpaceWriter"]
@@ -79,7 +80,9 @@ class SpaceWriter(SpaceBase):
         vectors : array-like (n, dim), or sparse rows for a sparse space
             Finite numbers; stored as the space's dtype, returned as float32. A sparse space
             takes :class:`~repspace.core.sparse.SparseRows` or a scipy sparse matrix of
-            ``(n, n_features)``, checked by :func:`~repspace.core.sparse.check_sparse`.
+            ``(n, n_features)``, checked by :func:`~repspace.core.sparse.check_sparse`; a
+            multi-vector space one ``(n_tokens_i, dim)`` matrix of token vectors per id, checked by
+            :func:`~repspace.core.multivector.check_token_sets`.
         texts, metadata : optional sequences aligned with ``ids``.
         on_conflict : ``"upsert"`` (default) or ``"error"``
             With ``upsert`` an existing id is replaced: the item becomes what
@@ -108,8 +111,8 @@ class SpaceWriter(SpaceBase):
         if on_conflict not in ("upsert", "error"):
             raise InputError(f"on_conflict must be 'upsert' or 'error', not {excerpt(on_conflict)}")
         ids = v.check_ids(ids)
-        payload: Payload = (sparse_payload(self, vectors, ids, allow_negative) if self.layout == "sparse"
-                            else _dense_payload(self, vectors, ids, allow_negative))
+        make = {"sparse": sparse_payload, "multivector": multivector_payload}.get(self.layout, _dense_payload)
+        payload: Payload = make(self, vectors, ids, allow_negative)
         texts = v.check_texts(texts, ids)
         metas = v.check_metas(metadata, ids)
         hashes = [v.text_hash(t) if t is not None else None for t in texts]

@@ -84,6 +84,11 @@ def ingest_cmd(
                                                          "--variance-col); the space is searched by KL.")] = None,
     variance_col: Annotated[Optional[str], typer.Option(help="Gaussian: column with each item's diagonal "
                                                              "variance (numbers > 0).")] = None,
+    tokens_col: Annotated[Optional[str], typer.Option(help="Multi-vector: column with each item's token vectors (a "
+                                                           "list of vectors).")] = None,
+    multivector: Annotated[bool, typer.Option("--multivector", help="Multi-vector: store each text's token vectors "
+                                              "(last-layer token states of --encoder, default MiniLM, "
+                                              "L2-normalised) for MaxSim search.")] = False,
     json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Embed and store a file's items in a space (created when missing).
@@ -109,6 +114,10 @@ def ingest_cmd(
       repspace ingest bow docs.jsonl --weights-col terms --metric cosine
 
       repspace ingest words gaussians.jsonl --mean-col mean --variance-col var
+
+      repspace ingest colbert docs.jsonl --multivector --encoder hf-layers:minilm
+
+      repspace ingest colbert tokens.parquet --tokens-col tokens
     """
     from repspace.workflows.distributed import check_backend
     from repspace.workflows.ingest import ingest_file
@@ -124,6 +133,16 @@ def ingest_cmd(
         _report(ingest_gaussian_file(open_store(), space, file, mean_col=mean_col, variance_col=variance_col,
                                      id_col=id_col, text_col=text_col, meta_cols=_split(meta_cols),
                                      auto_id=auto_id), json)
+        return
+    if tokens_col is not None or multivector:
+        _multivector(space, file, id_col, text_col, meta_cols, auto_id, tokens_col, encoder, metric, batch_size,
+                     commit_every, on_conflict, json,
+                     others={"--vector-col": vector_col, "--layer": layer, "--pooling": pooling,
+                             "--normalize/--no-normalize": normalize is not None, "--prompt": prompt, "--chunk": chunk,
+                             "--ids": ids, "--backend ray": backend != "local", "--dtype": dtype != "float32",
+                             "--indices-col": indices_col, "--values-col": values_col, "--weights-col": weights_col,
+                             "--vocab": vocab, "--n-features": n_features is not None,
+                             "--allow-negative": allow_negative})
         return
     if indices_col or values_col or weights_col or vocab or n_features is not None or allow_negative:
         _sparse(space, file, id_col, text_col, meta_cols, auto_id, indices_col, values_col, weights_col, vocab,
@@ -183,6 +202,28 @@ def _sparse(space: str, file: Path, id_col: str, text_col: str, meta_cols: str |
                                     weights_col=weights_col, vocab=vocab, n_features=n_features, metric=metric,
                                     allow_negative=allow_negative, commit_every=commit_every,
                                     on_conflict=on_conflict, progress=bar)
+    _report(report, json)
+
+
+def _multivector(space: str, file: Path, id_col: str, text_col: str, meta_cols: str | None, auto_id: bool,
+                 tokens_col: str | None, encoder: str | None, metric: str | None, batch_size: int,
+                 commit_every: int | None, on_conflict: str, json: bool, others: dict[str, Any]) -> None:
+    """``ingest`` of token vectors (--tokens-col, or --multivector from the texts)."""
+    from repspace.core.errors import InputError
+    from repspace.workflows.ingest import ingest_multivector_file
+
+    given = [name for name, value in others.items() if value]
+    if given:
+        raise InputError(f"{given[0]} does not apply to token vectors (--tokens-col or --multivector)")
+    if metric is not None and metric != "ip":
+        raise InputError(f"a multi-vector space is searched by MaxSim over inner products (--metric ip), not "
+                         f"{excerpt(metric)}")
+    store = open_store()
+    with progress_bar(json) as bar:
+        report = ingest_multivector_file(store, space, file, id_col=id_col, text_col=text_col,
+                                         meta_cols=_split(meta_cols), auto_id=auto_id, tokens_col=tokens_col,
+                                         encoder=encoder, batch_size=batch_size, commit_every=commit_every,
+                                         on_conflict=on_conflict, progress=bar)
     _report(report, json)
 
 

@@ -121,6 +121,8 @@ def search_cmd(
     rerank: Annotated[Optional[Path], typer.Option(
         "--rerank", help="Reorder the candidates (dense, or hybrid with --hybrid) with a reranker: a model file "
                          "written by 'repspace rerank train'.")] = None,
+    candidates: Annotated[Optional[int], typer.Option(help="Multi-vector spaces: documents MUVERA shortlists for "
+                                                           "exact MaxSim rescoring (default 100).")] = None,
     all_of: Annotated[Optional[list[str]], typer.Option(
         "--all-of", help="Set query (SetCSE): a stored id the hits should be near (repeat for several).")] = None,
     none_of: Annotated[Optional[list[str]], typer.Option(
@@ -131,7 +133,9 @@ def search_cmd(
     """Find the nearest items to a text, a stored item, a vector, or a set of examples (--all-of, --none-of).
 
     Without --exact or --hnsw, spaces up to 50,000 items (and selective
-    filters) are searched exactly, larger ones with HNSW.
+    filters) are searched exactly, larger ones with HNSW. A multi-vector space
+    (token vectors) is searched by MaxSim: MUVERA's shortlist of --candidates
+    documents rescored exactly, or every document with --exact.
 
     Examples:
 
@@ -156,6 +160,10 @@ def search_cmd(
       repspace search glove --all-of king --all-of woman --none-of man
 
       repspace search splade --sparse-query '{"retrieval": 1.2, "sparse": 0.8}' --json
+
+      repspace search colbert "parse dates" --candidates 200
+
+      repspace search colbert --id doc7 --exact
     """
     if exact and hnsw:  # two flags for one value (method); --index with either is refused by search_space
         raise InputError("choose one of --exact, --hnsw")
@@ -173,11 +181,11 @@ def search_cmd(
                                        "--vector-file": vector_file, "--sparse-query": sparse_query, "--hybrid": hybrid or None,
                                        "--bm25": bm25 or None, "--fusion": fusion, "--lexical-weight": lexical_weight,
                                        "--mmr": mmr, "--mmr-length": mmr_length,
-                                       "--hubness": hubness, "--rerank": rerank})
+                                       "--hubness": hubness, "--rerank": rerank, "--candidates": candidates})
     else:
         res = _search(space, query, id, vector, vector_file, sparse_query, k=k, where=where, method=method, ef=ef, index=index,
                       hybrid=hybrid, bm25=bm25, fusion=fusion, lexical_weight=lexical_weight, mmr=mmr,
-                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, json=json,
+                      mmr_length=mmr_length, hubness=hubness, kappa=kappa, candidates=candidates, json=json,
                       rerank=None if rerank is None else str(rerank))
     hits, plan = res.hits, res.plan
     if json:

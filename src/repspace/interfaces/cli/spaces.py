@@ -37,7 +37,8 @@ def spaces_cmd(json: JSON = False) -> None:
 def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JSON = False) -> None:
     """Describe a space: size, dimension, metric and the recipe that made it.
 
-    A sparse space also shows its non-zeros, empty rows and expected FLOPs (sparse.*).
+    A sparse space also shows its non-zeros, empty rows and expected FLOPs (sparse.*); a
+    multi-vector space its tokens per item (mean, max) and bytes (multivector.*).
 
     Example: repspace info glove --json
     """
@@ -61,6 +62,10 @@ def info_cmd(space: Annotated[str, typer.Argument(help="Space name.")], json: JS
             if key == "empty_rows" and value:
                 shown += " (rows with no non-zero weight: they match no query)"
             table.add_row(f"sparse.{key}", shown)
+    if described.multivector is not None:
+        table.add_row("layout", "multivector")
+        for key, value in described.multivector.to_dict().items():
+            table.add_row(f"multivector.{key}", f"{value:.4g}" if isinstance(value, float) else str(value))
     out.print(table)
 
 

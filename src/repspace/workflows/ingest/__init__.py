@@ -15,6 +15,7 @@ from repspace.workflows.ingest._ingest import (
 )
 from repspace.workflows.ingest.chunks import chunk_records, ingest_chunks
 from repspace.workflows.ingest.files import ingest_file
+from repspace.workflows.ingest.multivector import ingest_multivector, ingest_multivector_file
 from repspace.workflows.ingest.sparse import ingest_sparse, ingest_sparse_file, read_vocab
 from repspace.workflows.ingest.readers import (
            FORMATS,
@@ -26,4 +27,4 @@ from repspace.workflows.ingest.readers import (
 
 __all__ = ["add_items", "chunk_records", "ingest_chunks", "ingest_file", "ingest_records", "IngestReport",
            "read_records", "Records", "detect_format", "FORMATS", "DEFAULT_ENCODER", "read_texts",
-           "ingest_sparse", "ingest_sparse_file", "read_vocab"]
+           "ingest_sparse", "ingest_sparse_file", "read_vocab", "ingest_multivector", "ingest_multivector_file"]

@@ -63,7 +63,7 @@ def _open_or_create(store: Store, name: str, dim: int, metric: str | None, dtype
                     provenance: dict[str, Any], **create: Any) -> Space:
     existing = existing_space(store, name)
     if existing is None:
-        default = "ip" if create.get("layout") == "sparse" else "cosine"
+        default = "ip" if create.get("layout") in ("sparse", "multivector") else "cosine"
         return store.create_space(name, dim, metric or default, dtype=dtype, provenance=provenance, **create)
     if existing.dim != dim:
         raise InputError(f"space {name!r} has dimension {existing.dim}; the new vectors have {dim}")

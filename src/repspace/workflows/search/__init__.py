@@ -31,10 +31,12 @@ from repspace.workflows.search.request import SearchRequest
 from repspace.workflows.search.set_request import SetQuery
 from repspace.workflows.search.set_search import set_search
 from repspace.workflows.search.sparse import search_sparse, sparse_index
+from repspace.workflows.search.multivector import multivector_index, search_multivector
 from repspace.core.hits import SearchResult
 
 __all__ = [
     "search_space", "SearchRequest", "SearchResult", "knn", "KnnResult", "hits_for", "ensure_hnsw", "build_index", "list_indexes", "drop_index",
     "ensure_funnel", "ensure_lexical", "set_search", "SetQuery", *_engine_all,
-    "ensure_funnel", "ensure_lexical", "search_sparse", "sparse_index", *_engine_all,
+    "ensure_funnel", "ensure_lexical", "search_sparse", "sparse_index", "search_multivector", "multivector_index",
+    *_engine_all,
 ]

@@ -102,18 +102,24 @@ def search_space(
         req = query
     else:
         template = None
-        if isinstance(query, np.ndarray) and space.layout != "sparse":  # a layout is fixed when a space is made
+        if isinstance(query, np.ndarray) and space.layout == "dense":  # a layout is fixed when a space is made
             template = vector_template(k, options)
-        if template is not None and template.hubness is None and template.mmr is None:
+        if template is not None and template.hubness is None and template.mmr is None and template.candidates is None:
             return _vector_search(space, query, template, progress)  # the loop of one query per call
         req = SearchRequest.of(query, k, **options)
     if space.layout == "sparse":
         from repspace.workflows.search.sparse import search_sparse
 
         return search_sparse(space, req)
-    if req.sparse is not None:
-        raise InputError(f"a sparse query searches a sparse space; space {space.name!r} holds dense vectors of "
-                         f"{space.dim} numbers (give a vector, a text or an id)")
+    if space.layout == "multivector":
+        from repspace.workflows.search.multivector import search_multivector
+
+        return search_multivector(space, req, encoder=encoder)
+    if req.sparse is not None or req.candidates is not None:
+        what = ("a sparse query searches a sparse space" if req.sparse is not None
+                else "candidates (a MUVERA shortlist) apply to multi-vector spaces")
+        raise InputError(f"{what}; space {space.name!r} holds dense vectors of {space.dim} numbers (give a vector, "
+                         "a text or an id)")
     if req.rerank is not None:  # the model is read and checked before a text is embedded
         from repspace.workflows.search.rerank_stage import reranker_for
 

@@ -38,7 +38,7 @@ from pydantic.json_schema import SkipJsonSchema
 from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.filters import Filter
-from repspace.core.limits import MAX_LEXICAL_WEIGHT
+from repspace.core.limits import MAX_LEXICAL_WEIGHT, MAX_MUVERA_CANDIDATES
 from repspace.core.store.validate import MAX_ID_LENGTH
 from repspace.engines.search.hnsw import HNSWParams
 from repspace.engines.search.hubness import parse_method
@@ -203,6 +203,7 @@ class SearchRequest(BaseModel):
         learned reranker: a model file written by ``repspace rerank train`` or a loaded
         :class:`~repspace.engines.search.ltr.RankerModel` (library and CLI); over HTTP the name of
         a reranker the service was started with (``repspace serve --reranker NAME=PATH``).
+    candidates : multi-vector spaces: the MUVERA shortlist rescored by exact MaxSim.
 
     Examples
     --------
@@ -255,6 +256,10 @@ class SearchRequest(BaseModel):
     rerank: Annotated[str, Field(min_length=1)] | SkipJsonSchema[InstanceOf[RankerModel]] | None = Field(
         None, description="Reorder the dense (or, with hybrid, the hybrid) candidates with a learned "
                                         "reranker: a model file written by 'repspace rerank train'.")
+    candidates: Annotated[int, Field(ge=1, le=MAX_MUVERA_CANDIDATES),
+                          scalar("candidates", low=1, high=MAX_MUVERA_CANDIDATES)] | None = Field(
+        None, description="Multi-vector spaces: documents MUVERA's first stage shortlists for exact MaxSim "
+                          "rescoring (default 100, at least k); method exact scores every document instead.")
 
     @model_validator(mode="after")
     def _rules(self) -> SearchRequest:

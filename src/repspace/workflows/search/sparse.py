@@ -79,7 +79,7 @@ def _refuse_dense_options(req: SearchRequest, name: str) -> None:
     """One line for each option that has no meaning on a sparse space."""
     dense_only = [("hybrid", req.hybrid), ("bm25", req.bm25), ("mmr", req.mmr is not None),
                   ("hubness", req.hubness is not None), ("ef", req.ef is not None), ("hnsw", req.hnsw is not None),
-                  ("method hnsw", req.method == "hnsw")]
+                  ("method hnsw", req.method == "hnsw"), ("candidates", req.candidates is not None)]
     for option, given in dense_only:
         if given:
             raise InputError(f"{option} does not apply to sparse space {name!r}: it is searched exactly over its "
