@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,9 @@ from repspace.interfaces.cli import main
 from repspace.interfaces.cli.search import search_cmd
 from repspace.workflows.ingest import ingest_multivector, ingest_records
 from repspace.workflows.ingest.readers import Records
+from repspace.workflows.rerank import RerankTrainRequest, train_reranker
+
+from _cranfield_space import cranfield_store
 
 EXAMPLES = [line.strip() for line in (search_cmd.__doc__ or "").splitlines()
             if line.strip().startswith("repspace search ")]
@@ -20,12 +24,17 @@ MODULES = ["datetime", "functools", "heapq", "re"]
 
 
 @pytest.fixture(scope="module")
-def store_path(tmp_path_factory) -> str:
+def store_path(tmp_path_factory, shared_data) -> str:
     """``docs`` (texts embedded with the bundled ``static`` encoder, a ``module`` field), ``glove`` (vectors,
     ``king``, ``woman``, ``man`` among them) and ``splade`` (sparse, with feature names): the spaces the examples
-    name; ``colbert`` (multi-vector: MiniLM token states of the first texts)."""
-    path = str(tmp_path_factory.mktemp("help") / "s.db")
+    name; ``colbert`` (multi-vector: MiniLM token states of the first texts); ``cran`` (Cranfield, static) and the
+    reranker ``cran-ranker.json`` trained on its hybrid candidates, beside the store (the examples run there)."""
+    folder = tmp_path_factory.mktemp("help")
+    path = str(cranfield_store(shared_data, folder))
     store = Store(path)
+    train_reranker(store.space("cran"), RerankTrainRequest(qrels=str(shared_data / "cranfield-beir"),
+                                                           out=str(folder / "cran-ranker.json"), seed=0, bootstrap=0,
+                                                           first_stage="hybrid"))
     try:
         words = ["parse", "date", "string", "sort", "heap", "queue", "format", "time", "match", "split"]
         texts = [f"{words[i % 10]} {words[(3 * i + 1) % 10]} example {i}" for i in range(40)]
@@ -48,7 +57,8 @@ def test_the_help_has_examples():
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_example_of_the_help_runs(capsys, store_path, example):
+def test_every_example_of_the_help_runs(capsys, monkeypatch, store_path, example):
+    monkeypatch.chdir(Path(store_path).parent)  # where the reranker file the example names lies
     args = shlex.split(example)[1:]
     code = main(["--store", store_path, *args])
     captured = capsys.readouterr()
