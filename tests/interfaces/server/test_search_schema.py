@@ -29,7 +29,8 @@ REFUSED = [
 
 def test_the_http_schema_is_built_from_the_request():
     """The HTTP body is the library's request: the same fields, each with the same JSON schema, but for the
-    service's bounds (``k``, ``ef``, ``kappa`` at most a maximum, ``id`` at most a length) and the Python-only ``hnsw``."""
+    service's bounds (``k``, ``ef``, ``kappa`` at most a maximum, ``id`` at most a length), the Python-only ``hnsw``
+    and ``rerank``, which names a reranker the service was started with (never a path a client could choose)."""
     library, http = SearchRequest.model_json_schema(), S.SearchRequest.model_json_schema()
     assert issubclass(S.SearchRequest, SearchRequest)
     assert set(http["properties"]) == set(library["properties"]) == (
@@ -41,6 +42,10 @@ def test_the_http_schema_is_built_from_the_request():
             limits = [prop_http.get("maximum"), prop_http.get("maxLength")]
             limits += [alt.get(key) for alt in prop_http.get("anyOf", []) for key in ("maximum", "maxLength")]
             assert bounded[name] in limits, (name, prop_http)
+            continue
+        if name == "rerank":  # a name, looked up among the rerankers the service was started with
+            names = [alt for alt in http["properties"][name]["anyOf"] if alt.get("type") == "string"]
+            assert names and names[0]["pattern"] == r"^[^\s=]+$" and names[0]["maxLength"] > 0, names
             continue
         assert http["properties"][name] == prop, name
     for rule in ("oneOf", "allOf"):
