@@ -560,8 +560,8 @@ class FunnelIndex:
         The file is a plain FAISS index: ``faiss.write_index_binary`` for ``binary``;
         for ``pca`` an ``IndexPreTransform(PCAMatrix, index)`` so that the trained PCA
         travels with the codes (``tldr``: its ``LinearTransform``); ``faiss.write_index``
-        otherwise. The spec, dimension and metric are not stored: :meth:`load` takes them and checks the file agrees
-        (callers stamp files with :attr:`IndexSpec.slug`).
+        otherwise. The spec, dimension and metric are not stored: :meth:`load` takes them
+        and checks the file agrees (callers stamp files with :attr:`IndexSpec.slug`).
 
         Examples
         --------
