@@ -73,6 +73,10 @@ repspace raises it (``64 * n / matches``, at most 4096); recall@10 against exact
 search over the matches, queries/s at 2 threads (alternating, best of 3). Goal:
 repspace's recall >= 0.95 at every selectivity.
 
+Reduction (``search_reduction.py``): ``tldrD`` against ``pcaD`` first stages at the same widths
+(GloVe 100k: 8/16/32; MiniLM: 32/64/128), recall@10 of the first stage alone and with
+``>rerank10``, and each map's training time; ``--parts reduction`` measures this part alone.
+
 Compression (``search_compression.py``): on the 384-d set, ``opq32,ivf1024,pq32`` against
 ``ivf1024,pq32`` at the same 32 bytes per vector (goal: higher recall@10 at every nprobe, first
 stage alone), and AdANNS' ``prefix64,ivf1024``/``prefix128,ivf1024`` with ``>rerank10``; recall
@@ -118,22 +122,24 @@ from search_common import (
 )
 from search_data import CACHE, embed_cached, glove_set, minilm_set, minilm_texts  # noqa: F401  (used by others)
 import search_compression
+import search_reduction
 from search_filtered import filter_rows_of, filtered, plot_filtered, profile_filtered
 from search_sweep import at_target, build_libraries, build_repspace, fill_store, headline, sweep
 
 NAME = "search"
-#: The parts of the benchmark: the recall/speed sweep with its filtered part, and compression (OPQ, AdANNS).
-PARTS = ("sweep", "compression")
+#: The parts of the benchmark: the recall/speed sweep with its filtered part, compression (OPQ, AdANNS), and
+#: learned reductions (TLDR against PCA).
+PARTS = ("sweep", "compression", "reduction")
 
 
 def sizes(quick: bool) -> dict[str, Any]:
     if quick:
         return {"glove_base": 10_000, "queries": 200, "minilm_words": 10_000, "minilm_sentences": 500,
                 "efs": [16, 64, 256], "repeats": 2, "threads": list(THREADS), "nlist": 64,
-                "filter_repeats": 2, "compression_base": None}
+                "filter_repeats": 2, "compression_base": None, "reduction_base": 10_000, "reduction_queries": 200}
     return {"glove_base": 399_000, "queries": 1_000, "minilm_words": 100_000, "minilm_sentences": None,
             "efs": [16, 32, 64, 128, 256], "repeats": 3, "threads": list(THREADS), "nlist": 1024,
-            "filter_repeats": 3, "compression_base": None}
+            "filter_repeats": 3, "compression_base": None, "reduction_base": 100_000, "reduction_queries": 500}
 
 
 # ---------------------------------------------------------------------- specs
@@ -308,10 +314,15 @@ def run(quick: bool = False, parts: tuple[str, ...] = PARTS, compression_base: i
         comp_rows, comp_details = search_compression.measure(minilm_set(p), p)
         for r in comp_rows:
             r["note"] += f"; load average (1 min) {os.getloadavg()[0]:.1f} at the end of the part"
+    if "reduction" in parts:
+        red_rows, red_details = search_reduction.measure([glove_set(p), minilm_set(p)], p)
+        for r in red_rows:
+            r["note"] += f"; load average (1 min) {os.getloadavg()[0]:.1f} at the end of the part"
+        comp_rows, comp_details = comp_rows + red_rows, {**comp_details, "reduction": red_details}
     if "sweep" not in parts:
         stored = folder / f"{NAME}.json"
         if stored.exists():
-            return _merge(stored, comp_rows, comp_details, p)
+            return _merge(stored, comp_rows, comp_details, p, parts)
         return c.write_result(NAME, p, comp_rows, details={"compression": comp_details})
     results: list[dict[str, Any]] = []
     details: dict[str, Any] = {}
@@ -341,12 +352,23 @@ def run(quick: bool = False, parts: tuple[str, ...] = PARTS, compression_base: i
                           filtered=fpoints, figures=figures)
 
 
-def _merge(path: Path, rows: list[dict[str, Any]], details: dict[str, Any], p: dict[str, Any]) -> Path:
-    """A run of the compression part alone: replace its rows and details in the stored file, keep the rest."""
+def _merge(path: Path, rows: list[dict[str, Any]], details: dict[str, Any], p: dict[str, Any],
+           parts: tuple[str, ...]) -> Path:
+    """A run without the sweep: replace the measured parts' rows and details in the stored file, keep the rest.
+
+    The reduction part's details sit under ``details["compression"]["reduction"]``.
+    """
     doc = json.loads(path.read_text())
-    doc["results"] = [r for r in doc["results"] if r.get("part") != "compression"] + rows
-    doc.setdefault("details", {})["compression"] = details
-    doc["params"]["compression_base"] = p["compression_base"]
+    doc["results"] = [r for r in doc["results"] if r.get("part") not in parts] + rows
+    stored = doc.setdefault("details", {}).setdefault("compression", {})
+    if "compression" in parts:  # its own details replaced, the reduction's kept
+        stored = {k: v for k, v in details.items() if k != "reduction"} | (
+            {"reduction": stored["reduction"]} if "reduction" in stored else {})
+    if "reduction" in parts:
+        stored["reduction"] = details["reduction"]
+    doc["details"]["compression"] = stored
+    for key in ("compression_base", "reduction_base", "reduction_queries"):
+        doc["params"][key] = p[key]
     path.write_text(json.dumps(doc, indent=1) + "\n")
     return path
 

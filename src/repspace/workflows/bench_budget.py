@@ -42,7 +42,8 @@ OPQ_SUBDIM = 8
 def budget_candidates(count: int, dim: int) -> list[str]:
     """The specs ``--budget`` weighs for ``count`` vectors of ``dim`` dimensions, largest first.
 
-    Full vectors (``exact``, ``hnsw32``), graph and flat quantizers, PCA to a quarter of
+    Full vectors (``exact``, ``hnsw32``), graph and flat quantizers, PCA and TLDR (a
+    linear map learnt on neighbour pairs, :mod:`repspace.core.tldr`) to a quarter of
     the dimensions, AdANNS' IVF over a quarter-dimension prefix, and IVF-PQ with 4 and 8
     dimensions per byte, with and without an OPQ rotation; every funnel reranks on the
     full vectors. IVF and PQ specs are left out where there are too few rows to train them.
@@ -50,14 +51,15 @@ def budget_candidates(count: int, dim: int) -> list[str]:
     Examples
     --------
     >>> budget_candidates(100_000, 384)  # doctest: +NORMALIZE_WHITESPACE
-    ['exact', 'hnsw32', 'hnsw32,int8>rescore2', 'int8>rescore4', 'pca96>rerank10', 'prefix96,ivf1024>rerank10',
-     'ivf1024,pq96>rerank10', 'ivf1024,pq48>rerank10', 'opq48,ivf1024,pq48>rerank10', 'binary>rescore8']
+    ['exact', 'hnsw32', 'hnsw32,int8>rescore2', 'int8>rescore4', 'pca96>rerank10', 'tldr96>rerank10',
+     'prefix96,ivf1024>rerank10', 'ivf1024,pq96>rerank10', 'ivf1024,pq48>rerank10', 'opq48,ivf1024,pq48>rerank10',
+     'binary>rescore8']
     """
     nlist = 2 ** round(math.log2(max(1.0, IVF_LISTS_PER_SQRT * math.sqrt(count))))
     nlist = min(max(nlist, IVF_LISTS_RANGE[0]), IVF_LISTS_RANGE[1])
     out = ["exact", "hnsw32", "hnsw32,int8>rescore2", "int8>rescore4"]
     if dim >= 8:
-        out.append(f"pca{dim // 4}>rerank10")
+        out += [f"pca{dim // 4}>rerank10", f"tldr{dim // 4}>rerank10"]
         if count >= nlist:
             out.append(f"prefix{dim // 4},ivf{nlist}>rerank10")
     if count >= max(nlist, PQ_MIN_ROWS):

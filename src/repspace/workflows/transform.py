@@ -68,7 +68,7 @@ def derive_space(store: Store, source: str, new: str, spec: str, *, metric: str 
         Space names; ``new`` must not exist.
     spec : str
         A transform chain (``center``, ``normalize``, ``whiten[K]``, ``abtt[D]``,
-        ``pca[K]``, comma-separated; see :mod:`repspace.engines.transforms`).
+        ``pca[K]``, ``tldrK``, comma-separated; see :mod:`repspace.engines.transforms`).
     metric : str, optional
         Of the new space (default: the source's).
     fit_sample : int, optional

@@ -121,7 +121,7 @@ ERRORS = [
     ("hnsw32,hnsw16", "hnsw16 does not fit after hnsw32"),
     ("ivf16,pq4,pq8", "pq8 repeated"),
     ("pca64,ef10", "ef needs a graph: write pca64,hnsw32,ef10"),
-    ("pq8,ivf16", "starts with exact, hnsw, int8, binary, pca, prefix, opq or ivf"),
+    ("pq8,ivf16", "starts with exact, hnsw, int8, binary, pca, tldr, prefix, opq or ivf"),
     ("opq32", "opq32 rotates the vectors for a product quantizer: write opq32,ivf1024,pq32"),
     ("opq32,hnsw32", "write opq32,ivf1024,pq32"),
     ("opq,ivf16,pq4", "opq needs a number, e.g. opq32"),

@@ -86,6 +86,20 @@ def test_every_command_has_json(capsys):
         assert code == 0 and "--json" in out, " ".join(path)
 
 
+def test_tldr_index_built_and_searched(capsys, db):
+    code, out, err = run(capsys, "--store", db, "index", "build", "docs", "tldr4>rerank", "--json")
+    assert code == 0, err
+    code, out, err = run(capsys, "--store", db, "search", "docs", "--id", "d7", "--index", "tldr4>rerank10", "-k", "3",
+                         "--json")
+    assert code == 0, err
+    hits = json.loads(out)
+    x = np.random.default_rng(0).standard_normal((300, 16))  # the db fixture's vectors
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    exact = [float(unit[7] @ unit[int(h["id"][1:])]) for h in hits]  # reranked on the full vectors
+    assert len(hits) == 3 and np.allclose([h["score"] for h in hits], exact, atol=1e-5)
+    assert exact == sorted(exact, reverse=True)
+
+
 def test_bm25_search_from_the_cli(capsys, db):
     code, out, err = run(capsys, "--store", db, "search", "docs", "wind turbines", "--bm25", "-k", "3", "--json")
     assert code == 0, err
@@ -94,6 +108,8 @@ def test_bm25_search_from_the_cli(capsys, db):
 
 @pytest.mark.parametrize("args, message", [
     (["index", "build", "docs", "pca0>rerank"], "pca"),
+    (["index", "build", "docs", "tldr0>rerank"], "dimensions must be between 1"),
+    (["index", "build", "docs", "tldr32>rerank"], "tldr32 keeps more dimensions than the vectors have (16)"),
     (["index", "build", "nope", "hnsw32"], "no space"),
     (["index", "drop", "docs", "binary>rescore8"], "no binary"),
     (["search", "docs", "--id", "d0", "--index", "hnsw32", "--exact"], "not both"),

@@ -7,9 +7,9 @@ vectors become codes, the search parameters, how FAISS's distances become
 "larger is nearer" keys and then scores, its memory, and its file. The kinds:
 
 ==================  =======================================================
-:class:`Flat`       ``exact``, ``int8``, ``pcaD``/``prefixD`` (reduced), any with
+:class:`Flat`       ``exact``, ``int8``, ``pcaD``/``tldrD``/``prefixD`` (reduced), any with
                     ``int8``/``fp16`` codes: an ``IndexFlat`` or ``IndexScalarQuantizer``
-:class:`Graph`      ``hnswM`` and ``pcaD,hnswM``/``prefixD,hnswM``: an ``IndexHNSWFlat``
+:class:`Graph`      ``hnswM`` and ``pcaD,hnswM``/``prefixD,hnswM`` (``tldrD``...): an ``IndexHNSWFlat``
                     or ``IndexHNSWSQ`` over (reduced) vectors or codes
 :class:`Binary`     ``binary``: sign bits in an ``IndexBinaryFlat`` (Hamming)
 :class:`IVFPQ`      ``ivfN,pqM``: FAISS' ``IVF{N},PQ{M}``; ``opqM,ivfN,pqM``: the same in an
@@ -18,7 +18,7 @@ vectors become codes, the search parameters, how FAISS's distances become
 ==================  =======================================================
 
 A stage holds only what the stored codes depend on (the spec's slug and the
-trained PCA); search-time settings (``ef``, ``nprobe``) come with each call, so
+trained PCA or TLDR map); search-time settings (``ef``, ``nprobe``) come with each call, so
 views of an index with other search settings share one stage.
 """
 
@@ -34,8 +34,9 @@ from repspace.core.errors import InputError
 from repspace.core.exact import normalize_rows
 from repspace.core.limits import DEFAULT_EF, MAX_EF
 from repspace.core.space import Metric
+from repspace.core.tldr import fit_tldr
 from repspace.engines.search.hnsw import faiss_metric
-from repspace.engines.search.specs import IndexSpec
+from repspace.engines.search.specs import REDUCED, IndexSpec
 
 #: HNSW construction beam (as :class:`~repspace.engines.search.hnsw.HNSWParams`' default).
 EF_CONSTRUCTION = 100
@@ -134,21 +135,23 @@ class Flat(Stage):
     approximately unchanged (centred projections lose the ``mean·x`` term that
     inner product and cosine rankings depend on); for ``l2`` the mean cancels
     anyway. For ``cosine`` reduced vectors are renormalised, as Matryoshka
-    prefixes are.
+    prefixes are. TLDR (``tldrD``) is applied the same way, ``x @ W.T`` with the
+    learnt map ``W`` (:func:`repspace.core.tldr.fit_tldr`, seed 0, neighbours by inner
+    product on the prepared vectors, or by l2), held in a ``faiss.LinearTransform``.
     """
 
     def __init__(self, spec: IndexSpec, dim: int, metric: Metric) -> None:
         super().__init__(spec, dim, metric)
-        if spec.kind in ("pca", "prefix") and spec.dims > dim:  # type: ignore[operator]
+        if spec.kind in REDUCED and spec.dims > dim:  # type: ignore[operator]
             raise InputError(f"{spec.kind}{spec.dims} keeps more dimensions than the vectors have ({dim})")
         #: int8/fp16 codes of the held vectors (kind ``int8`` is full-dimension int8 codes).
         self.codes = "int8" if spec.kind == "int8" else spec.codes
-        self.pca: Any = None  # faiss.PCAMatrix (pca)
-        self.proj: np.ndarray | None = None  # (dims, dim) float32: PCAMatrix.A
+        self.pca: Any = None  # faiss.PCAMatrix (pca) or faiss.LinearTransform (tldr)
+        self.proj: np.ndarray | None = None  # (dims, dim) float32: its A
 
     @property
     def reduced_dim(self) -> int:
-        return int(self.spec.dims) if self.spec.kind in ("pca", "prefix") else self.dim  # type: ignore[arg-type]
+        return int(self.spec.dims) if self.spec.kind in REDUCED else self.dim  # type: ignore[arg-type]
 
     def new_inner(self) -> Any:
         """The float-vector index inside the ID map."""
@@ -167,6 +170,8 @@ class Flat(Stage):
             pca = faiss.PCAMatrix(self.dim, int(sp.dims))  # type: ignore[arg-type]
             pca.train(x)
             self.set_pca(pca)
+        elif sp.kind == "tldr":
+            self.set_pca(tldr_transform(x, int(sp.dims), self.metric))  # type: ignore[arg-type]
         inner = None
         if self.codes == "int8":
             if n < 2:
@@ -186,7 +191,7 @@ class Flat(Stage):
         sp = self.spec
         if sp.kind == "prefix":
             x = np.ascontiguousarray(x[:, : sp.dims])
-        elif sp.kind == "pca":
+        elif sp.kind in ("pca", "tldr"):
             assert self.proj is not None
             x = project(x, self.proj)
         else:
@@ -199,9 +204,11 @@ class Flat(Stage):
 
     def memory(self, index: Any, n: int) -> dict[str, int]:
         parts = {"codes": 0, "graph": 0, "model": 0}
-        if self.pca is not None:  # FAISS keeps the full eigenvector matrix beside the projection
+        if self.pca is not None:  # FAISS keeps the full eigenvector matrix beside a PCA's projection
             p = self.pca
-            parts["model"] += 4 * (p.A.size() + p.mean.size() + p.b.size() + p.PCAMat.size() + p.eigenvalues.size())
+            parts["model"] += 4 * (p.A.size() + p.b.size())
+            if isinstance(p, faiss.PCAMatrix):
+                parts["model"] += 4 * (p.mean.size() + p.PCAMat.size() + p.eigenvalues.size())
             parts["model"] += 0 if self.proj is None else self.proj.nbytes
         storage = self.storage(index)
         parts["codes"] = n * int(storage.code_size)
@@ -210,22 +217,24 @@ class Flat(Stage):
         return parts
 
     def write(self, index: Any, path: str) -> None:
-        if self.spec.kind == "pca":  # the trained PCA travels with the codes
+        if self.spec.kind in ("pca", "tldr"):  # the trained map travels with the codes
             faiss.write_index(faiss.IndexPreTransform(self.pca, index), path)
         else:
             faiss.write_index(index, path)
 
     def read(self, path: str) -> tuple[Any, Any]:
         obj = faiss.read_index(path)
-        if self.spec.kind != "pca":
-            return obj, None
         sp = self.spec
+        if sp.kind not in ("pca", "tldr"):
+            return obj, None
+        what = "PCA" if sp.kind == "pca" else "TLDR"
         if not isinstance(obj, faiss.IndexPreTransform) or obj.chain.size() != 1:
-            raise InputError(f"{path} does not hold index {sp.slug!r} (a PCA transform and its index)")
+            raise InputError(f"{path} does not hold index {sp.slug!r} (a {what} transform and its index)")
         pca = faiss.downcast_VectorTransform(obj.chain.at(0))
-        if not isinstance(pca, faiss.PCAMatrix) or pca.d_in != self.dim or pca.d_out != sp.dims:
+        want = faiss.PCAMatrix if sp.kind == "pca" else faiss.LinearTransform
+        if not isinstance(pca, want) or pca.d_in != self.dim or pca.d_out != sp.dims:
             raise InputError(f"{path} does not hold index {sp.slug!r} for dimension {self.dim} "
-                             f"(PCA {pca.d_in}->{pca.d_out})")
+                             f"({type(pca).__name__} {pca.d_in}->{pca.d_out})")
         self.set_pca(pca)
         return faiss.downcast_index(obj.index), obj
 
@@ -440,6 +449,20 @@ def ivf_params(spec: IndexSpec, widen: float) -> Any:
     params = faiss.SearchParametersIVF()
     params.nprobe = int(min(nlist, (spec.nprobe or max(MIN_NPROBE, nlist // 16)) * widen))
     return params
+
+
+def tldr_transform(x: np.ndarray, dims: int, metric: Metric) -> Any:
+    """A ``faiss.LinearTransform`` (no bias) holding the TLDR map fitted on prepared sample vectors.
+
+    Neighbour pairs by inner product (``cosine`` vectors are unit already) or by ``l2``;
+    seed 0 and :data:`~repspace.core.limits.TLDR_MAX_ROWS` rows at most, so the same sample
+    gives the same map on one machine (see :mod:`repspace.core.tldr` for other CPUs).
+    """
+    fit = fit_tldr(x, dims, metric="l2" if metric is Metric.L2 else "ip", seed=0)
+    lt = faiss.LinearTransform(int(x.shape[1]), dims, False)
+    faiss.copy_array_to_vector(np.ascontiguousarray(fit.components.astype(np.float32)).ravel(), lt.A)
+    lt.is_trained = True
+    return lt
 
 
 def project(x: np.ndarray, proj: np.ndarray) -> np.ndarray:

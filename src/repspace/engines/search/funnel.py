@@ -134,17 +134,17 @@ class FunnelIndex:
 
     @property
     def reduced_dim(self) -> int:
-        """Dimension of what the first stage compares (``dims`` for pca/prefix, else ``dim``)."""
+        """Dimension of what the first stage compares (``dims`` for pca/tldr/prefix, else ``dim``)."""
         return self.stage.reduced_dim
 
     @property
     def pca_(self) -> Any:
-        """The trained ``faiss.PCAMatrix`` of a ``pca`` index (None otherwise)."""
+        """The trained ``faiss.PCAMatrix`` of a ``pca`` index, ``LinearTransform`` of a ``tldr`` one (else None)."""
         return getattr(self.stage, "pca", None)
 
     @property
     def _proj(self) -> np.ndarray | None:
-        """The ``(dims, dim)`` float32 projection of a ``pca`` index (``PCAMatrix.A``)."""
+        """The ``(dims, dim)`` float32 projection of a ``pca``/``tldr`` index (the transform's ``A``)."""
         return getattr(self.stage, "proj", None)
 
     @property
@@ -160,7 +160,7 @@ class FunnelIndex:
     # -- training and adding ---------------------------------------------------------------
 
     def train(self, x: np.ndarray) -> FunnelIndex:
-        """Fit what the first stage needs (int8 ranges, PCA, IVF-PQ) on sample vectors.
+        """Fit what the first stage needs (int8 ranges, PCA, TLDR, IVF-PQ) on sample vectors.
 
         A no-op for kinds that need no training. Training again discards the vectors
         held. IVF needs at least ``nlist`` vectors and PQ at least 256 (its codebooks
@@ -559,9 +559,9 @@ class FunnelIndex:
 
         The file is a plain FAISS index: ``faiss.write_index_binary`` for ``binary``;
         for ``pca`` an ``IndexPreTransform(PCAMatrix, index)`` so that the trained PCA
-        travels with the codes; ``faiss.write_index`` otherwise. The spec, dimension and
-        metric are not stored: :meth:`load` takes them and checks the file agrees
-        (callers stamp files with :attr:`IndexSpec.slug`).
+        travels with the codes (``tldr``: its ``LinearTransform``); ``faiss.write_index``
+        otherwise. The spec, dimension and metric are not stored: :meth:`load` takes them
+        and checks the file agrees (callers stamp files with :attr:`IndexSpec.slug`).
 
         Examples
         --------

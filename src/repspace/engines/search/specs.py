@@ -16,11 +16,15 @@ First stage                                What is held in memory
 ``int8``                                   one byte per dimension (trained ranges)
 ``binary``                                 one bit per dimension (sign), Hamming search
 ``pca64[,hnsw32][,int8|fp16][,ef64]``     64 PCA components, brute force or HNSW
+``tldr64[,hnsw32][,int8|fp16][,ef64]``    64 TLDR components (a linear map learnt on kNN pairs)
 ``prefix64[,hnsw32][,int8|fp16][,ef64]``  the first 64 dimensions (Matryoshka)
 ``prefix64,ivf1024[,nprobe16]``            IVF lists over the first 64 dimensions (AdANNS)
 ``ivf1024,pq32[,nprobe16]``                IVF lists with 32-byte product-quantizer codes
 ``opq32,ivf1024,pq32[,nprobe16]``          the same after a learned rotation (OPQ)
 =========================================  ==========================================
+
+``tldrD`` is ``pcaD`` with another linear map: TLDR (Kalantidis et al., 2021), trained on the
+sample to keep each vector's nearest neighbours near (:mod:`repspace.core.tldr`).
 
 ``prefixD,ivfN`` is AdANNS' IVF (Rege et al., 2023): the coarse quantizer is trained
 and the lists hold float vectors on the first ``D`` dimensions only (renormalised for
@@ -68,10 +72,12 @@ from repspace.core.codecs import CodecSpec, code_bytes, parse_precision, split_i
 from repspace.core.errors import InputError
 
 __all__ = ["ACCEPTED_FORMS", "CODES", "DEFAULT_FACTOR", "DEFAULT_GRAPH_CODES_FACTOR", "DEFAULT_INT8_FACTOR", "KINDS",
-           "IndexSpec", "parse_spec"]
+           "REDUCED", "IndexSpec", "parse_spec"]
 
 #: The first-stage kinds (``opqM,ivfN,pqM`` is an ``ivfpq`` with ``opq``; ``prefixD,ivfN`` a ``prefix`` with ``nlist``).
-KINDS = ("exact", "hnsw", "int8", "binary", "pca", "prefix", "ivfpq")
+KINDS = ("exact", "hnsw", "int8", "binary", "pca", "tldr", "prefix", "ivfpq")
+#: The kinds that reduce the dimension before the first stage compares (``dims`` applies).
+REDUCED = ("pca", "tldr", "prefix")
 #: How a graph or a reduction may hold its vectors instead of float32.
 CODES = ("int8", "fp16")
 #: Refine factor of a bare ``rerank``/``rescore`` after ``int8``.
@@ -84,14 +90,15 @@ DEFAULT_FACTOR = 10
 #: What error messages list.
 ACCEPTED_FORMS = (
     "exact, hnsw32[,int8|fp16][,ef64][>rescore2], hnsw32,shards4[,ef64], int8[>rescore4], binary[>rescore8], "
-    "pca64[,hnsw32][,int8|fp16][>rerank10], prefix64[,hnsw32][,int8|fp16][>rerank10], "
+    "pca64[,hnsw32][,int8|fp16][>rerank10], tldr64[,hnsw32][,int8|fp16][>rerank10], "
+    "prefix64[,hnsw32][,int8|fp16][>rerank10], "
     "prefix64,ivf1024[,nprobe16][>rerank10], ivf1024,pq32[,nprobe16][>rerank10], "
     "opq32,ivf1024,pq32[,nprobe16][>rerank10]"
 )
 
 #: The words a first stage is written with (see :func:`repspace.core.codecs.split_items`).
-_STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "prefix", "ivf", "pq", "nprobe", "fp16",
-                     "shards", "opq"})
+_STAGES = frozenset({"exact", "hnsw", "ef", "int8", "binary", "pca", "tldr", "prefix", "ivf", "pq", "nprobe",
+                     "fp16", "shards", "opq"})
 _LIMITS = {  # field: (low, high, what)
     "m": (2, 256, "HNSW M"),
     "graph_m": (2, 256, "HNSW M"),
@@ -112,16 +119,16 @@ class IndexSpec:
 
     Attributes
     ----------
-    kind : ``exact``, ``hnsw``, ``int8``, ``binary``, ``pca``, ``prefix`` or ``ivfpq``.
-    dims : reduced dimensions of ``pca``/``prefix``.
+    kind : ``exact``, ``hnsw``, ``int8``, ``binary``, ``pca``, ``tldr``, ``prefix`` or ``ivfpq``.
+    dims : reduced dimensions of ``pca``/``tldr``/``prefix``.
     m : HNSW M of the ``hnsw`` kind.
     ef : HNSW beam at search time (``hnsw`` and the reduced+graph forms; None: default).
     nlist, pq_m, nprobe : IVF lists, PQ sub-quantizers (bytes per code) and lists probed
         (None: default) of ``ivfpq``; ``prefix`` with ``nlist`` is AdANNS' IVF over the prefix.
     opq : sub-spaces of the OPQ rotation learned before an ``ivfpq`` (None: no rotation).
-    graph_m : HNSW M of ``pcaD,hnswM`` / ``prefixD,hnswM`` (None: brute force over the
+    graph_m : HNSW M of ``pcaD,hnswM`` / ``tldrD,hnswM`` / ``prefixD,hnswM`` (None: brute force over the
         reduced vectors).
-    codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca`` and ``prefix`` hold their vectors
+    codes : ``int8`` or ``fp16``: how ``hnsw``, ``pca``, ``tldr`` and ``prefix`` hold their vectors
         (None: float32).
     shards : disjoint shards of a plain ``hnsw`` graph, searched by fan-out (None: one graph).
     refine_factor : F of the refine stage (None: no refine stage).
@@ -156,18 +163,20 @@ class IndexSpec:
         if self.codes is not None:
             if self.codes not in CODES:
                 raise InputError(f"unknown vector codes {self.codes!r}; use one of: {', '.join(CODES)}")
-            if k not in ("hnsw", "pca", "prefix"):
-                raise InputError(f"{self.codes} codes apply to hnsw, pca and prefix indexes, not {k}")
+            if k not in ("hnsw", *REDUCED):
+                raise InputError(f"{self.codes} codes apply to hnsw, pca, tldr and prefix indexes, not {k}")
         allowed = {
             "exact": set(),
             "hnsw": {"m", "ef", "refine_factor", "shards"},
             "int8": {"refine_factor"},
             "binary": {"refine_factor"},
             "pca": {"dims", "graph_m", "ef", "refine_factor"},
+            "tldr": {"dims", "graph_m", "ef", "refine_factor"},
             "prefix": {"dims", "graph_m", "ef", "refine_factor", "nlist", "nprobe"},
             "ivfpq": {"nlist", "pq_m", "nprobe", "refine_factor", "opq"},
         }[k]
-        required = {"hnsw": {"m"}, "pca": {"dims"}, "prefix": {"dims"}, "ivfpq": {"nlist", "pq_m"}}.get(k, set())
+        required = {"hnsw": {"m"}, "pca": {"dims"}, "tldr": {"dims"}, "prefix": {"dims"},
+                    "ivfpq": {"nlist", "pq_m"}}.get(k, set())
         text = self._text() if required.issubset(n for n in required if getattr(self, n) is not None) else k
         for name, (low, high, what) in _LIMITS.items():
             value = getattr(self, name)
@@ -184,7 +193,7 @@ class IndexSpec:
                 raise InputError(f"{what} must be an integer, not {value!r}")
             if not low <= value <= high:
                 raise InputError(f"{what} must be between {low} and {high}, not {value} (in {text!r})")
-        if k in ("pca", "prefix") and self.ef is not None and self.graph_m is None:
+        if k in REDUCED and self.ef is not None and self.graph_m is None:
             raise InputError(f"ef needs a graph: write {k}{self.dims},hnsw32,ef{self.ef} (in {text!r})")
         if self.shards is not None and (self.codes is not None or self.refine_factor is not None):
             raise InputError(f"shards split a plain float graph: write hnsw{self.m},shards{self.shards} "
@@ -219,7 +228,7 @@ class IndexSpec:
             return f"hnsw{self.m}{codes}{shards}" + (f",ef{self.ef}" if self.ef is not None else "")
         if k in ("int8", "binary"):
             return k
-        if k in ("pca", "prefix"):
+        if k in REDUCED:
             s = f"{k}{self.dims}"
             if self.graph_m is not None:
                 s += f",hnsw{self.graph_m}"
@@ -264,7 +273,7 @@ class IndexSpec:
         codes = f"-{self.codes}" if self.codes is not None else ""
         if k == "hnsw":
             return f"hnsw{self.m}{codes}" + (f"-shards{self.shards}" if self.shards is not None else "")
-        if k in ("pca", "prefix"):
+        if k in REDUCED:
             ivf = f"-ivf{self.nlist}" if self.nlist is not None else ""
             return f"{k}{self.dims}" + (f"-hnsw{self.graph_m}" if self.graph_m is not None else "") + ivf + codes
         if k == "ivfpq":
@@ -275,7 +284,7 @@ class IndexSpec:
 
     @property
     def needs_training(self) -> bool:
-        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, IVF lists).
+        """Whether the first stage must be fitted on sample vectors (int8 codes, pca, tldr, IVF lists).
 
         Examples
         --------
@@ -286,7 +295,7 @@ class IndexSpec:
         >>> parse_spec("hnsw32,int8").needs_training, parse_spec("hnsw32,fp16").needs_training
         (True, False)
         """
-        return self.kind in ("int8", "pca", "ivfpq") or self.codes == "int8" or self.nlist is not None
+        return self.kind in ("int8", "pca", "tldr", "ivfpq") or self.codes == "int8" or self.nlist is not None
 
     @property
     def exact_rerank(self) -> bool:
@@ -301,10 +310,10 @@ class IndexSpec:
 
     @property
     def codec(self) -> CodecSpec | None:
-        """What the first stage holds, as a codec (:mod:`repspace.core.codecs`); None for ``ivfpq``.
+        """What the first stage holds, as a codec (:mod:`repspace.core.codecs`); None for ``ivfpq`` and ``tldr``.
 
         Graphs and flat stages hold their vectors at a precision, reduced or not;
-        IVF-PQ codes are not a per-dimension codec.
+        IVF-PQ codes are not a per-dimension codec, and a TLDR map is no codec's reduction.
 
         Examples
         --------
@@ -313,7 +322,7 @@ class IndexSpec:
         >>> str(parse_spec("hnsw32,fp16").codec), str(parse_spec("exact").codec)
         ('fp16', 'full')
         """
-        if self.kind == "ivfpq":
+        if self.kind in ("ivfpq", "tldr"):
             return None
         if self.kind in ("int8", "binary"):
             return CodecSpec(precision=self.kind)
@@ -329,7 +338,7 @@ class IndexSpec:
         fp16, 1 for int8, one bit for binary, ``pq_m`` for PQ), an 8-byte row label (not for
         ``exact``, which is the float matrix itself), and for a graph its level-0 neighbour
         slots (``2M`` of 4 bytes, allocated whether filled or not). Trained parameters
-        (centroids, codebooks, PCA, rotations) and the graph's upper levels come on top, which
+        (centroids, codebooks, PCA or TLDR maps, rotations) and the graph's upper levels come on top, which
         is why this is a lower bound; a memory budget rules specs out with it before anything
         is built.
 
@@ -344,7 +353,7 @@ class IndexSpec:
             return int(self.pq_m) + 8  # type: ignore[arg-type]
         if self.kind == "binary":
             return code_bytes(dim, "binary") + 8
-        held = self.dims if self.kind in ("pca", "prefix") else dim
+        held = self.dims if self.kind in REDUCED else dim
         codes = "int8" if self.kind == "int8" else self.codes
         per_dim = {"int8": 1, "fp16": 2}.get(codes or "", 4)
         links = 4 * 2 * int(self.m or self.graph_m) if self.graph else 0  # type: ignore[arg-type]
@@ -418,7 +427,7 @@ def _parse_text(text: str) -> IndexSpec:
         items.append((name, digits))
     head, head_digits = items[0]
     rest = items[1:]
-    needs_number = {"hnsw", "ef", "pca", "prefix", "ivf", "pq", "nprobe", "shards", "opq"}
+    needs_number = {"hnsw", "ef", "pca", "tldr", "prefix", "ivf", "pq", "nprobe", "shards", "opq"}
     for name, digits in items:
         if name in needs_number and not digits:
             raise InputError(f"{name} needs a number, e.g. {name}{_EXAMPLE[name]} (in {raw!r})")
@@ -464,7 +473,7 @@ def _parse_text(text: str) -> IndexSpec:
             factor = DEFAULT_GRAPH_CODES_FACTOR
         return IndexSpec("hnsw", m=int(head_digits), ef=got.get("ef"), refine_factor=factor, codes=codes_of(got),
                          shards=got.get("shards"))
-    if head in ("pca", "prefix"):
+    if head in REDUCED:
         got = take(("hnsw", "ef", *CODES, *(("ivf", "nprobe") if head == "prefix" else ())))
         if "ef" in got and "hnsw" not in got:
             raise InputError(f"ef needs a graph: write {head}{head_digits},hnsw32,ef{got['ef']} (in {raw!r})")
@@ -476,12 +485,13 @@ def _parse_text(text: str) -> IndexSpec:
             raise InputError(f"ivf{head_digits} needs a product quantizer: write ivf{head_digits},pq32 (in {raw!r})")
         return IndexSpec("ivfpq", nlist=int(head_digits), pq_m=got["pq"], nprobe=got.get("nprobe"),
                          refine_factor=factor, opq=opq)
-    raise InputError(f"an index spec starts with exact, hnsw, int8, binary, pca, prefix, opq or ivf, not {head!r} "
+    raise InputError(f"an index spec starts with exact, hnsw, int8, binary, pca, tldr, prefix, opq or ivf, "
+                     f"not {head!r} "
                      f"(in {raw!r}); accepted forms: {ACCEPTED_FORMS}")
 
 
-_EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "prefix": "64", "ivf": "1024", "pq": "32", "nprobe": "16",
-            "shards": "4", "opq": "32"}
+_EXAMPLE = {"hnsw": "32", "ef": "64", "pca": "64", "tldr": "64", "prefix": "64", "ivf": "1024", "pq": "32",
+            "nprobe": "16", "shards": "4", "opq": "32"}
 
 
 def _parse_refine(text: str, raw: str) -> int:

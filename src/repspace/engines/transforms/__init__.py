@@ -17,6 +17,7 @@ Transform              What it does                                           Sp
 :class:`Whiten`        BERT-whitening (Su et al. 2021), optionally to ``k``   ``whiten[K]``
 :class:`AllButTheTop`  remove mean and top ``D`` PCs (Mu & Viswanath 2018)    ``abtt[D]``
 :class:`PCA`           scikit-learn's PCA                                     ``pca[K]``
+:class:`TLDR`          a linear map learnt on kNN pairs (TLDR, 2021)          ``tldrK``
 =====================  =====================================================  ==============
 
 Examples
@@ -52,10 +53,12 @@ from repspace.engines.transforms.linear import (
     Whiten,
     default_abtt_components,
 )
+from repspace.engines.transforms.tldr import TLDR
 
 __all__ = [
     "ACCEPTED_FORMS",
     "PCA",
+    "TLDR",
     "Affine",
     "AllButTheTop",
     "Center",

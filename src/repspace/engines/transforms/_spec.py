@@ -11,6 +11,7 @@ Item                Transform
 ``whiten[K]``       :class:`Whiten`, all dimensions or the first ``K`` (``whiten128``)
 ``abtt[D]``         :class:`AllButTheTop`, ``D`` directions or the d/100 default
 ``pca[K]``          :class:`PCA`, ``K`` components or ``min(n, d)``
+``tldrK``           :class:`~repspace.engines.transforms.tldr.TLDR`, ``K`` components (learnt on kNN pairs)
 ==================  ================================================================
 
 An empty spec (or ``none``) is the empty chain. The list :func:`parse_transforms`
@@ -38,6 +39,7 @@ from repspace.engines.transforms.linear import (
     Normalize,
     Whiten,
 )
+from repspace.engines.transforms.tldr import TLDR
 
 __all__ = [
     "ACCEPTED_FORMS",
@@ -51,13 +53,14 @@ __all__ = [
 
 #: Spec token → class.
 REGISTRY: dict[str, type[Transform]] = {
-    "center": Center, "normalize": Normalize, "whiten": Whiten, "abtt": AllButTheTop, "pca": PCA,
+    "center": Center, "normalize": Normalize, "whiten": Whiten, "abtt": AllButTheTop, "pca": PCA, "tldr": TLDR,
 }
 #: Every step a saved chain may hold: the parseable ones, and maps fitted on pairs (``affine``).
 RESTORABLE: dict[str, type[Transform]] = {**REGISTRY, "affine": Affine}
 _ALIASES = {"l2norm": "normalize", "allbutthetop": "abtt"}
 #: What an error message lists as the accepted items.
-ACCEPTED_FORMS = "center, normalize, whiten[K], abtt[D], pca[K] (comma-separated, e.g. 'center,whiten128,normalize')"
+ACCEPTED_FORMS = ("center, normalize, whiten[K], abtt[D], pca[K], tldrK "
+                  "(comma-separated, e.g. 'center,whiten128,normalize')")
 _ITEM = re.compile(r"^([a-z][a-z0-9]*?)(\d*)$")
 _FORMAT = "repspace.engines.transforms"
 _VERSION = 1
@@ -75,7 +78,7 @@ def parse_transforms(spec: str) -> list[Transform]:
     >>> parse_transforms("center,sphere")
     Traceback (most recent call last):
     ...
-    repspace.core.errors.InputError: unknown transform 'sphere' in 'center,sphere'; accepted: center, normalize, whiten[K], abtt[D], pca[K] (comma-separated, e.g. 'center,whiten128,normalize')
+    repspace.core.errors.InputError: unknown transform 'sphere' in 'center,sphere'; accepted: center, normalize, whiten[K], abtt[D], pca[K], tldrK (comma-separated, e.g. 'center,whiten128,normalize')
     """
     if not isinstance(spec, str):
         raise InputError(f"a transform spec is a string, not {type(spec).__name__}")
@@ -102,6 +105,10 @@ def parse_transforms(spec: str) -> list[Transform]:
             out.append(AllButTheTop(n_components=number))
         elif word == "pca":
             out.append(PCA(n_components=number))
+        elif word == "tldr":
+            if number is None:
+                raise InputError(f"tldr needs its output dimensions, e.g. tldr64 (in {spec!r})")
+            out.append(TLDR(n_components=number))
         else:
             out.append(REGISTRY[word]())
     return out

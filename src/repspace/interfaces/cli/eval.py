@@ -70,7 +70,7 @@ MtebTask = Annotated[Optional[str], typer.Option(
                         "summarization; checked against the installed mteb), e.g. STSBenchmark.")]
 TransformOpt = Annotated[Optional[str], typer.Option(
     "--transform", help="Repair the vectors first: a chain such as center,whiten128,normalize or abtt3 "
-                        "(center, normalize, whiten[K], abtt[D], pca[K]), fitted on the task's own vectors "
+                        "(center, normalize, whiten[K], abtt[D], pca[K], tldrK), fitted on the task's own vectors "
                         "without labels.")]
 Bootstrap = Annotated[int, typer.Option(
     "--bootstrap", min=0, help="Resamples of the 95% interval of the main score (0: none).")]

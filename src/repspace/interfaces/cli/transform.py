@@ -15,7 +15,7 @@ def transform_cmd(
     source: Annotated[str, typer.Argument(help="The space to repair.")],
     new: Annotated[str, typer.Argument(help="The name of the derived space (must not exist).")],
     spec: Annotated[str, typer.Option("--spec", help="Transform chain: center, normalize, whiten[K], abtt[D], "
-                                                     "pca[K], comma-separated.")],
+                                                     "pca[K], tldrK, comma-separated.")],
     metric: Annotated[Optional[str], typer.Option(help="Metric of the new space (default: the source's).")] = None,
     fit_sample: Annotated[Optional[int], typer.Option(help="Fit on this many random rows instead of all.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the fit sample.")] = 0,
