@@ -93,11 +93,18 @@ def _report(name: str, src: Space, kind: str, rows: SparseRows, recipe: dict[str
                                int((rows.row_nnz() == 0).sum()), recipe, time.perf_counter() - t0)
 
 
-def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> DerivedSparseReport:
+def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
+                     dictionary_space: str | None = None) -> DerivedSparseReport:
     """Write the top-k SAE codes of every item of the dense space ``source`` as the sparse space ``out``.
 
     The codes are ``load_dictionary(source, dictionary).transform(vectors)``: non-negative, at most
     ``k`` per row; ids, texts and metadata are copied. Searched by inner product.
+
+    ``dictionary_space`` names another dense space whose dictionary encodes ``source``: a dictionary fitted
+    on many more vectors of the same encoder (sentences and passages of other sets) than ``source`` holds
+    (a few thousand documents fit a dictionary that reconstructs new vectors poorly). Its recorded encoder
+    and dimension must be the source's (:class:`InputError` otherwise); text queries load the dictionary
+    from that space, so it must stay current there too.
 
     Examples
     --------
@@ -108,6 +115,12 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> De
     >>> r = derive_sae_codes(src.store, src.name, "sae-16-k4-s0", "codes")
     >>> r.count, r.n_features, r.nnz <= 4 * 200, src.store.space("codes").info().layout
     (200, 16, True, 'sparse')
+    >>> big = src.store.create_space("big", dim=8)  # the same (unrecorded) encoder, more vectors
+    >>> _ = big.add([f"b{j}" for j in range(600)], np.random.default_rng(1).standard_normal((600, 8)))
+    >>> _ = fit_dictionary(big, 32, 4, epochs=1)
+    >>> r = derive_sae_codes(src.store, src.name, "sae-32-k4-s0", "codes2", dictionary_space="big")
+    >>> r.count, r.n_features, r.recipe["dictionary_space"]
+    (200, 32, 'big')
     """
     from repspace.workflows.dictionary import load_dictionary
 
@@ -115,13 +128,34 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> De
     src = store.space(source)
     src.require_dense("deriving SAE codes")
     _refuse_existing_space(store, out)
-    d = load_dictionary(src, dictionary)
+    owner = src if dictionary_space is None else _dictionary_owner(store, src, dictionary_space)
+    d = load_dictionary(owner, dictionary)
     items, vectors = src.dump()
     rows = SparseRows.from_scipy(d.transform(vectors))
     recipe = {"kind": "sae-codes", "source": src.name, "source_uid": src.uid, "dictionary": d.name,
-              "k": int(d.model.k), "normalized": d.normalized}
+              "k": int(d.model.k), "normalized": d.normalized, "dictionary_space": owner.name,
+              "dictionary_space_uid": owner.uid}
     _write(store, out, src, rows, items, recipe, None)
     return _report(out, src, "sae-codes", rows, recipe, t0)
+
+
+#: Provenance keys that name an encoder: two spaces agreeing on all of them hold vectors of one encoder.
+ENCODER_KEYS = ("encoder", "model_fingerprint", "layer", "pooling", "normalize", "prompt")
+
+
+def _dictionary_owner(store: Store, src: Space, name: str) -> Space:
+    """The dense space ``name`` whose dictionary may encode ``src``: the same dimension and recorded encoder."""
+    owner = store.space(name)
+    owner.require_dense("holding a dictionary")
+    if owner.dim != src.dim:
+        raise InputError(f"space {name!r} has dimension {owner.dim} and {src.name!r} {src.dim}: a dictionary "
+                         "encodes vectors of the dimension it was fitted on")
+    mine, theirs = ({k: p.get(k) for k in ENCODER_KEYS} for p in (src.provenance, owner.provenance))
+    if mine != theirs:
+        differ = [k for k in ENCODER_KEYS if mine[k] != theirs[k]]
+        raise InputError(f"spaces {src.name!r} and {name!r} were embedded differently ({', '.join(differ)} "
+                         "differ): a dictionary only encodes vectors of the encoder it was fitted on")
+    return owner
 
 
 def derive_bm25(store: Store, source: str, out: str, *, method: str = "lucene", k1: float = 1.5, b: float = 0.75,
@@ -226,7 +260,13 @@ def _sae_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, flo
     if src.uid != recipe.get("source_uid"):
         raise InputError(f"space {recipe['source']!r} is not the space {space.name!r} was derived from "
                          "(it was deleted and made again); derive the codes again")
-    d = load_dictionary(src, recipe["dictionary"])
+    owner = src
+    if recipe.get("dictionary_space", src.name) != src.name:
+        owner = space.store.space(recipe["dictionary_space"])
+        if owner.uid != recipe.get("dictionary_space_uid"):
+            raise InputError(f"space {owner.name!r} is not the space whose dictionary encoded {space.name!r} "
+                             "(it was deleted and made again); derive the codes again")
+    d = load_dictionary(owner, recipe["dictionary"])
     enc = encoder_for_space(src)
     vec = np.asarray((getattr(enc, "encode_queries", None) or enc.encode)([text]), dtype=np.float32)
     codes = d.transform(vec).tocsr()
