@@ -84,6 +84,16 @@ def test_a_dictionary_of_another_space_encodes_the_source_and_its_text_queries(s
     q = derived_text_query(store.space("codes"), queries[1])
     assert {int(k): v for k, v in q.items()} == pytest.approx(
         {int(j): float(direct[j]) for j in np.flatnonzero(direct)}, abs=1e-6)
+    # cosine: the codes normalised on both sides, as scipy's brute force over the same float32 codes
+    derive_sae_codes(store, "docs", rep.name, "codes-cos", dictionary_space="big", metric="cosine")
+    assert store.space("codes-cos").metric.value == "cosine"
+    hits = store.space("codes-cos").search(queries[1], k=5)
+    want = got.to_scipy().toarray().astype(np.float64)
+    want /= np.maximum(np.linalg.norm(want, axis=1, keepdims=True), 1e-300)
+    cos = want @ (direct / np.linalg.norm(direct))
+    np.testing.assert_allclose([h.score for h in hits], np.sort(cos)[::-1][:5], rtol=0, atol=1e-5)
+    with pytest.raises(InputError, match="metric"):
+        derive_sae_codes(store, "docs", rep.name, "codes-l2", dictionary_space="big", metric="l2")
     # the dictionary's space must stay current: a changed one refuses text queries, as the source's own would
     big.delete([docs[0]["_id"]])
     with pytest.raises(ConflictError, match="stale"):

@@ -44,6 +44,8 @@ __all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_te
 #: BM25 variants whose score is the document's term weights summed (bm25l and bm25+ add a per-term
 #: part to every document, which no sparse document vector holds).
 IMPACT_METHODS = ("lucene", "robertson", "atire")
+#: Metrics an SAE-code space may be searched by.
+SAE_METRICS = ("ip", "cosine")
 
 
 @dataclass(frozen=True)
@@ -77,9 +79,9 @@ def _refuse_existing_space(store: Store, name: str) -> None:
 
 
 def _write(store: Store, name: str, src: Space, rows: SparseRows, items: list[Any], recipe: dict[str, Any],
-           features: list[str] | None) -> None:
+           features: list[str] | None, metric: str = "ip") -> None:
     prov = {"encoder": f"derived:{recipe['kind']}", "derived": recipe}
-    with _created_or_existing(store, name, rows.n_features, "ip", "float32", prov, layout="sparse",
+    with _created_or_existing(store, name, rows.n_features, metric, "float32", prov, layout="sparse",
                               features=features) as target:
         for lo in range(0, len(items), WRITE_BATCH):
             part = items[lo : lo + WRITE_BATCH]
@@ -94,7 +96,7 @@ def _report(name: str, src: Space, kind: str, rows: SparseRows, recipe: dict[str
 
 
 def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
-                     dictionary_space: str | None = None) -> DerivedSparseReport:
+                     dictionary_space: str | None = None, metric: str = "ip") -> DerivedSparseReport:
     """Write the top-k SAE codes of every item of the dense space ``source`` as the sparse space ``out``.
 
     The codes are ``load_dictionary(source, dictionary).transform(vectors)``: non-negative, at most
@@ -105,6 +107,9 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
     (a few thousand documents fit a dictionary that reconstructs new vectors poorly). Its recorded encoder
     and dimension must be the source's (:class:`InputError` otherwise); text queries load the dictionary
     from that space, so it must stay current there too.
+
+    ``metric`` is the new space's: ``ip`` (the codes' inner product) or ``cosine`` (the codes normalised:
+    an item with many strong latents no longer outscores one that shares the query's few).
 
     Examples
     --------
@@ -124,7 +129,10 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
     """
     from repspace.workflows.dictionary import load_dictionary
 
+    from repspace.core.checks import check_choice
+
     t0 = time.perf_counter()
+    check_choice(metric, "the metric of an SAE-code space", SAE_METRICS)
     src = store.space(source)
     src.require_dense("deriving SAE codes")
     _refuse_existing_space(store, out)
@@ -135,7 +143,7 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
     recipe = {"kind": "sae-codes", "source": src.name, "source_uid": src.uid, "dictionary": d.name,
               "k": int(d.model.k), "normalized": d.normalized, "dictionary_space": owner.name,
               "dictionary_space_uid": owner.uid}
-    _write(store, out, src, rows, items, recipe, None)
+    _write(store, out, src, rows, items, recipe, None, metric)
     return _report(out, src, "sae-codes", rows, recipe, t0)
 
 
