@@ -46,5 +46,9 @@ def test_bad_input_is_one_line_and_changes_nothing(capsys, db):
                    "method")
     one_error_line(run(capsys, "--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-8-k2-s0",
                        "--out", "x"), 3, "no dictionary")  # not found: exit 3, as everywhere
+    one_error_line(run(capsys, "--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-8-k2-s0",
+                       "--out", "x", "--metric", "l2"), 2, "metric")
+    one_error_line(run(capsys, "--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-8-k2-s0",
+                       "--out", "x", "--dictionary-space", "nowhere"), 3, "nowhere")
     one_error_line(run(capsys, "--store", db, "search", "lex", "zzzqqq"), 2, "no term of the query")
     assert store_dump(db) == before

@@ -65,3 +65,57 @@ def test_distractors_only_push_relevant_documents_down_in_an_exact_ranking(stres
 def test_bad_factors_are_one_clear_error(cranfield, stsb_sentences, factors, message):
     with pytest.raises(InputError, match=message):
         index_size_stress(None, cranfield, stsb_sentences[:1400], factors, systems=("bm25",), bootstrap=0)
+
+
+@pytest.fixture(scope="module")
+def reduced(cranfield, stsb_sentences):
+    from repspace.engines.encoders import get_encoder
+
+    return index_size_stress(get_encoder("static"), cranfield, stsb_sentences, (1, 2),
+                             systems=("dense-prefix16", "dense-pca16"), bootstrap=0)
+
+
+def test_a_prefix_width_is_the_plain_evaluation_of_the_truncated_encoder(reduced, cranfield):
+    from repspace.engines.encoders import get_encoder
+
+    enc = get_encoder("static")
+    plain = retrieval(lambda texts: np.asarray(enc.encode(texts))[:, :16], cranfield,
+                      encode_queries=lambda texts: np.asarray(enc.encode_queries(texts))[:, :16], bootstrap=0)
+    point = next(p for p in reduced.points if p.system == "dense-prefix16" and p.factor == 1)
+    assert point.ndcg_at_10 == pytest.approx(plain.scores["ndcg_at_10"], abs=MEAN_TOL)
+
+
+def test_a_pca_width_ranks_as_scikit_learns_pca_of_the_largest_index(reduced, cranfield, stsb_sentences):
+    """sklearn's PCA fitted on the x2 index's documents, rows normalised, exact cosine: the same nDCG@10."""
+    from sklearn.decomposition import PCA
+
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.eval.ranking import query_scores
+
+    enc = get_encoder("static")
+    docs = np.asarray(enc.encode(list(cranfield.corpus_texts) + stsb_sentences[:1400]), dtype=np.float64)
+    queries = np.asarray(enc.encode_queries(list(cranfield.query_texts)), dtype=np.float64)
+    pca = PCA(16, svd_solver="full").fit(docs)
+    d, q = pca.transform(docs), pca.transform(queries)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    ids = np.asarray(list(cranfield.corpus_ids) + [f"distractor:{i}" for i in range(1400)], dtype=object)
+    for factor in (1, 2):
+        n = factor * 1400
+        top = np.argsort(-(q @ d[:n].T), axis=1, kind="stable")[:, :10]
+        run = {qid: ids[r].tolist() for qid, r in zip(cranfield.query_ids, top)}
+        want = np.mean([v["ndcg_at_10"] for v in query_scores(run, cranfield.qrels, (10,)).values()])
+        point = next(p for p in reduced.points if p.system == "dense-pca16" and p.factor == factor)
+        # sign flips of the axes leave cosines unchanged; ties aside, the same top 10 (float64 both sides)
+        assert point.ndcg_at_10 == pytest.approx(want, abs=MEAN_TOL)
+
+
+@pytest.mark.parametrize(("systems", "message"), [(("dense-pca0",), "systems must be"),
+                                                  (("dense", "dense"), "distinct"),
+                                                  (("dense-prefix64",), "between 1 and 63")])
+def test_bad_widths_are_one_clear_error(cranfield, stsb_sentences, systems, message):
+    from repspace.engines.encoders import get_encoder
+
+    with pytest.raises(InputError, match=message):
+        index_size_stress(get_encoder("static"), cranfield, stsb_sentences[:1400], (1, 2), systems=systems,
+                          bootstrap=0)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from repspace.core.errors import InputError
+from repspace.core.errors import ConflictError, InputError
 from repspace.engines.encoders.registry import get_encoder
 from repspace.engines.search.lexical import LexicalIndex
 from repspace.workflows.dictionary import fit_dictionary, load_dictionary
@@ -60,6 +60,58 @@ def test_sae_codes_equal_the_dictionarys_encoding_and_text_queries_go_through_it
     hits = codes.search(queries[0], k=5)
     scores = got @ direct.astype(np.float64)
     np.testing.assert_allclose([h.score for h in hits], np.sort(scores)[::-1][:5], rtol=0, atol=1e-5)
+
+
+def test_a_dictionary_of_another_space_encodes_the_source_and_its_text_queries(store, dense, shared_data):
+    """Codes from a dictionary fitted on a larger space of the same encoder (Cranfield abstracts 300-1,000)."""
+    folder = shared_data / "cranfield-beir"
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")][300:1000]
+    enc = get_encoder("static")
+    texts = [f"{d['title']} {d['text']}" for d in docs]
+    vecs = np.asarray(enc.encode(texts), dtype=np.float32)
+    keep = np.flatnonzero(np.linalg.norm(vecs, axis=1) > 0)  # a text of no known word: no direction
+    docs, texts = [docs[i] for i in keep], [texts[i] for i in keep]
+    big = store.create_space("big", dim=enc.dim, metric="cosine", provenance=enc.provenance())
+    big.add([d["_id"] for d in docs], vecs[keep], texts=texts)
+    rep = fit_dictionary(big, 64, 8, epochs=2)
+    r = derive_sae_codes(store, "docs", rep.name, "codes", dictionary_space="big")
+    assert r.recipe["dictionary_space"] == "big" and r.recipe["dictionary_space_uid"] == big.uid
+    d = load_dictionary(big, rep.name)
+    _, got = store.space("codes").sparse_rows()
+    np.testing.assert_allclose(got.to_scipy().toarray(), d.transform(dense.vectors()).toarray(), rtol=0, atol=1e-6)
+    _, _, queries = _cranfield(shared_data)
+    direct = d.transform(np.asarray(enc.encode_queries([queries[1]]), dtype=np.float32)).toarray()[0]
+    q = derived_text_query(store.space("codes"), queries[1])
+    assert {int(k): v for k, v in q.items()} == pytest.approx(
+        {int(j): float(direct[j]) for j in np.flatnonzero(direct)}, abs=1e-6)
+    # cosine: the codes normalised on both sides, as scipy's brute force over the same float32 codes
+    derive_sae_codes(store, "docs", rep.name, "codes-cos", dictionary_space="big", metric="cosine")
+    assert store.space("codes-cos").metric.value == "cosine"
+    hits = store.space("codes-cos").search(queries[1], k=5)
+    want = got.to_scipy().toarray().astype(np.float64)
+    want /= np.maximum(np.linalg.norm(want, axis=1, keepdims=True), 1e-300)
+    cos = want @ (direct / np.linalg.norm(direct))
+    np.testing.assert_allclose([h.score for h in hits], np.sort(cos)[::-1][:5], rtol=0, atol=1e-5)
+    with pytest.raises(InputError, match="metric"):
+        derive_sae_codes(store, "docs", rep.name, "codes-l2", dictionary_space="big", metric="l2")
+    # the dictionary's space must stay current: a changed one refuses text queries, as the source's own would
+    big.delete([docs[0]["_id"]])
+    with pytest.raises(ConflictError, match="stale"):
+        derived_text_query(store.space("codes"), queries[1])
+
+
+def test_a_dictionary_of_another_encoder_or_dimension_is_refused(store, dense):
+    other = store.create_space("other", dim=dense.dim, metric="cosine", provenance={"encoder": "minilm"})
+    other.add([f"o{j}" for j in range(300)], np.random.default_rng(0).standard_normal((300, dense.dim)))
+    rep = fit_dictionary(other, 16, 4, epochs=1)
+    with pytest.raises(InputError, match="embedded differently"):
+        derive_sae_codes(store, "docs", rep.name, "codes", dictionary_space="other")
+    narrow = store.create_space("narrow", dim=8, metric="cosine", provenance=dense.provenance)
+    narrow.add([f"n{j}" for j in range(300)], np.random.default_rng(0).standard_normal((300, 8)))
+    rep = fit_dictionary(narrow, 16, 4, epochs=1)
+    with pytest.raises(InputError, match="dimension 8"):
+        derive_sae_codes(store, "docs", rep.name, "codes", dictionary_space="narrow")
+    assert "codes" not in [s.name for s in store.spaces()]
 
 
 def test_bm25_impact_search_equals_bm25s(store, dense, shared_data):

@@ -37,6 +37,11 @@ def sae_codes_cmd(
     dictionary: Annotated[str, typer.Option("--dictionary", help="A dictionary of the space (sae-N-kK-sS, as "
                                                                  "'repspace interpret sae' names it).")],
     out_space: Out,
+    dictionary_space: Annotated[Optional[str], typer.Option(
+        "--dictionary-space", help="Take the dictionary from this space (same encoder and dimension), e.g. one "
+                                   "fitted on many more sentences and passages than SPACE holds.")] = None,
+    metric: Annotated[str, typer.Option(help="The new space's metric: ip (the codes' inner product) or "
+                                             "cosine.")] = "ip",
     json: Json = False,
 ) -> None:
     """Write each item's top-k SAE codes (non-negative, at most k per item) as a sparse space searched by inner
@@ -46,11 +51,15 @@ def sae_codes_cmd(
 
       repspace derive sae-codes docs --dictionary sae-2048-k32-s0 --out docs-sae
 
+      repspace derive sae-codes docs --dictionary sae-8192-k128-s0 --dictionary-space sentences --out docs-sae \\
+          --metric cosine
+
       repspace derive sae-codes docs --dictionary sae-256-k8-s0 --out codes --json
     """
     from repspace.workflows.ingest.derived import derive_sae_codes
 
-    _show(derive_sae_codes(open_store(create=False), space, dictionary, out_space), json)
+    _show(derive_sae_codes(open_store(create=False), space, dictionary, out_space,
+                           dictionary_space=dictionary_space, metric=metric), json)
 
 
 @derive_app.command("bm25")

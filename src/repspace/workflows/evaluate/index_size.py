@@ -17,11 +17,20 @@ first distractors, ``x5`` those and the next, so the drops are the cost of the
 added documents alone. Dense ranking is exact cosine search; lexical ranking is
 BM25 (bm25s, Lucene variant, English stemming and stop words), the same as
 :func:`~repspace.engines.eval.retrieval.retrieval` with ``lexical="bm25"``.
+
+The paper's argument is about dimension (fewer dimensions, more room for false
+positives), so the dense vectors can also be ranked at reduced widths: a system
+``dense-prefix<w>`` keeps the first ``w`` coordinates (a Matryoshka prefix; for an
+encoder not trained that way only a stand-in), ``dense-pca<w>`` projects on the top
+``w`` principal axes of the largest index's documents (one projection for every
+index size, so a drop is still the added documents' alone); both re-normalised
+and ranked by exact cosine. The texts are encoded once for every dense system.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +55,8 @@ from repspace.engines.eval.uncertainty import (
 DEFAULT_FACTORS = (1, 2, 5, 10)
 #: The rankers compared: exact cosine over the encoder's vectors, and BM25 over the texts.
 SYSTEMS = ("dense", "bm25")
+#: A dense ranker at a reduced width: ``dense-prefix<w>`` or ``dense-pca<w>``.
+REDUCED = re.compile(r"dense-(prefix|pca)([1-9][0-9]*)")
 #: The cut-off of both measures (precision@10, nDCG@10).
 CUTOFF = 10
 #: The prefix of a distractor's document id in the runs.
@@ -142,9 +153,10 @@ def _check(data: BeirData, distractors: Sequence[str], factors: Sequence[int],
     if not factors or list(factors) != sorted(set(factors)):
         raise InputError(f"factors must be increasing and distinct, not {list(factors)}")
     systems = tuple(systems)
-    unknown = [s for s in systems if s not in SYSTEMS]
-    if not systems or unknown:
-        raise InputError(f"systems must be among {', '.join(SYSTEMS)}, not {list(systems)}")
+    unknown = [s for s in systems if s not in SYSTEMS and not REDUCED.fullmatch(str(s))]
+    if not systems or unknown or len(set(systems)) < len(systems):
+        raise InputError(f"systems must be distinct, among {', '.join(SYSTEMS)}, dense-prefix<width> and "
+                         f"dense-pca<width>, not {list(systems)}")
     needed = (factors[-1] - 1) * data.n_documents
     if len(texts) < needed:
         raise InputError(f"factor {factors[-1]} needs {needed} distractors for {data.n_documents} documents, "
@@ -161,12 +173,56 @@ def _interval(values: np.ndarray, bootstrap: int, seed: int) -> Interval | None:
     return bootstrap_interval(mean_statistic, values, n_resamples=bootstrap, seed=seed)
 
 
-def _dense_rows(encode: Any, encode_queries: Any, data: BeirData, distractors: list[str]) -> Any:
+def _encoded(encode: Any, encode_queries: Any, data: BeirData, distractors: list[str]
+             ) -> Callable[[], tuple[np.ndarray, np.ndarray]]:
+    """A function giving the (documents + distractors, queries) vectors, encoded on its first call only."""
+    held: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def vectors() -> tuple[np.ndarray, np.ndarray]:
+        if not held:
+            docs = np.asarray(as_encode(encode)(list(data.corpus_texts) + distractors), dtype=np.float64)
+            queries = np.asarray(as_query_encode(encode, encode_queries)(list(data.query_texts)), dtype=np.float64)
+            if docs.shape[1] != queries.shape[1]:
+                raise InputError(f"documents were encoded to {docs.shape[1]} dimensions but queries to "
+                                 f"{queries.shape[1]}")
+            held.append((docs, queries))
+        return held[0]
+
+    return vectors
+
+
+def reduce_width(docs: np.ndarray, queries: np.ndarray, method: str, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Documents and queries at ``width`` dimensions: their first coordinates (``prefix``) or their projections
+    on the documents' top principal axes (``pca``, centred on the documents' mean), rows not yet normalised.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> d, q = reduce_width(rng.standard_normal((50, 6)), rng.standard_normal((3, 6)), "pca", 2)
+    >>> d.shape, q.shape, bool(abs(d[:, 0] @ d[:, 1]) < 1e-9)  # principal coordinates are uncorrelated
+    ((50, 2), (3, 2), True)
+    >>> reduce_width(np.eye(3), np.ones((1, 3)), "prefix", 2)[1].tolist()
+    [[1.0, 1.0]]
+    """
+    dim = docs.shape[1]
+    if not 1 <= width < dim:
+        raise InputError(f"a reduced width must be between 1 and {dim - 1} (the encoder's dimension is {dim}), "
+                         f"not {width}")
+    if method == "prefix":
+        return docs[:, :width], queries[:, :width]
+    mean = docs.mean(axis=0)
+    _, _, vt = np.linalg.svd(docs - mean, full_matrices=False)
+    axes = vt[:width].T
+    return (docs - mean) @ axes, (queries - mean) @ axes
+
+
+def _dense_rows(vectors: Callable[[], tuple[np.ndarray, np.ndarray]], system: str) -> Any:
     """A function ``n -> top-10 rows of each query among the first n documents``, by exact cosine."""
-    docs = normalize_rows(as_encode(encode)(list(data.corpus_texts) + distractors))
-    queries = normalize_rows(as_query_encode(encode, encode_queries)(list(data.query_texts)))
-    if docs.shape[1] != queries.shape[1]:
-        raise InputError(f"documents were encoded to {docs.shape[1]} dimensions but queries to {queries.shape[1]}")
+    docs, queries = vectors()
+    reduced = REDUCED.fullmatch(system)
+    if reduced:
+        docs, queries = reduce_width(docs, queries, reduced.group(1), int(reduced.group(2)))
+    docs, queries = normalize_rows(docs), normalize_rows(queries)
     return lambda n: list(exact_search(queries, docs[:n], CUTOFF, "ip")[1])
 
 
@@ -210,7 +266,8 @@ def index_size_stress(
     factors : sequence of int
         Index sizes, increasing, as multiples of ``data.n_documents``; 1 is the collection alone.
     systems : sequence of str
-        Among ``dense`` and ``bm25``.
+        Among ``dense``, ``bm25``, ``dense-prefix<w>`` and ``dense-pca<w>`` (the dense vectors at ``w``
+        dimensions, :func:`reduce_width`; ``w`` below the encoder's dimension).
     encode_queries : callable, optional
         The query side, as in :func:`~repspace.engines.eval.retrieval.retrieval`.
     bootstrap : int
@@ -231,6 +288,13 @@ def index_size_stress(
     ...                       bootstrap=0)
     >>> [(p.factor, p.n_documents, round(p.ndcg_at_10, 3), p.distractors_in_top10) for p in r.points]
     [(1, 2, 1.0, 0.0), (2, 4, 1.0, 1.0)]
+    >>> vec = {"a cat purrs": [1, 0, 0], "stocks fell": [0, 1, 0], "cat": [1, 0.1, 0], "stocks": [0.1, 1, 0],
+    ...        "a cat sat": [1, 0.1, 1], "cat food": [0, 0, 1], "the cat": [0.5, 0.5, 1]}
+    >>> enc = lambda texts: np.array([vec[t] for t in texts], dtype=float)
+    >>> r = index_size_stress(enc, data, ["a cat sat", "cat food"], (1, 2), systems=("dense", "dense-prefix2"),
+    ...                       bootstrap=0)
+    >>> [(p.system, p.factor, round(p.ndcg_at_10, 3)) for p in r.points]
+    [('dense', 1, 1.0), ('dense', 2, 1.0), ('dense-prefix2', 1, 1.0), ('dense-prefix2', 2, 0.815)]
     """
     check_scalar(bootstrap, "bootstrap", int, low=0)
     check_scalar(seed, "seed", int, low=0)
@@ -238,8 +302,9 @@ def index_size_stress(
     n0 = data.n_documents
     ids = np.asarray(list(data.corpus_ids) + [f"{DISTRACTOR_PREFIX}{i}" for i in range(len(texts))], dtype=object)
     points = []
+    vectors = _encoded(encode, encode_queries, data, texts)
     for system in systems:
-        rows_of = _dense_rows(encode, encode_queries, data, texts) if system == "dense" else _bm25_rows(data, texts)
+        rows_of = _bm25_rows(data, texts) if system == "bm25" else _dense_rows(vectors, system)
         base = None
         for factor in factors:
             n = factor * n0

@@ -46,6 +46,8 @@ __all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_te
 #: BM25 variants whose score is the document's term weights summed (bm25l and bm25+ add a per-term
 #: part to every document, which no sparse document vector holds).
 IMPACT_METHODS = ("lucene", "robertson", "atire")
+#: Metrics an SAE-code space may be searched by.
+SAE_METRICS = ("ip", "cosine")
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,9 @@ def _refuse_existing_space(store: Store, name: str) -> None:
 
 
 def _write(store: Store, name: str, src: Space, rows: SparseRows, items: list[Any], recipe: dict[str, Any],
-           features: list[str] | None) -> None:
+           features: list[str] | None, metric: str = "ip") -> None:
     prov = {"encoder": f"derived:{recipe['kind']}", "derived": recipe}
-    with _created_or_existing(store, name, rows.n_features, "ip", "float32", prov, layout="sparse",
+    with _created_or_existing(store, name, rows.n_features, metric, "float32", prov, layout="sparse",
                               features=features) as target:
         for lo in range(0, len(items), WRITE_BATCH):
             part = items[lo : lo + WRITE_BATCH]
@@ -95,11 +97,21 @@ def _report(name: str, src: Space, kind: str, rows: SparseRows, recipe: dict[str
                                int((rows.row_nnz() == 0).sum()), recipe, time.perf_counter() - t0)
 
 
-def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> DerivedSparseReport:
+def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
+                     dictionary_space: str | None = None, metric: str = "ip") -> DerivedSparseReport:
     """Write the top-k SAE codes of every item of the dense space ``source`` as the sparse space ``out``.
 
     The codes are ``load_dictionary(source, dictionary).transform(vectors)``: non-negative, at most
     ``k`` per row; ids, texts and metadata are copied. Searched by inner product.
+
+    ``dictionary_space`` names another dense space whose dictionary encodes ``source``: a dictionary fitted
+    on many more vectors of the same encoder (sentences and passages of other sets) than ``source`` holds
+    (a few thousand documents fit a dictionary that reconstructs new vectors poorly). Its recorded encoder
+    and dimension must be the source's (:class:`InputError` otherwise); text queries load the dictionary
+    from that space, so it must stay current there too.
+
+    ``metric`` is the new space's: ``ip`` (the codes' inner product) or ``cosine`` (the codes normalised:
+    an item with many strong latents no longer outscores one that shares the query's few).
 
     Examples
     --------
@@ -110,20 +122,50 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str) -> De
     >>> r = derive_sae_codes(src.store, src.name, "sae-16-k4-s0", "codes")
     >>> r.count, r.n_features, r.nnz <= 4 * 200, src.store.space("codes").info().layout
     (200, 16, True, 'sparse')
+    >>> big = src.store.create_space("big", dim=8)  # the same (unrecorded) encoder, more vectors
+    >>> _ = big.add([f"b{j}" for j in range(600)], np.random.default_rng(1).standard_normal((600, 8)))
+    >>> _ = fit_dictionary(big, 32, 4, epochs=1)
+    >>> r = derive_sae_codes(src.store, src.name, "sae-32-k4-s0", "codes2", dictionary_space="big")
+    >>> r.count, r.n_features, r.recipe["dictionary_space"]
+    (200, 32, 'big')
     """
     from repspace.workflows.dictionary import load_dictionary
 
+    from repspace.core.checks import check_choice
+
     t0 = time.perf_counter()
+    check_choice(metric, "the metric of an SAE-code space", SAE_METRICS)
     src = store.space(source)
     src.require_dense("deriving SAE codes")
     _refuse_existing_space(store, out)
-    d = load_dictionary(src, dictionary)
+    owner = src if dictionary_space is None else _dictionary_owner(store, src, dictionary_space)
+    d = load_dictionary(owner, dictionary)
     items, vectors = src.dump()
     rows = SparseRows.from_scipy(d.transform(vectors))
     recipe = {"kind": "sae-codes", "source": src.name, "source_uid": src.uid, "dictionary": d.name,
-              "k": int(d.model.k), "normalized": d.normalized}
-    _write(store, out, src, rows, items, recipe, None)
+              "k": int(d.model.k), "normalized": d.normalized, "dictionary_space": owner.name,
+              "dictionary_space_uid": owner.uid}
+    _write(store, out, src, rows, items, recipe, None, metric)
     return _report(out, src, "sae-codes", rows, recipe, t0)
+
+
+#: Provenance keys that name an encoder: two spaces agreeing on all of them hold vectors of one encoder.
+ENCODER_KEYS = ("encoder", "model_fingerprint", "layer", "pooling", "normalize", "prompt")
+
+
+def _dictionary_owner(store: Store, src: Space, name: str) -> Space:
+    """The dense space ``name`` whose dictionary may encode ``src``: the same dimension and recorded encoder."""
+    owner = store.space(name)
+    owner.require_dense("holding a dictionary")
+    if owner.dim != src.dim:
+        raise InputError(f"space {name!r} has dimension {owner.dim} and {src.name!r} {src.dim}: a dictionary "
+                         "encodes vectors of the dimension it was fitted on")
+    mine, theirs = ({k: p.get(k) for k in ENCODER_KEYS} for p in (src.provenance, owner.provenance))
+    if mine != theirs:
+        differ = [k for k in ENCODER_KEYS if mine[k] != theirs[k]]
+        raise InputError(f"spaces {src.name!r} and {name!r} were embedded differently ({', '.join(differ)} "
+                         "differ): a dictionary only encodes vectors of the encoder it was fitted on")
+    return owner
 
 
 def derive_bm25(store: Store, source: str, out: str, *, method: str = "lucene", k1: float = 1.5, b: float = 0.75,
@@ -244,7 +286,13 @@ def _sae_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, flo
     if src.uid != recipe.get("source_uid"):
         raise InputError(f"space {recipe['source']!r} is not the space {space.name!r} was derived from "
                          "(it was deleted and made again); derive the codes again")
-    d = load_dictionary(src, recipe["dictionary"])
+    owner = src
+    if recipe.get("dictionary_space", src.name) != src.name:
+        owner = space.store.space(recipe["dictionary_space"])
+        if owner.uid != recipe.get("dictionary_space_uid"):
+            raise InputError(f"space {owner.name!r} is not the space whose dictionary encoded {space.name!r} "
+                             "(it was deleted and made again); derive the codes again")
+    d = load_dictionary(owner, recipe["dictionary"])
     enc = encoder_for_space(src)
     vec = np.asarray((getattr(enc, "encode_queries", None) or enc.encode)([text]), dtype=np.float32)
     codes = d.transform(vec).tocsr()
