@@ -45,6 +45,7 @@ import numpy as np
 
 from repspace.core.atomic import read_npz, write_npz
 from repspace.core.checks import check_scalar
+from repspace.core.cache import LRUCache
 from repspace.core.errors import ConflictError, InputError, NotFoundError
 from repspace.core.exact import normalize_rows
 from repspace.core.progress import Progress
@@ -530,12 +531,24 @@ def load_dictionary(space: Space, name: str) -> Dictionary:
             f"{stamp.get('generation')} ({stamp.get('n')} items) and the space's vectors changed since (now "
             f"generation {info.generation}, {info.count} items); fit it again: repspace interpret sae "
             f"{space.name} --latents {p.get('n_latents')} -k {p.get('k')} --seed {p.get('seed')}")
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size, json.dumps(stamp, sort_keys=True))
+    held = _LOADED.get(key)
+    if held is not None:  # the same file, unchanged: a text query per call does not read it again
+        return held
     arrays = read_npz(path, stamp)
     if arrays is None:
         raise InputError(f"dictionary file {path} is damaged")
     model = _restore(stamp, arrays, path)
-    return Dictionary(name=name, path=path, model=model, normalized=bool(stamp.get("normalized")),
-                      heldout_rows=np.asarray(arrays["heldout_rows"], dtype=np.int64), stamp=stamp)
+    loaded = Dictionary(name=name, path=path, model=model, normalized=bool(stamp.get("normalized")),
+                        heldout_rows=np.asarray(arrays["heldout_rows"], dtype=np.int64), stamp=stamp)
+    _LOADED.put(key, loaded)
+    return loaded
+
+
+#: Dictionaries a process keeps loaded (by file, its size, mtime and stamp: a refit writes a new file).
+DICTIONARIES_KEPT = 4
+_LOADED: LRUCache[Dictionary] = LRUCache(DICTIONARIES_KEPT)
 
 
 def _read_stamp(path: Path) -> dict[str, Any]:
