@@ -268,7 +268,7 @@ def _bm25_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, fl
     from repspace.engines.search.lexical import LexicalParams, tokenize
 
     params = LexicalParams(**{k: recipe[k] for k in ("method", "k1", "b", "stemmer", "stopwords")})
-    known = set(space.feature_names() or ())
+    known = space.feature_ids() or {}  # kept per space: not the whole vocabulary as a set per query
     out: dict[str, float] = {}
     for token in tokenize([text], params)[0]:
         if token in known:
