@@ -52,7 +52,8 @@ def test_repeated_search_equals_the_uncached_read(space, options) -> None:
     for seed in range(5):
         q = _query(space, seed)
         first = space.search(q, k=10, **options)
-        assert _records.lookup(space.uid, space.info().generation, [h.row for h in first])[1] == []  # all kept
+        key = f"{space.store.db.identity}/{space.uid}"  # per store file: a copy holds the same uids
+        assert _records.lookup(key, space.info().generation, [h.row for h in first])[1] == []  # all kept
         second = space.search(q, k=10, **options)  # every record from memory
         assert second.hits == first.hits and list(second) == _uncached(space, q, **options)
         assert [type(h) for h in second] == [Hit] * len(second)
@@ -204,3 +205,31 @@ def test_a_dropped_index_is_built_again_by_the_next_call(space) -> None:
     drop_index(space, "hnsw32")
     again = space.search(q, k=5, index="hnsw32")
     assert again.plan.index_action == "built" and [h.id for h in again] == want
+
+
+def test_a_copied_store_never_gets_the_records_of_its_original(tmp_path) -> None:
+    """A copy holds the same space uid and generation as its original: the records each process keeps are per
+    store file, so two copies changed alike (same generation, other items) each return their own hits; and a store
+    made again at a deleted one's path (the system may give its inode again) does not get the old records."""
+    import shutil
+
+    from repspace import Store
+
+    base = tmp_path / "base.db"
+    original = Store(base)
+    original.create_space("s", dim=2).add(["a"], [[1.0, 0.0]])
+    original.close()  # its write-ahead log folded into the file, which alone is copied
+    copies = [tmp_path / "one.db", tmp_path / "two.db"]
+    for path, item in zip(copies, ["x", "y"]):
+        shutil.copy(base, path)
+        Store(path).space("s").add([item], [[0.0, 1.0]], metadata=[{"who": item}])
+    for path, item in zip(copies, ["x", "y"]):  # the same uid and generation in both
+        hits = Store(path).space("s").search(np.array([0.0, 1.0], np.float32), k=1)
+        assert [(h.id, h.metadata) for h in hits] == [(item, {"who": item})]
+    for item in ["p", "q"]:  # deleted, then copied again at the same path
+        shutil.rmtree(tmp_path / "again", ignore_errors=True)
+        (tmp_path / "again").mkdir()
+        shutil.copy(base, tmp_path / "again" / "s.db")
+        sp = Store(tmp_path / "again" / "s.db").space("s")
+        sp.add([item], [[0.0, 1.0]])
+        assert [h.id for h in sp.search(np.array([0.0, 1.0], np.float32), k=1)] == [item]

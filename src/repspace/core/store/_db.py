@@ -9,6 +9,7 @@ another process writes (WAL mode lets readers and one writer work at once).
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -90,6 +91,11 @@ class Database:
                 raise DiskFullError(f"disk full: cannot open store {self.path}: free some space and run "
                                     "again") from None
             raise StoreError(f"cannot open store {self.path}: {e}") from None
+        st = os.stat(self.path)
+        #: Which file this is (device, inode and change time, read once it is open): what a process-wide cache
+        #: keys a store's data by, since a copied store holds the same space uids and generations as its
+        #: original. The change time tells a new file from a deleted one whose inode the system gave again.
+        self.identity = f"{st.st_dev}:{st.st_ino}:{st.st_ctime_ns}"
 
     def _configure_readonly(self) -> None:
         """A read-only connection: the file is checked, never changed (no journal mode, no migration)."""

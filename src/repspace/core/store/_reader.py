@@ -259,11 +259,12 @@ class SpaceReader(SpaceBase):
             return {}
         kept: dict[int, _records.Record] = {}
         if generation is not None:
-            kept, rows = _records.lookup(self.uid, generation, rows)
+            key = f"{self.store.db.identity}/{self.uid}"  # a copy of the store holds the same uids
+            kept, rows = _records.lookup(key, generation, rows)
         if rows:
             read = self._read_records(rows)
             if generation is not None and read[0] == generation:
-                _records.keep(self.uid, generation, read[1])
+                _records.keep(key, generation, read[1])
             kept.update(read[1])
         return kept
 

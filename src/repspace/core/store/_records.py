@@ -4,7 +4,9 @@ A search's hits need each row's id, text and metadata. Reading them costs one SQ
 statement per call (about 30 us for 10 rows, as much as a graph search of 100,000 items);
 a space's records change only when its generation does (every write moves it on), so the
 records a process read are kept here under the generation they were read at, and a row
-found again costs a dictionary lookup. A newer generation drops what an older one kept,
+found again costs a dictionary lookup. They are kept per store file and space (the caller's key:
+the file's device, inode and change time, and the space's uid), since a copy of a store holds the same uids and
+generations as its original. A newer generation drops what an older one kept,
 so nothing stale is ever served: the caller names the generation it searched (the one
 :meth:`~repspace.core.store._base.SpaceBase.info` read, which a write by any process moves).
 
