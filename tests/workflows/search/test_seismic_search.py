@@ -99,6 +99,15 @@ def test_index_build_list_and_drop(store):
     assert drop_index(sp, "sparse,seismic,lambda=50").action == "dropped" and list_indexes(sp) == []
 
 
+def test_a_dropped_index_is_built_again_by_the_next_search_of_the_same_process(store):
+    sp = _space(store)
+    assert sp.search(id="d1", k=5, index="sparse,seismic,lambda=50").plan.index_action == "built"
+    assert sp.search(id="d1", k=5, index="sparse,seismic,lambda=50").plan.index_action == "loaded"
+    drop_index(sp, "sparse,seismic,lambda=50")
+    assert sp.search(id="d1", k=5, index="sparse,seismic,lambda=50").plan.index_action == "built"
+    assert [x.action for x in list_indexes(sp)] == ["current"]
+
+
 @pytest.mark.parametrize("spec, message", [
     ("sparse,seismic,gamma=1", "seismic parameter 'gamma=1' is not one of"),
     ("sparse,seismic,lambda=-1", "seismic lambda must be at least 1 (or 'all'), not -1"),

@@ -380,10 +380,11 @@ def drop_index(space: Space, spec: IndexSpec | str) -> IndexReport:
         path, stamp_path = vector_file_paths(space)
         label, missing = VECTORS, f"space {space.name} has no vector file"
     elif is_seismic_spec(name):
-        from repspace.workflows.search.seismic import seismic_paths
+        from repspace.workflows.search.seismic import forget_seismic, seismic_paths
 
         params = parse_seismic_spec(str(name))
         path, stamp_path = seismic_paths(space, params)
+        forget_seismic(space, params)  # a search in this process builds it again, as in another
         label, missing = params.build_spec(), f"space {space.name} has no {params.build_spec()} index"
     else:
         spec = parse_spec(spec)

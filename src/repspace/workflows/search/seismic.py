@@ -154,6 +154,28 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
     return rows, index, action
 
 
+def forget_seismic(space: Space, params: SeismicParams) -> None:
+    """Drop what this process holds of the space's Seismic index of these build parameters (its file is
+    being deleted: ``repspace index drop``).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from repspace import Store
+    >>> from repspace.core.sparse import SparseRows
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=3, layout="sparse")
+    >>> _ = sp.add(["a", "b"], SparseRows.from_pairs([([0], [1.0]), ([2], [2.0])], 3))
+    >>> _ = ensure_seismic(sp)
+    >>> forget_seismic(sp, SeismicParams())
+    >>> os.remove(seismic_paths(sp, SeismicParams())[0])
+    >>> ensure_seismic(sp)[2]
+    'rebuilt'
+    """
+    build = params.build_spec()
+    for key in [k for k in _INDEXES.keys() if k[0] == space.uid and k[3] == build]:  # type: ignore[index]
+        _INDEXES.pop(key)
+
+
 def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: str | None,
                    allowed: np.ndarray | None, *, generation: int | None = None) -> SearchResult:
     """Answer ``req`` (its ``index`` a Seismic spec) with the query ``q``; ``allowed``: the filter's positions;
