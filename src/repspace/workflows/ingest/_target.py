@@ -11,11 +11,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from repspace.core.errors import ConflictError, InputError, NotFoundError, RepspaceError
 from repspace.core.printable import excerpt
+from repspace.core.progress import Progress
 from repspace.core.store import Space, Store
 
-__all__ = ["IngestReport", "created_or_existing", "existing_space", "refuse_existing"]
+__all__ = ["IngestReport", "add_in_batches", "created_or_existing", "existing_space", "refuse_existing"]
 
 
 @dataclass(frozen=True)
@@ -97,3 +100,34 @@ def refuse_existing(space: Space, ids: list[str]) -> None:
     if present:
         first = next(i for i in ids if i in present)
         raise ConflictError(f"{len(present)} id(s) already in space {space.name!r}, e.g. {excerpt(first)}")
+
+
+def add_in_batches(space: Space, ids: list[str], rows: Any, texts: list[str | None] | None,
+                   metadata: list[dict[str, Any]], commit_every: int | None, on_conflict: str,
+                   progress: Progress | None, **add_options: Any) -> tuple[int, int, int, int]:
+    """Add ``rows`` (sparse rows or token sets: anything with ``take(positions)``) in one transaction, or one
+    per ``commit_every`` items; ``(added, replaced, updated, unchanged)`` summed over the batches.
+
+    ``add_options`` go to :meth:`Space.add` (``allow_negative`` for sparse rows).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from repspace.core.sparse import SparseRows
+    >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("s", dim=3, layout="sparse")
+    >>> rows = SparseRows.from_pairs([([0], [1.0]), ([2], [2.0]), ([1], [0.5])], 3)
+    >>> add_in_batches(sp, ["a", "b", "c"], rows, None, [{}, {}, {}], 2, "upsert", None)
+    (3, 0, 0, 0)
+    """
+    n = len(ids)
+    step = commit_every or n
+    totals = np.zeros(4, dtype=np.int64)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        r = space.add(ids[start:stop], rows.take(np.arange(start, stop)),
+                      None if texts is None else texts[start:stop], metadata[start:stop],
+                      on_conflict=on_conflict, **add_options)  # type: ignore[arg-type]
+        totals += (r.added, r.replaced, r.updated, r.unchanged)
+        if progress is not None:
+            progress("write", stop, n)
+    return tuple(int(t) for t in totals)  # type: ignore[return-value]

@@ -44,7 +44,10 @@ from repspace.core.printable import excerpt
 from repspace.core.progress import Progress
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._ingest import IngestReport, _created_or_existing, _existing_space, _refuse_existing
+from repspace.workflows.ingest._target import IngestReport, add_in_batches
+from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
+from repspace.workflows.ingest._target import existing_space as _existing_space
+from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
 from repspace.workflows.ingest.readers import Records, read_records
 from repspace.workflows.token_recipe import encode_token_sets, token_encoder_spec, token_recipe
 
@@ -161,26 +164,10 @@ def ingest_multivector(
             raise InputError(f"space {space!r} holds {target.dim}-d token vectors; these are {dim}-d")
         if on_conflict == "error":
             _refuse_existing(target, ids)
-        totals = _write(target, ids, sets, texts, records.metadata, commit_every, on_conflict, progress)
+        totals = add_in_batches(target, ids, sets, texts, records.metadata, commit_every, on_conflict, progress)
     return IngestReport([target.name], len(ids), len(ids) if tokens_col is None else 0, 0, *totals, 0,
                         time.perf_counter() - t0, encode_seconds, {"tokens": sets.n_tokens, "dim": dim})
 
-
-def _write(space: Space, ids: list[str], sets: TokenSets, texts: list[str | None] | None,
-           metadata: list[dict[str, Any]], commit_every: int | None, on_conflict: str,
-           progress: Progress | None) -> tuple[int, int, int, int]:
-    n = len(ids)
-    step = commit_every or n
-    totals = np.zeros(4, dtype=np.int64)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        r = space.add(ids[start:stop], sets.take(np.arange(start, stop)),
-                      None if texts is None else texts[start:stop], metadata[start:stop],
-                      on_conflict=on_conflict)  # type: ignore[arg-type]
-        totals += (r.added, r.replaced, r.updated, r.unchanged)
-        if progress is not None:
-            progress("write", stop, n)
-    return tuple(int(t) for t in totals)  # type: ignore[return-value]
 
 
 def ingest_multivector_file(

@@ -51,7 +51,7 @@ from repspace.core.progress import Progress
 from repspace.core.sparse import MAX_FEATURES, SparseRows, check_sparse
 from repspace.core.store import Space, Store, check_feature_names
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._target import IngestReport
+from repspace.workflows.ingest._target import IngestReport, add_in_batches
 from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
 from repspace.workflows.ingest._target import existing_space as _existing_space
 from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
@@ -256,27 +256,11 @@ def ingest_sparse(
                               features=features) as target:
         if on_conflict == "error":
             _refuse_existing(target, ids)
-        totals = _write(target, ids, rows, texts, records.metadata, commit_every, on_conflict, allow_negative,
-                        progress)
+        totals = add_in_batches(target, ids, rows, texts, records.metadata, commit_every, on_conflict, progress,
+                                allow_negative=allow_negative)
     return IngestReport([target.name], len(ids), 0, 0, *totals, 0, time.perf_counter() - t0, 0.0,
                         {"n_features": size, "nnz": rows.nnz, "empty_rows": int((rows.row_nnz() == 0).sum())})
 
-
-def _write(space: Space, ids: list[str], rows: SparseRows, texts: list[str | None] | None,
-           metadata: list[dict[str, Any]], commit_every: int | None, on_conflict: str, allow_negative: bool,
-           progress: Progress | None) -> tuple[int, int, int, int]:
-    n = len(ids)
-    step = commit_every or n
-    totals = np.zeros(4, dtype=np.int64)
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        r = space.add(ids[start:stop], rows.take(np.arange(start, stop)),
-                      None if texts is None else texts[start:stop], metadata[start:stop],
-                      on_conflict=on_conflict, allow_negative=allow_negative)  # type: ignore[arg-type]
-        totals += (r.added, r.replaced, r.updated, r.unchanged)
-        if progress is not None:
-            progress("write", stop, n)
-    return tuple(int(t) for t in totals)  # type: ignore[return-value]
 
 
 def ingest_sparse_file(

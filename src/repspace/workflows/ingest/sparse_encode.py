@@ -30,12 +30,11 @@ from typing import Any
 from repspace.core.errors import ConflictError, InputError
 from repspace.core.progress import Progress
 from repspace.core.store import Store
-from repspace.workflows.ingest._target import IngestReport
+from repspace.workflows.ingest._target import IngestReport, add_in_batches
 from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
 from repspace.workflows.ingest._target import existing_space as _existing_space
 from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
 from repspace.workflows.ingest.readers import Records
-from repspace.workflows.ingest.sparse import _write
 
 __all__ = ["ingest_encoded_sparse"]
 
@@ -63,7 +62,8 @@ def ingest_encoded_sparse(store: Store, space: str, enc: Any, ids: list[str], te
                               layout="sparse", features=features) as target:
         if on_conflict == "error":
             _refuse_existing(target, ids)
-        totals = _write(target, ids, rows, texts, records.metadata, commit_every, on_conflict, False, progress)
+        totals = add_in_batches(target, ids, rows, texts, records.metadata, commit_every, on_conflict, progress,
+                                allow_negative=False)
     return IngestReport([target.name], len(ids), len(ids), 0, *totals, duplicates, time.perf_counter() - t0, enc_s,
                         {"n_features": rows.n_features, "nnz": rows.nnz,
                          "empty_rows": int((rows.row_nnz() == 0).sum())})
