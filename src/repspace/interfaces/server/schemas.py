@@ -144,7 +144,7 @@ class SearchRequest(search_request.SearchRequest):
     kappa: JsonInt = Field(10, ge=1, le=MAX_KAPPA,
                            description="Hubness reduction: neighbourhood size of the statistics.")
     rerank: str | None = Field(
-        None, min_length=1, max_length=100, pattern=r"^[^\s=]+$",
+        None, min_length=1, max_length=100, pattern=r"^[!-<>-~]+$",
         description="Reorder the candidates (dense, or hybrid with hybrid) with the reranker of this name, one the "
                     "service was started with (repspace serve --reranker NAME=PATH); an unknown name is a 404.")
 
