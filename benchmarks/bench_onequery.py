@@ -83,16 +83,17 @@ EF_SWEEP = (16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072
 #: slowest stores take seconds per filtered query at 400k items.
 BUDGET_S = 15.0
 MIN_QUERIES = 30
-#: Queries each contender runs untimed right before its timed ones in every round: the contender timed after
-#: Chroma otherwise pays for Chroma's cache footprint and thread pool (GloVe: 0.762 against 0.862 for the
-#: same search timed second).
+#: Queries each contender runs untimed right before its timed ones in every round, after waiting for the
+#: process's threads to idle (``common.settle``), in an order rotated every round (``common.rotated``): the
+#: contender timed first after the builds otherwise shares the cores with Chroma's and LanceDB's background
+#: threads (GloVe: 0.674 for ``search`` timed first against 0.825 for the same search timed second).
 WARM_QUERIES = 20
 
 
 def sizes(quick: bool) -> dict[str, Any]:
     return {"glove_n": 20_000 if quick else 399_700, "minilm_n": 10_000 if quick else 100_000,
             "filter_n": 60_000 if quick else 1_000_000,
-            "queries": 50 if quick else 300, "rounds": 2, "cold_runs": 2 if quick else 3}
+            "queries": 50 if quick else 300, "rounds": 3, "cold_runs": 2 if quick else 3}
 
 
 def datasets(p: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -281,10 +282,12 @@ def run_dataset(name: str, x: np.ndarray, q: np.ndarray, p: dict[str, Any]) -> t
         qps: dict[str, float] = {}
         got: dict[str, list[list[int]]] = {}
         for r in range(p["rounds"]):
-            for label, fn in fns.items():
+            for label in c.rotated(list(fns), r):
+                fn = fns[label]
                 if r and len(got[label]) < len(q):
                     continue  # a contender slower than the budget runs one round
                 # untimed: its own caches refilled, the previous contender's threads (Chroma's, LanceDB's) settled
+                c.settle()
                 for i in range(min(WARM_QUERIES, len(q))):
                     fn(i)
                 out: list[list[int]] = []

@@ -186,6 +186,30 @@ def alternate_values(
     return times, values
 
 
+def settle(max_s: float = 60.0, window_s: float = 0.5, busy: float = 0.05) -> float:
+    """Wait until this process's own background threads are idle; the seconds waited.
+
+    Libraries measured beside repspace keep working after their calls return (Chroma's and
+    LanceDB's writer and index threads after a build): whatever is timed next shares the
+    cores with them. Idle means the process used at most ``busy`` of one core over a
+    ``window_s`` sleep; gives up after ``max_s``.
+    """
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < max_s:
+        cpu = time.process_time()
+        time.sleep(window_s)
+        if time.process_time() - cpu <= busy * window_s:
+            break
+    return time.perf_counter() - t0
+
+
+def rotated(names: list[str], turn: int) -> list[str]:
+    """``names`` started at position ``turn`` (mod its length): over as many turns as names, each
+    contender runs once in every position, so none always runs right after the same neighbour."""
+    shift = turn % max(len(names), 1)
+    return names[shift:] + names[:shift]
+
+
 def best(times: Iterable[float]) -> float:
     return min(times)
 

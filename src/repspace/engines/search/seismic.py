@@ -66,6 +66,8 @@ MIN_CLUSTER_SIZE = 2
 DOC_CUT = 15
 #: Largest ``rescore`` factor accepted.
 MAX_RESCORE = 100
+#: Views of one index under other search parameters kept (:meth:`SeismicIndex.with_params`).
+MAX_VIEWS = 64
 
 _QUIET = threading.Lock()
 
@@ -114,6 +116,7 @@ class SeismicParams:
         """The parameters that make the index (the others only steer a search)."""
         return {"lambda": self.lambda_, "beta": self.beta, "alpha": self.alpha}
 
+    @functools.lru_cache(maxsize=256)  # noqa: B019 - frozen and hashable; a search names its spec every call
     def build_spec(self) -> str:
         """The spec of the index alone (its build parameters), the same for every search of it."""
         return ",".join([SEISMIC_PREFIX] + [f"{n}={'all' if v is None else v}" for n, v in self.build_dict().items()])
@@ -261,6 +264,7 @@ class SeismicIndex:
         if metric not in ("ip", "cosine"):
             raise InputError(f"sparse search is by inner product or cosine, not {metric}")
         self.params = params or SeismicParams()
+        self._views: dict[SeismicParams, SeismicIndex] = {}  # shared by every view: see with_params
         self.metric, self.n, self.n_features = metric, len(rows), rows.n_features
         values = np.asarray(rows.values, dtype=np.float32)
         if len(values) and values.min() < 0:
@@ -310,10 +314,14 @@ class SeismicIndex:
         >>> index.with_params(parse_seismic_spec("sparse,seismic,cut=3")).params.cut
         3
         """
-        if params.build_dict() != self.params.build_dict():
-            raise InputError(f"{params.spec()} builds another index than {self.params.spec()}")
-        other = copy.copy(self)
-        other.params = params
+        other = self._views.get(params)  # a loop of one query per call names the same parameters each time
+        if other is None:
+            if params.build_dict() != self.params.build_dict():
+                raise InputError(f"{params.spec()} builds another index than {self.params.spec()}")
+            other = copy.copy(self)
+            other.params = params
+            if len(self._views) < MAX_VIEWS:
+                self._views[params] = other
         return other
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -314,9 +314,13 @@ class SparseIndex:
         if mask is not None:
             seen = seen[mask[seen]]
         m = SEED_ROWS_PER_K * k
-        if len(seen) > m:
-            seen = seen[np.argpartition(-acc[seen], m - 1)[:m]]
-        sample = np.unique(seen)
+        # The m best distinct rows. A row is in ``seen`` once per first feature it holds: the m best
+        # entries of ``seen`` can be one row (a stored row as the query holds every feature), θ then 0.
+        mark = np.zeros(self.n, bool)  # distinct by marking: np.unique hashes, 100x slower on 50,000 rows
+        mark[seen] = True
+        sample = np.flatnonzero(mark)
+        if len(sample) > m:
+            sample = sample[np.argpartition(-acc[sample], m - 1)[:m]]
         if len(sample) < k:
             return 0.0
         scores = self.exact_scores(sample, q)

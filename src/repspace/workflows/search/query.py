@@ -6,6 +6,7 @@ ones from :mod:`repspace.workflows.search.hybrid`; here are the request, MMR, hu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -106,6 +107,15 @@ def search_space(
             template = vector_template(k, options)
         if template is not None and template.hubness is None and template.mmr is None and template.candidates is None:
             return _vector_search(space, query, template, progress)  # the loop of one query per call
+        if isinstance(query, Mapping) and space.layout == "sparse":  # the same loop over a sparse space
+            template = vector_template(k, options)
+            if template is not None:
+                from repspace.workflows.search.sparse import plain_sparse_query, refuse_dense_options, search_sparse
+
+                refuse_dense_options(template, space.name)
+                plain = plain_sparse_query(space, query)
+                if plain is not None:
+                    return search_sparse(space, template, plain)
         req = SearchRequest.of(query, k, **options)
     if space.layout == "sparse":
         from repspace.workflows.search.sparse import search_sparse

@@ -100,11 +100,13 @@ def _load(path: Path, rows: Any, params: SeismicParams, metric: str) -> SeismicI
 
 
 def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *,
-                   progress: Progress | None = None) -> tuple[np.ndarray, SeismicIndex, str]:
+                   progress: Progress | None = None, info: SpaceInfo | None = None
+                   ) -> tuple[np.ndarray, SeismicIndex, str]:
     """The live rows of a sparse space and their Seismic index: ``(rows, index, action)``.
 
     ``action`` is ``loaded`` (from memory or disk), ``built`` or ``rebuilt`` (a stale index was
     on disk), as a search plan reports it. The index searches with ``spec``'s query parameters.
+    ``info``: the space's description as the caller just read it (one version check less).
 
     Examples
     --------
@@ -118,6 +120,13 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
     ([0, 1], 3, 'built', 'loaded')
     """
     params = spec if isinstance(spec, SeismicParams) else parse_seismic_spec(spec)
+    metric = space.metric.value
+    if info is None:
+        info = space.info()
+    rows, data = space.sparse_rows()
+    held = _INDEXES.get((space.uid, info.generation, metric, params.build_spec()))
+    if held is not None and held[0] is rows:  # the rows it was built from, still current: no file looked at
+        return rows, held[1].with_params(params), "loaded"
     for _ in range(3):  # the rows and the description of one state of the space (a write may come between)
         info = space.info()
         rows, data = space.sparse_rows()
@@ -125,7 +134,6 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
             break
     else:
         raise ConflictError(f"space {space.name!r} keeps changing: its Seismic index waits for a quiet moment")
-    metric = space.metric.value
     key = (space.uid, info.generation, metric, params.build_spec())
     held = _INDEXES.get(key)
     if held is not None and held[0] is rows:  # held in memory: no file is looked at
@@ -177,11 +185,14 @@ def forget_seismic(space: Space, params: SeismicParams) -> None:
 
 
 def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: str | None,
-                   allowed: np.ndarray | None, *, generation: int | None = None) -> SearchResult:
+                   allowed: np.ndarray | None, *, info: SpaceInfo | None = None) -> SearchResult:
     """Answer ``req`` (its ``index`` a Seismic spec) with the query ``q``; ``allowed``: the filter's positions;
-    ``generation``: the space's, read before its rows (the hits' records are served from memory for it)."""
+    ``info``: the space's description, read before its rows (the hits' records are served from memory for its
+    generation)."""
     assert req.index is not None
-    rows, index, action = ensure_seismic(space, str(req.index))
+    if info is None:
+        info = space.info()
+    rows, index, action = ensure_seismic(space, str(req.index), info=info)
     total, p = len(rows), index.params
     n_cand = total if allowed is None else len(allowed)
     k = min(req.k + (exclude is not None), n_cand)
@@ -202,6 +213,6 @@ def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: st
             top = top_k_by_score(scores, k)
             scores, found = scores[top].astype(np.float32), allowed[top]
             reason = f"exact {space.metric.value} over {space.dim} features: the filter's {n_cand} matches scored"
-    hits = hits_for(space, rows[found], scores, exclude=exclude, generation=generation)[: req.k]
+    hits = hits_for(space, rows[found], scores, exclude=exclude, generation=info.generation)[: req.k]
     method = "sparse-seismic" if reason.startswith("Seismic") else "sparse-exact"
     return SearchResult(tuple(hits), SearchPlan(method, n_cand, total, reason=reason, index_action=action))

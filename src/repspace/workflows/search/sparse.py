@@ -26,7 +26,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ from repspace.workflows.search.request import SearchRequest
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-__all__ = ["search_sparse", "sparse_index", "sparse_request_query"]
+__all__ = ["plain_sparse_query", "refuse_dense_options", "search_sparse", "sparse_index", "sparse_request_query"]
 
 #: Sparse indexes kept in memory (each holds a space's rows twice: as rows and as posting lists).
 SPARSE_INDEXES = 4
@@ -75,7 +76,7 @@ def sparse_index(space: Space) -> tuple[np.ndarray, SparseIndex, str]:
     return rows, index, "built"
 
 
-def _refuse_dense_options(req: SearchRequest, name: str) -> None:
+def refuse_dense_options(req: SearchRequest, name: str) -> None:
     """One line for each option that has no meaning on a sparse space."""
     dense_only = [("hybrid", req.hybrid), ("bm25", req.bm25), ("mmr", req.mmr is not None),
                   ("hubness", req.hubness is not None), ("ef", req.ef is not None), ("hnsw", req.hnsw is not None),
@@ -122,17 +123,7 @@ def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery,
             raise InputError(f"item {excerpt(req.id)} has no non-zero weight: it matches nothing")
         return sparse_query(idx, val, n), req.id
     if req.sparse is not None:
-        lookup = space.feature_ids()
-        idx = []
-        for key in req.sparse:
-            j = None if lookup is None else lookup.get(key)
-            if j is None:
-                if not key.strip().lstrip("-").isdigit():
-                    known = "its feature names" if lookup is not None else "feature ids (the space has no names)"
-                    raise InputError(f"sparse query feature {excerpt(key)} is not one of {known}")
-                j = int(key)
-            idx.append(j)
-        return sparse_query(idx, list(req.sparse.values()), n), None
+        return sparse_query(_feature_ids(space, req.sparse), list(req.sparse.values()), n), None
     vec = np.asarray(req.vector)
     if not (np.issubdtype(vec.dtype, np.number) and not np.issubdtype(vec.dtype, np.complexfloating)):
         raise InputError("the query vector is not numeric")
@@ -143,7 +134,48 @@ def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery,
     return sparse_query(nz, vec[nz].astype(np.float64), n), None
 
 
-def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
+def _feature_ids(space: Space, keys: Iterable[str]) -> list[int]:
+    """The feature id of each key of a sparse query: a feature name of the space, else an id written as text."""
+    lookup = space.feature_ids()
+    idx = []
+    for key in keys:
+        j = None if lookup is None else lookup.get(key)
+        if j is None:
+            if not key.strip().lstrip("-").isdigit():
+                known = "its feature names" if lookup is not None else "feature ids (the space has no names)"
+                raise InputError(f"sparse query feature {excerpt(key)} is not one of {known}")
+            j = int(key)
+        idx.append(j)
+    return idx
+
+
+def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | None:
+    """A ``{feature: weight}`` map of text keys and finite Python numbers as a checked :class:`SparseQuery`,
+    without the request model: what a loop of one sparse query per call pays. None when the map is
+    empty or holds anything else (a numpy number, a bool, NaN): the request model then converts it or
+    names what is wrong, as for any request.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> sp = example_space(2, 3)
+    >>> plain_sparse_query(sp.store.create_space("s", dim=4, layout="sparse"), {"3": 0.5, "1": 2}).indices.tolist()
+    [1, 3]
+    >>> plain_sparse_query(sp, {"1": float("nan")}) is None
+    True
+    """
+    if not query or not all(type(key) is str for key in query):
+        return None
+    values = list(query.values())
+    if not all(type(v) is float or type(v) is int for v in values):
+        return None
+    weights = np.array(values, dtype=np.float64)
+    if not np.isfinite(weights).all():
+        return None
+    return sparse_query(_feature_ids(space, query), weights, space.dim)
+
+
+def search_sparse(space: Space, req: SearchRequest, query: SparseQuery | None = None) -> SearchResult:
     """Answer one request over a sparse space: exact top ``k`` by inner product or cosine.
 
     Parameters
@@ -154,6 +186,10 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
         numbers, zeros included), with ``k`` and ``where``; ``method`` ``auto`` or ``exact`` and
         ``index`` ``exact``, none, or ``sparse,seismic[,...]`` (approximate: Seismic, see
         :mod:`repspace.workflows.search.seismic`). Anything else is refused.
+    query : SparseQuery, optional
+        The query, checked (:func:`plain_sparse_query`), with ``req``'s options checked by
+        :func:`refuse_dense_options`; ``req`` then only carries the options (its ``id`` and
+        ``sparse`` are not read).
 
     Examples
     --------
@@ -167,9 +203,11 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     >>> [(h.id, round(h.score, 4)) for h in res], res.plan.method
     ([('a', 1.0), ('b', 0.7071)], 'sparse-exact')
     """
-    _refuse_dense_options(req, space.name)
-    generation = space.info().generation  # read before the rows: their hits' records are of it or newer
-    q, exclude = sparse_request_query(space, req)
+    if query is None:  # a caller giving the query checked the options first
+        refuse_dense_options(req, space.name)
+    info = space.info()  # read before the rows: their hits' records are of its generation or newer
+    generation = info.generation
+    q, exclude = (query, None) if query is not None else sparse_request_query(space, req)
     seismic = req.index is not None and is_seismic_spec(req.index)
     rows = space.sparse_rows()[0]
     total = len(rows)
@@ -186,7 +224,7 @@ def search_sparse(space: Space, req: SearchRequest) -> SearchResult:
     if seismic:
         from repspace.workflows.search.seismic import search_seismic
 
-        return search_seismic(space, req, q, exclude, allowed, generation=generation)
+        return search_seismic(space, req, q, exclude, allowed, info=info)
     rows, index, action = sparse_index(space)
     scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
     reason = f"exact {space.metric.value} over {space.dim} features: " + index.plan(q, None if allowed is None
