@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from _cranfield_space import cranfield_store
 from _cli_process import store_dump
-from _http_server import Server, refused_start
+from _http_server import Server, make_store, refused_start
 
 from repspace import Store
 from repspace.workflows.rerank import RerankTrainRequest, train_reranker
@@ -99,3 +99,16 @@ def test_a_missing_model_or_a_bad_spec_refuses_to_start(served, tmp_path) -> Non
     assert code == 3 and "no reranker model at" in err, err  # 3: not found, as a missing store
     code, err = refused_start(db, "--reranker", "just-a-path.json")
     assert code == 2 and "give NAME=PATH" in err, err
+
+
+@pytest.mark.parametrize("name", ["a b", "caf\u00e9", "x\x85", "r" * 101])
+def test_a_name_no_search_could_give_refuses_to_start(tmp_path, name) -> None:
+    """``--reranker NAME=PATH`` with a NAME outside a search body's ``rerank`` pattern: one error line, exit 2, before
+    any model file is read (the other spec names a good name and a missing file, which would be exit 3)."""
+    db = make_store(tmp_path / "s.db")
+    code, err = refused_start(db, "--reranker", f"ok={tmp_path / 'none.json'}",
+                              "--reranker", f"{name}={tmp_path / 'none.json'}")
+    assert code == 2, (code, err)
+    lines = err.strip("\n").split("\n")
+    assert len(lines) == 1 and lines[0].startswith("error: the reranker name ") and "Traceback" not in err, err
+    assert 'is not one a search can give as "rerank"' in err, err

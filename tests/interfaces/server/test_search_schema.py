@@ -11,7 +11,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from repspace.core.errors import InputError, NotFoundError
 from repspace.interfaces.server import schemas as S
+from repspace.workflows.search.rerank_stage import load_rerankers
 from repspace.workflows.search.request import SearchRequest
 
 #: JSON bodies the model refuses, each for a field's bounds or a rule between fields.
@@ -63,3 +65,28 @@ def test_the_json_rules_agree_with_the_model():
             S.SearchRequest.model_validate_json(json.dumps(body))
     assert validator.is_valid({"text": "x", "hybrid": True, "fusion": "sum", "lexical_weight": 0.5})
     assert validator.is_valid({"vector": [1.0, 0.0], "mmr": 0.5, "method": "exact", "k": 3})
+
+
+#: Reranker names around the edges of what a body may give (printable ASCII but space and '=', 1 to 100 of them):
+#: the first five are names, the others are not.
+RERANKER_NAMES = ["cran", "a-b_c.1", "!", "~" * 100, "<>", "~" * 101, "a b", "a=b", "", "caf\u00e9", "x\x85",
+                  "x\n", "\x7f", "x\u00a0", "x\t"]
+
+
+@pytest.mark.parametrize("name", RERANKER_NAMES)
+def test_a_service_loads_a_reranker_under_a_name_only_if_a_body_can_give_it(name):
+    """``repspace serve --reranker NAME=PATH`` refuses (before reading PATH) each name the body's model refuses, and
+    accepts each it accepts: no reranker is loaded that no request could name. (Python's ``jsonschema`` is not the
+    judge here: its ``re.search`` lets ``$`` match before a final newline, which neither ECMA nor the model do.)"""
+    try:
+        S.SearchRequest.model_validate_json(json.dumps({"text": "x", "rerank": name}))
+        model_ok = True
+    except ValidationError:
+        model_ok = False
+    try:
+        load_rerankers({name: "no-such-ranker.json"})
+    except InputError:
+        loaded_ok = False
+    except NotFoundError:  # the name passed; the file was looked for
+        loaded_ok = True
+    assert model_ok == loaded_ok == (name in RERANKER_NAMES[:5]), (model_ok, loaded_ok)

@@ -21,7 +21,6 @@ Examples
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from repspace.core.multivector import TokenSets, check_token_sets
 from repspace.core.printable import excerpt
 from repspace.core.space import Metric, SpaceInfo
 from repspace.core.store._base import SpaceBase
+from repspace.core.store._block_rows import LiveRowsCache
 from repspace.core.store._rows import as_ids, rows_by_id
 from repspace.core.store._token_blocks import read_token_range, read_token_rows, write_token_blocks
 
@@ -71,20 +71,12 @@ def multivector_payload(space: SpaceBase, sets: Any, ids: list[str], allow_negat
     return _TokenPayload(space, check_token_sets(sets, ids, space.dim))
 
 
-@dataclass(frozen=True)
-class _Cached:
-    generation: int
-    rows: np.ndarray
-    sets: TokenSets
-
-
 class MultiVectorReader(SpaceBase):
     """Read a multi-vector space's token matrices (other layouts refuse these reads with one line)."""
 
     def __init__(self, store: Store, info: SpaceInfo) -> None:
         super().__init__(store, info)
-        self._token_cache: _Cached | None = None
-        self._token_lock = threading.Lock()
+        self._token_cache: LiveRowsCache[TokenSets] = LiveRowsCache()
 
     def _require_multivector(self, what: str) -> None:
         if self.layout != "multivector":
@@ -94,24 +86,8 @@ class MultiVectorReader(SpaceBase):
     def multivector_rows(self) -> tuple[np.ndarray, TokenSets]:
         """Live rows (ascending) and their token sets, from one read; cached per generation (read-only arrays)."""
         self._require_multivector("multivector_rows")
-        with self.store.db.read() as c:
-            sid, generation, next_row, dead_rows = self.header(c)
-            cached = self._token_cache
-            if cached is not None and cached.generation == generation:
-                return cached.rows, cached.sets
-            if dead_rows:
-                cur = c.execute("SELECT row FROM items WHERE space_id = ? ORDER BY row", (sid,))
-                rows = np.fromiter((r[0] for r in cur), dtype=np.int64)
-            else:
-                rows = np.arange(next_row, dtype=np.int64)
-            sets = read_token_range(c, sid, self.dim, 0, next_row)
-        if len(rows) != next_row:
-            sets = sets.take(rows)
-        for arr in (rows, sets.tokens, sets.offsets):
-            arr.flags.writeable = False
-        with self._token_lock:
-            self._token_cache = _Cached(generation, rows, sets)
-        return rows, sets
+        return self._token_cache.get(self, lambda c, sid, next_row: read_token_range(c, sid, self.dim, 0, next_row),
+                                     lambda sets: (sets.tokens, sets.offsets))
 
     def token_sets(self, rows: Sequence[int] | np.ndarray) -> list[np.ndarray]:
         """The ``(n_tokens, dim)`` float32 token matrices at ``rows`` (live or dead), in that order."""

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import NotFoundError
+from repspace.core.store._block_rows import range_blocks, row_blocks
 
 __all__ = ["BLOCK_BYTES", "as_ids", "read_range", "read_rows", "rows_by_id", "write_blocks"]
 
@@ -55,17 +55,11 @@ def read_range(c: Any, sid: int, dim: int, dtype: str, lo: int, hi: int) -> np.n
     out = np.empty((max(0, hi - lo), dim), dtype=np.float32)
     dt = np.dtype(dtype)
     row_bytes = dim * dt.itemsize
-    blocks = c.execute(
-        "SELECT rowid, first_row, n_rows FROM blocks WHERE space_id = ? AND first_row < ?"
-        " AND first_row + n_rows > ? ORDER BY first_row",
-        (sid, hi, lo),
-    ).fetchall()
-    for rowid, first, n in blocks:
-        a, b = max(first, lo), min(first + n, hi)
+    for first, a, b, (rowid,) in range_blocks(c, "blocks", sid, lo, hi):
         with c.blobopen("blocks", "data", rowid, readonly=True) as blob:
-            blob.seek((a - first) * row_bytes)
+            blob.seek(a * row_bytes)
             data = blob.read((b - a) * row_bytes)
-        out[a - lo : b - lo] = np.frombuffer(data, dtype=dt).reshape(b - a, dim)
+        out[first + a - lo : first + b - lo] = np.frombuffer(data, dtype=dt).reshape(b - a, dim)
     return out
 
 
@@ -78,20 +72,11 @@ def read_rows(c: Any, sid: int, name: str, dim: int, dtype: str, rows: Sequence[
     out = np.empty((len(rows), dim), dtype=np.float32)
     if len(rows) == 0:
         return out
-    blocks = c.execute(
-        "SELECT first_row, rowid, n_rows FROM blocks WHERE space_id = ? ORDER BY first_row", (sid,)
-    ).fetchall()
-    firsts = np.array([b[0] for b in blocks], dtype=np.int64)
     dt = np.dtype(dtype)
     width = dim * dt.itemsize
-    which = np.searchsorted(firsts, rows, side="right") - 1
-    for b in np.unique(which):
-        positions = np.flatnonzero(which == b)
-        local = rows[positions] - (firsts[b] if b >= 0 else 0)
-        if b < 0 or local.min() < 0 or local.max() >= blocks[b][2]:
-            raise NotFoundError(f"a requested row is not stored in space {name!r}")
-        with c.blobopen("blocks", "data", blocks[b][1], readonly=True) as blob:
-            if len(positions) * 8 >= blocks[b][2]:  # many rows of this block: read it whole
+    for rowid, n_rows, positions, local in row_blocks(c, "blocks", sid, name, rows):
+        with c.blobopen("blocks", "data", rowid, readonly=True) as blob:
+            if len(positions) * 8 >= n_rows:  # many rows of this block: read it whole
                 whole = np.frombuffer(blob.read(), dtype=dt).reshape(-1, dim)
                 out[positions] = whole[local]
             else:  # a few rows: read just their bytes

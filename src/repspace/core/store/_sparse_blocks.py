@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import NotFoundError
 from repspace.core.sparse import SparseRows
+from repspace.core.store._block_rows import check_range, gather_rows, range_blocks
 from repspace.core.store._rows import BLOCK_BYTES
 
 __all__ = ["read_sparse_range", "read_sparse_rows", "write_sparse_blocks"]
@@ -70,21 +70,16 @@ def _decode(data: bytes, n_rows: int, nnz: int) -> tuple[np.ndarray, np.ndarray,
 
 def read_sparse_range(c: Any, sid: int, n_features: int, lo: int, hi: int) -> SparseRows:
     """Rows ``lo..hi-1`` (live and dead) as :class:`SparseRows`, block by block."""
-    blocks = c.execute(
-        "SELECT first_row, n_rows, nnz, data FROM sparse_blocks WHERE space_id = ? AND first_row < ?"
-        " AND first_row + n_rows > ? ORDER BY first_row", (sid, hi, lo)).fetchall()
     ptr_parts, idx_parts, val_parts, offset = [np.zeros(1, np.int64)], [], [], 0
-    for first, n, nnz, data in blocks:
+    for _, a, b, (n, nnz, data) in range_blocks(c, "sparse_blocks", sid, lo, hi, "n_rows, nnz, data"):
         indptr, indices, values = _decode(data, n, nnz)
-        a, b = max(first, lo) - first, min(first + n, hi) - first
         ea, eb = int(indptr[a]), int(indptr[b])
         ptr_parts.append(indptr[a + 1 : b + 1] - ea + offset)
         idx_parts.append(indices[ea:eb])
         val_parts.append(values[ea:eb])
         offset += eb - ea
     indptr = np.concatenate(ptr_parts).astype(np.int64)
-    if len(indptr) != max(0, hi - lo) + 1:
-        raise NotFoundError(f"rows {lo} to {hi - 1} are not all stored")
+    check_range(len(indptr) - 1, lo, hi)
     indices = np.concatenate(idx_parts).astype(np.int32) if idx_parts else np.zeros(0, np.int32)
     values = np.concatenate(val_parts).astype(np.float32) if val_parts else np.zeros(0, np.float32)
     return SparseRows(indptr, indices, values, n_features)
@@ -95,23 +90,10 @@ def read_sparse_rows(c: Any, sid: int, name: str, n_features: int, rows: Any) ->
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:
         return SparseRows(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), n_features)
-    blocks = c.execute("SELECT first_row, n_rows, rowid FROM sparse_blocks WHERE space_id = ? ORDER BY first_row",
-                       (sid,)).fetchall()
-    firsts = np.array([b[0] for b in blocks], dtype=np.int64)
-    which = np.searchsorted(firsts, rows, side="right") - 1
-    parts: list[SparseRows] = []
-    positions: list[np.ndarray] = []
-    for b in np.unique(which):
-        at = np.flatnonzero(which == b)
-        local = rows[at] - (firsts[b] if b >= 0 else 0)
-        if b < 0 or local.min() < 0 or local.max() >= blocks[b][1]:
-            raise NotFoundError(f"a requested row is not stored in space {name!r}")
+
+    def read_block(rowid: int, local: np.ndarray) -> SparseRows:
         data, n_rows, nnz = c.execute("SELECT data, n_rows, nnz FROM sparse_blocks WHERE rowid = ?",
-                                      (blocks[b][2],)).fetchone()
-        block = SparseRows(*_decode(data, n_rows, nnz), n_features)
-        parts.append(block.take(local))
-        positions.append(at)
-    joined = SparseRows.concat(parts)
-    order = np.empty(len(rows), dtype=np.int64)
-    order[np.concatenate(positions)] = np.arange(len(rows))
-    return joined.take(order)
+                                      (rowid,)).fetchone()
+        return SparseRows(*_decode(data, n_rows, nnz), n_features).take(local)
+
+    return gather_rows(c, "sparse_blocks", sid, name, rows, read_block, SparseRows.concat)

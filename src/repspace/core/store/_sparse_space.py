@@ -33,6 +33,7 @@ from repspace.core.printable import CONTROL, escape_controls, excerpt
 from repspace.core.space import Metric, SpaceInfo
 from repspace.core.sparse import SparseRows, check_sparse
 from repspace.core.store._base import SpaceBase
+from repspace.core.store._block_rows import LiveRowsCache
 from repspace.core.store._rows import as_ids, rows_by_id
 from repspace.core.store._sparse_blocks import read_sparse_range, read_sparse_rows, write_sparse_blocks
 
@@ -127,20 +128,12 @@ _FEATURES: dict[str, tuple[tuple[str, ...] | None, Mapping[str, int] | None]] = 
 _FEATURES_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class _Cached:
-    generation: int
-    rows: np.ndarray
-    data: SparseRows
-
-
 class SparseReader(SpaceBase):
     """Read a sparse space's rows (dense spaces refuse these reads with one line)."""
 
     def __init__(self, store: Store, info: SpaceInfo) -> None:
         super().__init__(store, info)
-        self._sparse_cache: _Cached | None = None
-        self._sparse_lock = threading.Lock()
+        self._sparse_cache: LiveRowsCache[SparseRows] = LiveRowsCache()
 
     def _require_sparse(self, what: str) -> None:
         if self.layout != "sparse":
@@ -183,24 +176,8 @@ class SparseReader(SpaceBase):
     def sparse_rows(self) -> tuple[np.ndarray, SparseRows]:
         """Live rows (ascending) and their sparse rows, from one read; cached per generation (read-only arrays)."""
         self._require_sparse("sparse_rows")
-        with self.store.db.read() as c:
-            sid, generation, next_row, dead_rows = self.header(c)
-            cached = self._sparse_cache
-            if cached is not None and cached.generation == generation:
-                return cached.rows, cached.data
-            if dead_rows:
-                cur = c.execute("SELECT row FROM items WHERE space_id = ? ORDER BY row", (sid,))
-                rows = np.fromiter((r[0] for r in cur), dtype=np.int64)
-            else:
-                rows = np.arange(next_row, dtype=np.int64)
-            data = read_sparse_range(c, sid, self.dim, 0, next_row)
-        if len(rows) != next_row:
-            data = data.take(rows)
-        for arr in (rows, data.indptr, data.indices, data.values):
-            arr.flags.writeable = False
-        with self._sparse_lock:
-            self._sparse_cache = _Cached(generation, rows, data)
-        return rows, data
+        return self._sparse_cache.get(self, lambda c, sid, next_row: read_sparse_range(c, sid, self.dim, 0, next_row),
+                                      lambda data: (data.indptr, data.indices, data.values))
 
     def read_sparse(self, rows: Sequence[int] | np.ndarray) -> SparseRows:
         """The sparse rows at ``rows`` (live or dead), in that order."""

@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.errors import NotFoundError
 from repspace.core.multivector import TokenSets
+from repspace.core.store._block_rows import check_range, gather_rows, range_blocks
 from repspace.core.store._rows import BLOCK_BYTES
 
 __all__ = ["read_token_range", "read_token_rows", "write_token_blocks"]
@@ -63,19 +63,14 @@ def _decode(data: bytes, n_rows: int, n_tokens: int, dim: int) -> TokenSets:
 
 def read_token_range(c: Any, sid: int, dim: int, lo: int, hi: int) -> TokenSets:
     """Rows ``lo..hi-1`` (live and dead) as :class:`TokenSets`, block by block."""
-    blocks = c.execute(
-        "SELECT first_row, n_rows, n_tokens, data FROM token_blocks WHERE space_id = ? AND first_row < ?"
-        " AND first_row + n_rows > ? ORDER BY first_row", (sid, hi, lo)).fetchall()
     parts = []
-    for first, n, n_tokens, data in blocks:
+    for _, a, b, (n, n_tokens, data) in range_blocks(c, "token_blocks", sid, lo, hi, "n_rows, n_tokens, data"):
         block = _decode(data, n, n_tokens, dim)
-        a, b = max(first, lo) - first, min(first + n, hi) - first
         ta, tb = int(block.offsets[a]), int(block.offsets[b])
         parts.append(TokenSets(block.tokens[ta:tb], block.offsets[a : b + 1] - ta))
     out = (TokenSets.concat(parts) if parts
            else TokenSets(np.zeros((0, dim), np.float32), np.zeros(1, np.int64)))
-    if len(out) != max(0, hi - lo):
-        raise NotFoundError(f"rows {lo} to {hi - 1} are not all stored")
+    check_range(len(out), lo, hi)
     return TokenSets(np.array(out.tokens, dtype=np.float32), out.offsets.astype(np.int64))
 
 
@@ -84,22 +79,10 @@ def read_token_rows(c: Any, sid: int, name: str, dim: int, rows: Any) -> TokenSe
     rows = np.asarray(rows, dtype=np.int64)
     if len(rows) == 0:
         return TokenSets(np.zeros((0, dim), np.float32), np.zeros(1, np.int64))
-    blocks = c.execute("SELECT first_row, n_rows, rowid FROM token_blocks WHERE space_id = ? ORDER BY first_row",
-                       (sid,)).fetchall()
-    firsts = np.array([b[0] for b in blocks], dtype=np.int64)
-    which = np.searchsorted(firsts, rows, side="right") - 1
-    parts: list[TokenSets] = []
-    positions: list[np.ndarray] = []
-    for b in np.unique(which):
-        at = np.flatnonzero(which == b)
-        local = rows[at] - (firsts[b] if b >= 0 else 0)
-        if b < 0 or local.min() < 0 or local.max() >= blocks[b][1]:
-            raise NotFoundError(f"a requested row is not stored in space {name!r}")
+
+    def read_block(rowid: int, local: np.ndarray) -> TokenSets:
         data, n_rows, n_tokens = c.execute("SELECT data, n_rows, n_tokens FROM token_blocks WHERE rowid = ?",
-                                           (blocks[b][2],)).fetchone()
-        parts.append(_decode(data, n_rows, n_tokens, dim).take(local))
-        positions.append(at)
-    joined = TokenSets.concat(parts)
-    order = np.empty(len(rows), dtype=np.int64)
-    order[np.concatenate(positions)] = np.arange(len(rows))
-    return joined.take(order)
+                                           (rowid,)).fetchone()
+        return _decode(data, n_rows, n_tokens, dim).take(local)
+
+    return gather_rows(c, "token_blocks", sid, name, rows, read_block, TokenSets.concat)

@@ -30,7 +30,8 @@ def serve_cmd(
                                                                  "408 (its work is not interrupted).")] = 30.0,
     reranker: Annotated[Optional[list[str]], typer.Option(
         "--reranker", help="NAME=PATH: load the reranker model at PATH ('repspace rerank train') under NAME, which a "
-                           "search body names as \"rerank\": \"NAME\" (repeatable).")] = None,
+                           "search body names as \"rerank\": \"NAME\" (printable ASCII, no space or '='; "
+                           "repeatable).")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print {url, explorer, store, writable, token} as one JSON line "
                                                       "on stdout once listening (then serve).")] = False,
 ) -> None:

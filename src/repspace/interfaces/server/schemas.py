@@ -36,6 +36,7 @@ from repspace.workflows.layout import METHODS
 from repspace.core.limits import MAX_BATCH, MAX_EF, MAX_FIELD_NAME, MAX_K, MAX_PAIR_K, MAX_PAIR_TEXT, MAX_SET_EXAMPLES
 from repspace.workflows.search import request as search_request
 from repspace.workflows.search import set_request
+from repspace.workflows.search.rerank_stage import MAX_RERANKER_NAME, RERANKER_NAME_PATTERN
 from repspace.workflows.search.request import (  # noqa: F401 - the schemas of the fields, re-exported
     FILTER_SCHEMA,
     FLOAT32_MAX,
@@ -144,7 +145,7 @@ class SearchRequest(search_request.SearchRequest):
     kappa: JsonInt = Field(10, ge=1, le=MAX_KAPPA,
                            description="Hubness reduction: neighbourhood size of the statistics.")
     rerank: str | None = Field(
-        None, min_length=1, max_length=100, pattern=r"^[!-<>-~]+$",
+        None, min_length=1, max_length=MAX_RERANKER_NAME, pattern=RERANKER_NAME_PATTERN,
         description="Reorder the candidates (dense, or hybrid with hybrid) with the reranker of this name, one the "
                     "service was started with (repspace serve --reranker NAME=PATH); an unknown name is a 404.")
 

@@ -31,10 +31,7 @@ from repspace.core.space import Metric
 from repspace.core.limits import DEFAULT_ENCODER
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._target import IngestReport
-from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
-from repspace.workflows.ingest._target import existing_space as _existing_space
-from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
+from repspace.workflows.ingest._target import IngestReport, created_or_existing, existing_space, refuse_existing
 from repspace.workflows.ingest.readers import Records, parse_vectors, read_records
 
 
@@ -110,13 +107,13 @@ def ingest_records(
         if encoder is not None:
             raise InputError("vectors are given: do not name an --encoder as well")
         vectors = np.asarray(records.vectors)
-        existing = _existing_space(store, space)
+        existing = existing_space(store, space)
         v.check_vectors(vectors, ids, existing.dim if existing else vectors.shape[1],
                         existing.dtype if existing else dtype)
-        with _created_or_existing(store, space, vectors.shape[1], metric, dtype,
-                                  {"encoder": "precomputed", "source": Path(records.source).name}) as target:
+        with created_or_existing(store, space, vectors.shape[1], metric, dtype,
+                                 {"encoder": "precomputed", "source": Path(records.source).name}) as target:
             if on_conflict == "error":
-                _refuse_existing(target, ids)
+                refuse_existing(target, ids)
             _check_directions(target, ids, vectors, None)
             totals = _write(target, ids, vectors, texts, records.metadata, commit_every, on_conflict, progress)
         return IngestReport([target.name], n, 0, 0, *totals, duplicates, time.perf_counter() - t0, 0.0)
@@ -127,7 +124,7 @@ def ingest_records(
     from repspace.workflows.stored_transforms import STATE_NAME, encoder_for_space
 
     opts = dict(encoder_options or {})
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     spec = encoder or (existing.provenance.get("encoder") if existing else None) or DEFAULT_ENCODER
     if existing is not None and existing.provenance.get("encoder") not in (None, spec):
         raise ConflictError(
@@ -157,9 +154,9 @@ def ingest_records(
     if layer == "all" or (isinstance(layer, (list, tuple))):
         return _ingest_layers(store, space, enc, ids, texts, records, metric, dtype, batch_size,
                               commit_every, on_conflict, progress, duplicates, t0)
-    with _created_or_existing(store, space, enc.dim, metric, dtype, enc.provenance()) as target:
+    with created_or_existing(store, space, enc.dim, metric, dtype, enc.provenance()) as target:
         if on_conflict == "error":
-            _refuse_existing(target, ids)
+            refuse_existing(target, ids)
         vectors, n_encoded, n_reused, enc_s = _embed_missing(
             [target], texts,
             lambda todo: [enc.encode(todo, batch_size=batch_size, progress=progress)],
@@ -179,11 +176,11 @@ def _ingest_layers(store: Store, space: str, enc: Any, ids: list[str], texts: li
         raise InputError(f"encoder {enc.spec!r} has no layers; layer='all' needs hf-layers:<folder>")
     layers = list(range(enc.n_layers))
     with ExitStack() as stack:
-        targets = [stack.enter_context(_created_or_existing(store, f"{space}@{i}", enc.dim, metric, dtype,
-                                                            enc.provenance(layer=i))) for i in layers]
+        targets = [stack.enter_context(created_or_existing(store, f"{space}@{i}", enc.dim, metric, dtype,
+                                                           enc.provenance(layer=i))) for i in layers]
         if on_conflict == "error":
             for t in targets:
-                _refuse_existing(t, ids)
+                refuse_existing(t, ids)
         vectors, n_encoded, n_reused, enc_s = _embed_missing(
             targets, texts,
             lambda todo: list(enc.encode_layers(todo, layers=layers, batch_size=batch_size,

@@ -39,15 +39,8 @@ from repspace.core.progress import Progress
 from repspace.core.store import Store
 from repspace.core.store import validate as v
 from repspace.engines.encoders.chunk_bounds import CHUNK_BY
-from repspace.workflows.ingest._ingest import (
-    IngestReport,
-    _check_directions,
-    _created_or_existing,
-    _existing_space,
-    _refuse_existing,
-    _write,
-    ingest_records,
-)
+from repspace.workflows.ingest._ingest import _check_directions, _write, ingest_records
+from repspace.workflows.ingest._target import IngestReport, created_or_existing, existing_space, refuse_existing
 from repspace.workflows.ingest.readers import Records
 
 __all__ = ["chunk_records", "ingest_chunks"]
@@ -126,7 +119,7 @@ def ingest_chunks(store: Store, space: str, records: Records, *, chunk: int, lat
         raise InputError(f"{records.source}: chunking needs texts, not vectors")
     ids = v.check_ids(records.ids)
     v.check_texts_to_embed(records.texts, ids, records.source)
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     spec = encoder or (existing.provenance.get("encoder") if existing else None) or DEFAULT_ENCODER
     landmark = (encoder_options or {}).get("pooling") == "landmark"
     if landmark and late_chunking:
@@ -156,7 +149,7 @@ def _check_token_encoder(store: Store, space: str, enc: Any, what: str) -> None:
     if not isinstance(enc, HFLayersEncoder):
         raise InputError(f"{what} needs the token states of an hf-layers encoder (e.g. hf-layers:minilm), "
                          f"not {enc.spec}")
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     if existing is not None and existing.provenance.get("encoder") not in (None, enc.spec):
         raise ConflictError(f"space {space!r} was made with encoder {existing.provenance.get('encoder')!r}, "
                             f"not {enc.spec!r}; ingest into a new space")
@@ -218,9 +211,9 @@ def _store_vectors(store: Store, space: str, chunks: Records, vectors: Any, enc:
                    on_conflict: str, progress: Progress | None, provenance: dict[str, Any], settings: dict[str, Any],
                    t0: float, enc_s: float) -> IngestReport:
     """Write the items and vectors into the space (created when missing) in one transaction."""
-    with _created_or_existing(store, space, enc.dim, metric, dtype, provenance) as target:
+    with created_or_existing(store, space, enc.dim, metric, dtype, provenance) as target:
         if on_conflict == "error":
-            _refuse_existing(target, chunks.ids)
+            refuse_existing(target, chunks.ids)
         v.check_metas(chunks.metadata, chunks.ids)
         _check_directions(target, chunks.ids, vectors, enc.spec)
         totals = _write(target, chunks.ids, vectors, chunks.texts, chunks.metadata, None, on_conflict, progress)

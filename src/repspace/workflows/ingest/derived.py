@@ -39,7 +39,7 @@ from repspace.core.errors import InputError
 from repspace.core.limits import WRITE_BATCH
 from repspace.core.sparse import SparseRows
 from repspace.core.store import Space, Store
-from repspace.workflows.ingest._ingest import _created_or_existing, _existing_space
+from repspace.workflows.ingest._target import created_or_existing, existing_space
 
 __all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_text_query"]
 
@@ -76,15 +76,15 @@ class DerivedSparseReport:
 
 
 def _refuse_existing_space(store: Store, name: str) -> None:
-    if _existing_space(store, name) is not None:
+    if existing_space(store, name) is not None:
         raise InputError(f"space {name!r} exists; derive into a new space (or delete it first)")
 
 
 def _write(store: Store, name: str, src: Space, rows: SparseRows, items: list[Any], recipe: dict[str, Any],
            features: list[str] | None, metric: str = "ip") -> None:
     prov = {"encoder": f"derived:{recipe['kind']}", "derived": recipe}
-    with _created_or_existing(store, name, rows.n_features, metric, "float32", prov, layout="sparse",
-                              features=features) as target:
+    with created_or_existing(store, name, rows.n_features, metric, "float32", prov, layout="sparse",
+                             features=features) as target:
         for lo in range(0, len(items), WRITE_BATCH):
             part = items[lo : lo + WRITE_BATCH]
             target.add([it.id for it in part], rows.take(np.arange(lo, lo + len(part))),

@@ -44,7 +44,7 @@ from repspace.core.errors import InputError
 from repspace.core.printable import excerpt
 from repspace.core.store import Store
 from repspace.engines.search.gaussian import kl_item_vectors
-from repspace.workflows.ingest._ingest import IngestReport, _existing_space
+from repspace.workflows.ingest._target import IngestReport, existing_space
 from repspace.workflows.ingest.readers import Records, read_records
 
 __all__ = ["ingest_gaussian_file", "gaussian_rows", "read_gaussians"]
@@ -121,7 +121,7 @@ def ingest_gaussian_file(store: Store, space: str, path: str | Path, *, mean_col
     (1, ['g'])
     """
     t0 = time.perf_counter()
-    if _existing_space(store, space) is not None:
+    if existing_space(store, space) is not None:
         raise InputError(f"space {space!r} exists: a Gaussian ingest creates its space (the rows' common norm is "
                          "fixed by the items it holds); give a new name")
     records = read_records(path, text_col=text_col, id_col=id_col, meta_cols=meta_cols, auto_id=auto_id,

@@ -44,10 +44,8 @@ from repspace.core.printable import excerpt
 from repspace.core.progress import Progress
 from repspace.core.store import Space, Store
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._target import IngestReport, add_in_batches
-from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
-from repspace.workflows.ingest._target import existing_space as _existing_space
-from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
+from repspace.workflows.ingest._target import (IngestReport, add_in_batches, created_or_existing, existing_space,
+                                               refuse_existing)
 from repspace.workflows.ingest.readers import Records, read_records
 from repspace.workflows.token_recipe import encode_token_sets, token_encoder_spec, token_recipe
 
@@ -136,7 +134,7 @@ def ingest_multivector(
     ids = v.check_ids(records.ids)
     texts = v.check_texts(records.texts, ids) if records.texts is not None else None
     v.check_metas(records.metadata, ids)
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     if existing is not None and existing.info().layout != "multivector":
         raise ConflictError(f"space {space!r} holds {existing.info().layout} vectors; ingest token vectors into a "
                             "new space")
@@ -159,11 +157,11 @@ def ingest_multivector(
         encode_seconds = time.perf_counter() - t1
         dim = raw[0].shape[1]
         sets = check_token_sets(raw, ids, dim)
-    with _created_or_existing(store, space, dim, "ip", "float32", prov, layout="multivector") as target:
+    with created_or_existing(store, space, dim, "ip", "float32", prov, layout="multivector") as target:
         if target.dim != dim:
             raise InputError(f"space {space!r} holds {target.dim}-d token vectors; these are {dim}-d")
         if on_conflict == "error":
-            _refuse_existing(target, ids)
+            refuse_existing(target, ids)
         totals = add_in_batches(target, ids, sets, texts, records.metadata, commit_every, on_conflict, progress)
     return IngestReport([target.name], len(ids), len(ids) if tokens_col is None else 0, 0, *totals, 0,
                         time.perf_counter() - t0, encode_seconds, {"tokens": sets.n_tokens, "dim": dim})

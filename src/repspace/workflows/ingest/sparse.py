@@ -51,10 +51,8 @@ from repspace.core.progress import Progress
 from repspace.core.sparse import MAX_FEATURES, SparseRows, check_sparse
 from repspace.core.store import Space, Store, check_feature_names
 from repspace.core.store import validate as v
-from repspace.workflows.ingest._target import IngestReport, add_in_batches
-from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
-from repspace.workflows.ingest._target import existing_space as _existing_space
-from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
+from repspace.workflows.ingest._target import (IngestReport, add_in_batches, created_or_existing, existing_space,
+                                               refuse_existing)
 from repspace.workflows.ingest.readers import Records, read_records
 
 __all__ = ["ingest_sparse", "ingest_sparse_file", "read_vocab"]
@@ -221,7 +219,7 @@ def ingest_sparse(
     ids = v.check_ids(records.ids)
     texts = v.check_texts(records.texts, ids) if records.texts is not None else None
     v.check_metas(records.metadata, ids)
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     if existing is not None and not existing.info().sparse:
         raise ConflictError(f"space {space!r} holds dense vectors; ingest sparse vectors into a new space")
     stored_names = existing.feature_names() if existing is not None else None
@@ -252,10 +250,10 @@ def ingest_sparse(
     rows = check_sparse(SparseRows(rows.indptr, rows.indices, rows.values, size), ids, n_features=size,
                         allow_negative=allow_negative)
     prov = {"encoder": "precomputed", "source": Path(records.source).name}
-    with _created_or_existing(store, space, size, metric, "float32", prov, layout="sparse",
-                              features=features) as target:
+    with created_or_existing(store, space, size, metric, "float32", prov, layout="sparse",
+                             features=features) as target:
         if on_conflict == "error":
-            _refuse_existing(target, ids)
+            refuse_existing(target, ids)
         totals = add_in_batches(target, ids, rows, texts, records.metadata, commit_every, on_conflict, progress,
                                 allow_negative=allow_negative)
     return IngestReport([target.name], len(ids), 0, 0, *totals, 0, time.perf_counter() - t0, 0.0,

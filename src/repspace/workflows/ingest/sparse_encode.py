@@ -30,10 +30,8 @@ from typing import Any
 from repspace.core.errors import ConflictError, InputError
 from repspace.core.progress import Progress
 from repspace.core.store import Store
-from repspace.workflows.ingest._target import IngestReport, add_in_batches
-from repspace.workflows.ingest._target import created_or_existing as _created_or_existing
-from repspace.workflows.ingest._target import existing_space as _existing_space
-from repspace.workflows.ingest._target import refuse_existing as _refuse_existing
+from repspace.workflows.ingest._target import (IngestReport, add_in_batches, created_or_existing, existing_space,
+                                               refuse_existing)
 from repspace.workflows.ingest.readers import Records
 
 __all__ = ["ingest_encoded_sparse"]
@@ -49,7 +47,7 @@ def ingest_encoded_sparse(store: Store, space: str, enc: Any, ids: list[str], te
     ``cosine``; an existing one must be sparse and made by the same encoder.
     """
     t0 = time.perf_counter() if t0 is None else t0
-    existing = _existing_space(store, space)
+    existing = existing_space(store, space)
     if existing is not None and not existing.info().sparse:
         raise ConflictError(f"space {space!r} holds dense vectors; a sparse encoder writes a new sparse space")
     if metric is not None and metric not in ("ip", "cosine"):
@@ -58,10 +56,10 @@ def ingest_encoded_sparse(store: Store, space: str, enc: Any, ids: list[str], te
     t_enc = time.perf_counter()
     rows = enc.encode_sparse(texts, batch_size=batch_size, progress=progress)
     enc_s = time.perf_counter() - t_enc
-    with _created_or_existing(store, space, rows.n_features, metric or "ip", "float32", enc.provenance(),
-                              layout="sparse", features=features) as target:
+    with created_or_existing(store, space, rows.n_features, metric or "ip", "float32", enc.provenance(),
+                             layout="sparse", features=features) as target:
         if on_conflict == "error":
-            _refuse_existing(target, ids)
+            refuse_existing(target, ids)
         totals = add_in_batches(target, ids, rows, texts, records.metadata, commit_every, on_conflict, progress,
                                 allow_negative=False)
     return IngestReport([target.name], len(ids), len(ids), 0, *totals, duplicates, time.perf_counter() - t0, enc_s,

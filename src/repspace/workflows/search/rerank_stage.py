@@ -25,6 +25,7 @@ Examples
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ import numpy as np
 from repspace.core.checks import check_choice
 from repspace.core.errors import InputError, NotFoundError
 from repspace.core.hits import SearchPlan
+from repspace.core.printable import excerpt
 from repspace.core.space import Metric
 from repspace.engines.search.fusion import rrf
 from repspace.engines.search.ltr import RankerModel, candidate_features, predict, rerank
@@ -48,6 +50,12 @@ SOURCES = ("dense", "hybrid")
 DEFAULT_DEPTH = 100
 #: The RRF constant of the hybrid first stage (Cormack et al.'s 60, as ``repspace search --hybrid``).
 RRF_C = 60
+#: What a reranker's name may be, at start (``repspace serve --reranker NAME=PATH``) and in a search body over
+#: HTTP (``"rerank": NAME``, whose JSON schema carries it): printable ASCII but space and ``=``. Written without
+#: ``\s``, which Python reads as more characters (U+0085 among them) than a JSON Schema (ECMA) regex does.
+RERANKER_NAME_PATTERN = r"^[!-<>-~]+$"
+#: Longest reranker name (characters), at start and in a search body.
+MAX_RERANKER_NAME = 100
 
 
 def check_model_space(model: RankerModel, space: Space, path: str) -> None:
@@ -73,8 +81,9 @@ def check_model_space(model: RankerModel, space: Space, path: str) -> None:
 def load_rerankers(named: Mapping[str, str | Path]) -> dict[str, RankerModel]:
     """Models by name, each read from its file (what ``repspace serve --reranker NAME=PATH`` loads at start).
 
-    A name is 1 to 100 characters without whitespace or ``=``; a missing or broken file is refused here,
-    before the service listens.
+    Every name must be one a search body could give (:data:`RERANKER_NAME_PATTERN`, at most
+    :data:`MAX_RERANKER_NAME` characters): the names are checked before any file is read, then a
+    missing or broken file is refused, all before the service listens.
 
     Examples
     --------
@@ -85,13 +94,34 @@ def load_rerankers(named: Mapping[str, str | Path]) -> dict[str, RankerModel]:
     ... except NotFoundError as e:
     ...     print(e)
     no reranker model at no-such-model.json
+    >>> try:
+    ...     load_rerankers({"caf\u00e9": "model.json"})
+    ... except InputError as e:
+    ...     print(str(e).split(":")[0])
+    the reranker name 'café' is not one a search can give as "rerank"
     """
-    out: dict[str, RankerModel] = {}
-    for name, path in named.items():
-        if not isinstance(name, str) or not 0 < len(name) <= 100 or any(c.isspace() or c == "=" for c in name):
-            raise InputError(f"a reranker's name is 1 to 100 characters without whitespace or '=', not {name!r}")
-        out[name] = RankerModel.load(path)
-    return out
+    for name in named:
+        check_reranker_name(name)
+    return {name: RankerModel.load(path) for name, path in named.items()}
+
+
+def check_reranker_name(name: object) -> str:
+    """``name`` if a search body could name it (``"rerank": NAME``), else :class:`InputError` saying why.
+
+    Examples
+    --------
+    >>> check_reranker_name("cran-v2")
+    'cran-v2'
+    >>> try:
+    ...     check_reranker_name("a b")
+    ... except InputError as e:
+    ...     print(str(e).split(":")[0])
+    the reranker name 'a b' is not one a search can give as "rerank"
+    """
+    if not isinstance(name, str) or len(name) > MAX_RERANKER_NAME or not re.fullmatch(RERANKER_NAME_PATTERN, name):
+        raise InputError(f"the reranker name {excerpt(name)} is not one a search can give as \"rerank\": 1 to "
+                         f"{MAX_RERANKER_NAME} printable ASCII characters but space and '='")
+    return name
 
 
 def served_reranker(rerankers: Mapping[str, RankerModel], name: str) -> RankerModel:
