@@ -148,6 +148,9 @@ class LiveRowsCache(Generic[R]):
         """Live rows (ascending) and their data: ``read_range(c, sid, next_row)`` reads rows
         ``0..next_row-1``, the dead ones are dropped, and the rows and ``arrays(data)`` are made
         read-only before they are kept."""
+        held = self._held
+        if held is not None and held.generation == space.info().generation:  # one version check, no transaction
+            return held.rows, held.data
         with space.store.db.read() as c:
             sid, generation, next_row, dead_rows = space.header(c)
             held = self._held

@@ -41,6 +41,7 @@ from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.request import SearchRequest
 
 if TYPE_CHECKING:
+    from repspace.core.space import SpaceInfo
     from repspace.core.store import Space
 
 __all__ = ["plain_sparse_query", "refuse_dense_options", "search_sparse", "sparse_index", "sparse_request_query"]
@@ -50,10 +51,11 @@ SPARSE_INDEXES = 4
 _INDEXES: LRUCache[tuple[np.ndarray, SparseIndex]] = LRUCache(SPARSE_INDEXES)
 
 
-def sparse_index(space: Space) -> tuple[np.ndarray, SparseIndex, str]:
+def sparse_index(space: Space, info: SpaceInfo | None = None) -> tuple[np.ndarray, SparseIndex, str]:
     """The live rows of a sparse space and their index, built once per generation: ``(rows, index, action)``.
 
-    ``action`` is ``built`` or ``loaded`` (from memory), as a search plan reports it.
+    ``action`` is ``built`` or ``loaded`` (from memory), as a search plan reports it; ``info``: the
+    space's description as the caller just read it (one version check less).
 
     Examples
     --------
@@ -66,8 +68,10 @@ def sparse_index(space: Space) -> tuple[np.ndarray, SparseIndex, str]:
     >>> rows.tolist(), index.n_features, action, sparse_index(sp)[2]
     ([0, 1], 3, 'built', 'loaded')
     """
+    if info is None:
+        info = space.info()
     rows, data = space.sparse_rows()
-    key = (space.uid, space.info().generation, space.metric.value)
+    key = (space.uid, info.generation, space.metric.value)
     held = _INDEXES.get(key)
     if held is not None and held[0] is rows:
         return held[0], held[1], "loaded"
@@ -225,7 +229,7 @@ def search_sparse(space: Space, req: SearchRequest, query: SparseQuery | None = 
         from repspace.workflows.search.seismic import search_seismic
 
         return search_seismic(space, req, q, exclude, allowed, info=info)
-    rows, index, action = sparse_index(space)
+    rows, index, action = sparse_index(space, info)
     scores, found = index.search(q, k=min(k, n_cand), allowed=allowed)
     reason = f"exact {space.metric.value} over {space.dim} features: " + index.plan(q, None if allowed is None
                                                                                      else n_cand)
