@@ -233,3 +233,21 @@ def test_a_copied_store_never_gets_the_records_of_its_original(tmp_path) -> None
         sp = Store(tmp_path / "again" / "s.db").space("s")
         sp.add([item], [[0.0, 1.0]])
         assert [h.id for h in sp.search(np.array([0.0, 1.0], np.float32), k=1)] == [item]
+
+
+@pytest.mark.parametrize("metric", ["cosine", "ip", "l2"])
+def test_the_one_query_lane_returns_what_knn_returns(store, metric) -> None:
+    """search of one vector over a kept HNSW plan goes straight to the index (knn_one): the same rows and
+    scores as knn, ties included (duplicated rows: equal scores to the lower row), and records served
+    from memory on the second call equal the SQL read of the first."""
+    x = np.random.default_rng(3).standard_normal((N, DIM)).astype(np.float32)
+    x[300:310] = x[5]  # ten copies of row 5: equal scores, ordered by row
+    sp = store.create_space(f"lane-{metric}", dim=DIM, metric=metric)
+    sp.add([f"i{i}" for i in range(N)], x, metadata=[{"n": i} for i in range(N)])
+    for seed, q in [(0, x[5] * 2), *((s, _query(sp, s)) for s in range(1, 6))]:
+        want = knn(sp, q[None], 12, index="hnsw16")
+        for _ in range(2):  # the first call plans and reads the records, the second takes the lane
+            res = sp.search(q, k=12, index="hnsw16")
+            assert [h.row for h in res] == [r for r in want.rows[0].tolist() if r >= 0], seed
+            assert [h.score for h in res] == want.scores[0].tolist()[: len(res)], seed
+            assert [h.metadata["n"] for h in res] == [h.row for h in res]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -267,6 +267,23 @@ class SpaceReader(SpaceBase):
                 _records.keep(key, generation, read[1])
             kept.update(read[1])
         return kept
+
+    def held_records(self, generation: int) -> Mapping[int, tuple[str, str | None, str]] | None:
+        """The records this process keeps of the space at ``generation`` (``{row: (id, text, metadata
+        JSON)}``, as :meth:`stored_records` serves them; to read, not to change), or None: what a search
+        of one query per call looks its hits up in before asking :meth:`stored_records`.
+
+        Examples
+        --------
+        >>> import numpy as np, tempfile, os
+        >>> from repspace.core.store import Store
+        >>> sp = Store(os.path.join(tempfile.mkdtemp(), "s.db")).create_space("t", dim=2)
+        >>> _ = sp.add(["a", "b"], np.eye(2))
+        >>> g = sp.info().generation
+        >>> sp.held_records(g) is None, sp.stored_records([1], generation=g)[1][0], sp.held_records(g)[1][0]
+        (True, 'b', 'b')
+        """
+        return _records.held(f"{self.store.db.identity}/{self.uid}", generation)
 
     def _read_records(self, rows: list[int]) -> tuple[int, dict[int, _records.Record]]:
         """``(generation, {row: (id, text, metadata JSON)})`` of the live rows among ``rows``, in one statement."""

@@ -74,6 +74,13 @@ def lookup(uid: str, generation: int, rows: list[int]) -> tuple[dict[int, Record
     return found, missing
 
 
+def held(uid: str, generation: int) -> Mapping[int, Record] | None:
+    """The records kept of the space ``uid`` at ``generation`` (read them only: a reader of this process
+    may add to them meanwhile), or None."""
+    h = _HELD.get(uid)
+    return h.records if h is not None and h.generation == generation else None
+
+
 def keep(uid: str, generation: int, records: Mapping[int, Record]) -> None:
     """Keep records the store returned for ``uid`` at ``generation`` (read in one statement at it).
 

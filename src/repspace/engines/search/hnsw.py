@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,6 +144,42 @@ class HNSWIndex:
         del bitmap  # kept alive until FAISS is done with it
         return d, i
 
+    def search_one(self, query: np.ndarray, k: int, ef: int) -> tuple[list[float], list[int]]:
+        """:meth:`search` of one query with no mask, as lists: what a loop of one query per call needs.
+
+        ``query`` is a checked C-contiguous float32 ``(1, dim)`` array. FAISS writes into this thread's
+        own output arrays, read out as lists (what hits are made of), so no array of the search outlives
+        it; the scores and rows are :meth:`search`'s.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.standard_normal((500, 8)).astype("float32")
+        >>> ix = HNSWIndex(8, Metric.COSINE, HNSWParams(m=16))
+        >>> ix.add(x, np.arange(500))
+        >>> scores, rows = ix.search_one(x[:1] * 3, 2, 32)
+        >>> rows == ix.search(x[:1] * 3, 2, 32)[1][0].tolist(), round(scores[0], 4)
+        (True, 1.0)
+        """
+        ef = max(int(ef), k)
+        params = self._params.get(ef)
+        if params is None:  # shared by threads: FAISS only reads it
+            params = self._params[ef] = faiss.SearchParametersHNSW(efSearch=ef)
+        if self.metric is Metric.COSINE:
+            query = query.copy()
+            faiss.normalize_L2(query)  # as search does: the same scores to the last bit
+        out = getattr(_OUT, "arrays", None)
+        if out is None or out[0].shape[1] < k:
+            out = _OUT.arrays = (np.empty((1, k), np.float32), np.empty((1, k), np.int64))
+        d, i = out
+        ptrs = (faiss.swig_ptr(query), k, faiss.swig_ptr(d), faiss.swig_ptr(i), params)
+        if faiss.omp_get_max_threads() > 1:
+            with one_faiss_thread(1):
+                self.index.search_c(1, *ptrs)
+        else:
+            self.index.search_c(1, *ptrs)
+        return d[0, :k].tolist(), i[0, :k].tolist()
+
     def save(self, path: Path) -> None:
         """Write atomically (temporary file, then rename)."""
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +199,8 @@ class HNSWIndex:
 
 #: Packed masks whose FAISS search parameters an index keeps (a few filters searched in turn).
 MASKED_PARAMS = 32
+#: Each thread's output arrays of :meth:`HNSWIndex.search_one` (read out before the call returns).
+_OUT = threading.local()
 
 
 def _masked_params(bitmap: np.ndarray, ef: int) -> Any:

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from repspace.core.space import SpaceInfo
     from repspace.core.store import Space
 
-__all__ = ["KnnResult", "knn", "knn_prepared"]
+__all__ = ["KnnResult", "knn", "knn_one", "knn_prepared"]
 
 #: With a filter, exact search over the matches is chosen when it costs less than the graph
 #: (:func:`_exact_is_cheaper`), or when the filter keeps at most this share of the space
@@ -157,6 +157,42 @@ def knn_prepared(space: Space, queries: Any, k: int, *, where: str | Filter | No
                 _PLANS.clear()
             _PLANS[key] = plan
     return _run(space, q, plan, progress)
+
+
+def knn_one(space: Space, q: np.ndarray, k: int, *, where: str | Filter | None, method: Method, ef: int | None,
+            hnsw: HNSWParams | None, index: str | IndexSpec | None, progress: Progress | None,
+            info: SpaceInfo) -> tuple[list[int], list[float], SearchPlan]:
+    """:func:`knn_prepared` of one checked query (``q`` a float32 ``(1, dim)`` array whose checks passed,
+    ``info`` the description just read): its rows and scores as lists, best first (-1 rows where fewer
+    were found), and the plan.
+
+    The loop of one query per call: a kept unfiltered HNSW plan over a cosine or inner-product space
+    goes straight to :meth:`~repspace.engines.search.hnsw.HNSWIndex.search_one`, with no array, mask
+    or result object made that the hits do not need; anything else is :func:`knn_prepared`'s. Both
+    give the same rows and scores.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space, example_vectors
+    >>> sp = example_space(300, 16)
+    >>> q = example_vectors(1, 16, seed=1)
+    >>> rows, scores, plan = knn_one(sp, q, 3, where=None, method="auto", ef=None, hnsw=None, index="hnsw16",
+    ...                              progress=None, info=sp.info())
+    >>> rows == knn(sp, q, 3, index="hnsw16").rows[0].tolist(), plan.method
+    (True, 'hnsw')
+    """
+    key = _plan_key(space, k, where, method, ef, hnsw, index)
+    plan = _PLANS.get(key) if key is not None else None
+    if (plan is not None and plan.method == "hnsw" and plan.allowed is None and plan.info is info
+            and space.metric is not Metric.L2 and (plan.token is None or still_reused(plan.token))):
+        scores, rows = plan.loaded.index.search_one(q, plan.k, plan.ef)
+        if rows[-1] != -1 and all(map(operator.gt, scores, scores[1:])):  # in order, no equal scores: as they are
+            return rows, scores, plan.plan
+        r, sc = _score_then_row(np.array([rows], np.int64), np.array([scores], np.float32), space.metric)
+        return r[0].tolist(), sc[0].tolist(), plan.plan
+    result = knn_prepared(space, q, k, where=where, method=method, ef=ef, hnsw=hnsw, index=index, progress=progress,
+                          info=info, checked=True)
+    return result.rows[0].tolist(), result.scores[0].tolist(), result.plan
 
 
 #: Plans of repeated requests kept (a few searches alternating; emptied when full).

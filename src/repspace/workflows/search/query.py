@@ -26,7 +26,7 @@ from repspace.engines.search.hubness import (
 )
 from repspace.workflows.search.hits import hits_for
 from repspace.workflows.search.hubness_statistics import POOL, ensure_statistics
-from repspace.workflows.search.dense import KnnResult, knn, knn_prepared
+from repspace.workflows.search.dense import KnnResult, knn, knn_one, knn_prepared
 from repspace.workflows.search.hybrid import lexical_or_hybrid
 from repspace.workflows.search.query_checks import plain_query
 from repspace.workflows.search.request import SearchRequest, vector_template
@@ -201,13 +201,16 @@ def _vector_search(space: Space, vec: np.ndarray, req: SearchRequest, progress: 
         if space.metric is Metric.COSINE:  # a zero query: every cosine would be 0/0
             check_query_direction(vec, space.dim, "the query vector")
     info = space.info()
-    result = knn_prepared(space, vec if plain is None else plain, req.k, where=req.where, method=req.method,
-                          ef=req.ef, hnsw=req.hnsw, index=req.index, progress=progress, info=info,
-                          checked=plain is not None)
-    rows = result.rows[0]
-    if not rows.size:
-        return SearchResult((), result.plan)
-    return SearchResult(tuple(hits_for(space, rows, result.scores[0], generation=info.generation)), result.plan)
+    if plain is not None:
+        rows, scores, plan = knn_one(space, plain, req.k, where=req.where, method=req.method, ef=req.ef,
+                                     hnsw=req.hnsw, index=req.index, progress=progress, info=info)
+    else:
+        result = knn_prepared(space, vec, req.k, where=req.where, method=req.method, ef=req.ef, hnsw=req.hnsw,
+                              index=req.index, progress=progress, info=info)
+        rows, scores, plan = result.rows[0], result.scores[0], result.plan
+    if not len(rows):
+        return SearchResult((), plan)
+    return SearchResult(tuple(hits_for(space, rows, scores, generation=info.generation)), plan)
 
 
 def _mmr(space: Space, vec: np.ndarray, k: int, lambda_: float, *, where: Any, progress: Progress | None,
