@@ -166,7 +166,7 @@ def parse_pairs(spec: str | Sequence[int | str]) -> list[int | str]:
         if text == "all":
             out.append("all")
             continue
-        if isinstance(item, bool) or not text.isdigit() or int(text) < 1:
+        if isinstance(item, bool) or not text.isdecimal() or int(text) < 1:
             raise InputError(f"pairs must be positive integers or 'all', not {text!r}")
         out.append(int(text))
     if not out:

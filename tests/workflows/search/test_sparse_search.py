@@ -67,3 +67,31 @@ def test_token_queries_and_the_request_rules(store):
         from repspace.workflows.search import knn
 
         knn(sp, np.ones((1, 3)), 1)
+
+
+@pytest.mark.parametrize("names", [False, True])
+def test_the_plain_map_path_answers_as_the_request_model(store, names):
+    """A {feature: weight} map of text keys and Python numbers skips the request model (plain_sparse_query);
+    every map gives what SearchRequest.of gives, and a map the plain path cannot take (numpy numbers, NaN,
+    '²', a feature named twice, a zero or negative weight) gets the request model's answer or error."""
+    from repspace.workflows.search.request import SearchRequest
+
+    features = [f"t{j}" for j in range(40)] if names else None
+    sp = store.create_space(f"plain-{names}", dim=40, metric="cosine", layout="sparse", features=features)
+    X = _rows(5, 300)
+    sp.add([f"a{i}" for i in range(300)], X)
+    key = (lambda j: f"t{j}") if names else str
+    maps = [{key(3): 1.0, key(9): 0.5, key(30): 2}, {key(7): 0.25}, {key(1): 1.0, key(2): 0.0},
+            {key(4): -1.0, key(5): 1.0}, {key(6): np.float32(0.5)}, {key(8): float("nan")}, {"²": 1.0},
+            {key(11): 1.0, "11": 2.0}, {"99": 1.0}, {}]
+    for m in maps:
+        got = want = None
+        try:
+            got = [(h.id, h.score) for h in sp.search(m, k=7)]
+        except InputError as e:
+            got = str(e)
+        try:
+            want = [(h.id, h.score) for h in search_space(sp, SearchRequest.of(m, k=7))]
+        except InputError as e:
+            want = str(e)
+        assert got == want, m

@@ -72,7 +72,7 @@ def parse_counts(value: str | int | Sequence[int], what: str = "shots") -> tuple
     """
     if isinstance(value, str):
         parts = [p.strip() for p in value.split(",") if p.strip()]
-        if not parts or not all(p.isdigit() for p in parts):
+        if not parts or not all(p.isdecimal() for p in parts):
             raise InputError(f"{what} must be positive whole numbers such as 1,4,16, not {value!r}")
         items: list[Any] = [int(p) for p in parts]
     else:

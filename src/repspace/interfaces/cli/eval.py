@@ -604,7 +604,7 @@ def results_cmd(
     if compare:
         from repspace.workflows.evaluate import compare_saved
 
-        bad = [a for a in args if not a.isdigit()]
+        bad = [a for a in args if not a.isdecimal()]
         if bad:
             raise InputError(f"--compare takes the ids of saved results (repspace eval results lists them), "
                              f"not {bad[0]!r}")

@@ -110,7 +110,7 @@ def parse_address(address: str) -> tuple[str, int] | None:
         return None
     rest = address.removeprefix("ray://")
     host, sep, port = rest.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not sep or not host or not port.isdecimal() or not 0 < int(port) < 65536:
         raise InputError(f"--ray-address {address!r} is not host:port, ray://host:port, auto or local")
     return host.strip("[]"), int(port)
 

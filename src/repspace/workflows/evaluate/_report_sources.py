@@ -92,7 +92,7 @@ def load_sources(sources: Sequence[str | Path | int], store: Callable[[], Store]
                 loaded += [replace(item, origin=str(source)) for item in _read_file(file, len(loaded))]
         elif path.is_file():
             loaded += _read_file(path, len(loaded))
-        elif isinstance(source, str) and source.removeprefix("#").isdigit():
+        elif isinstance(source, str) and source.removeprefix("#").isdecimal():
             loaded.append(_saved(store(), int(source.removeprefix("#")), len(loaded)))
         else:
             raise InputError(f"no such file or folder: {path}")

@@ -123,10 +123,9 @@ def ensure_seismic(space: Space, spec: str | SeismicParams = "sparse,seismic", *
     metric = space.metric.value
     if info is None:
         info = space.info()
-    rows, data = space.sparse_rows()
     held = _INDEXES.get((space.uid, info.generation, metric, params.build_spec()))
-    if held is not None and held[0] is rows:  # the rows it was built from, still current: no file looked at
-        return rows, held[1].with_params(params), "loaded"
+    if held is not None:  # built from the live rows of this generation (kept with them): no file looked at
+        return held[0], held[1].with_params(params), "loaded"
     for _ in range(3):  # the rows and the description of one state of the space (a write may come between)
         info = space.info()
         rows, data = space.sparse_rows()

@@ -141,11 +141,20 @@ def sparse_request_query(space: Space, req: SearchRequest) -> tuple[SparseQuery,
 def _feature_ids(space: Space, keys: Iterable[str]) -> list[int]:
     """The feature id of each key of a sparse query: a feature name of the space, else an id written as text."""
     lookup = space.feature_ids()
+    keys = list(keys)
+    try:  # the common cases in one pass each: every key a feature name, or every key an id written in digits
+        found = list(map(lookup.get, keys)) if lookup is not None else None
+        if found is not None and None not in found:
+            return found  # type: ignore[return-value]
+        if lookup is None and all(map(str.isdecimal, keys)):  # (isdigit would take "²", which int() refuses)
+            return list(map(int, keys))
+    except ValueError:  # (not expected: a decimal string is what int() reads) the loop below names the key
+        pass
     idx = []
     for key in keys:
         j = None if lookup is None else lookup.get(key)
         if j is None:
-            if not key.strip().lstrip("-").isdigit():
+            if not key.strip().lstrip("-").isdecimal():
                 known = "its feature names" if lookup is not None else "feature ids (the space has no names)"
                 raise InputError(f"sparse query feature {excerpt(key)} is not one of {known}")
             j = int(key)
@@ -176,7 +185,13 @@ def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | 
     weights = np.array(values, dtype=np.float64)
     if not np.isfinite(weights).all():
         return None
-    return sparse_query(_feature_ids(space, query), weights, space.dim)
+    idx = np.array(_feature_ids(space, query), dtype=np.int64)
+    order = np.argsort(idx, kind="stable")
+    idx, weights = idx[order], weights[order]
+    if (idx[0] < 0 or idx[-1] >= space.dim or (len(idx) > 1 and (idx[1:] == idx[:-1]).any())
+            or not weights.all()):
+        return sparse_query(idx, weights, space.dim)  # the checks again, for their message or the zeros dropped
+    return SparseQuery(idx, weights)  # what sparse_query returns for it, without its general checks
 
 
 def search_sparse(space: Space, req: SearchRequest, query: SparseQuery | None = None) -> SearchResult:
@@ -213,11 +228,16 @@ def search_sparse(space: Space, req: SearchRequest, query: SparseQuery | None = 
     generation = info.generation
     q, exclude = (query, None) if query is not None else sparse_request_query(space, req)
     seismic = req.index is not None and is_seismic_spec(req.index)
+    no_filter = req.where is None or (isinstance(req.where, str) and not req.where.strip())
+    if seismic and no_filter:  # Seismic holds the rows it answers with
+        from repspace.workflows.search.seismic import search_seismic
+
+        return search_seismic(space, req, q, exclude, None, info=info)
     rows = space.sparse_rows()[0]
     total = len(rows)
     allowed = None
     n_cand = total
-    if req.where is not None and (not isinstance(req.where, str) or req.where.strip()):
+    if not no_filter:
         matches = space.filter_rows(req.where)
         pos = np.searchsorted(rows, matches)
         pos = pos[(pos < len(rows)) & (rows[np.minimum(pos, len(rows) - 1)] == matches)]
