@@ -1,0 +1,28 @@
+"""Questions the analysis papers ask of one space, as pure functions of arrays (issue 34).
+
+One module per question: :mod:`~repspace.engines.analyze.ricci` (Ollivier-Ricci curvature of the kNN graph),
+:mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows).
+Each returns a frozen result with ``to_dict()`` in the JSON names of docs/METRICS.md.
+
+Examples
+--------
+>>> import numpy as np
+>>> round(graph_ricci([(0, 1), (1, 2), (0, 2)], 3).mean_curvature, 2)
+0.75
+"""
+
+from repspace.engines.analyze.ricci import (
+    CurvatureSummary,
+    RicciCurvature,
+    graph_ricci,
+    knn_ricci,
+    union_edges,
+)
+
+__all__ = [
+    "CurvatureSummary",
+    "RicciCurvature",
+    "graph_ricci",
+    "knn_ricci",
+    "union_edges",
+]
