@@ -11,6 +11,7 @@ Examples
 0.75
 """
 
+from repspace.engines.analyze.capacity import Capacity, capacity, capacity_log10, packing_epsilon
 from repspace.engines.analyze.ricci import (
     CurvatureSummary,
     RicciCurvature,
@@ -20,9 +21,13 @@ from repspace.engines.analyze.ricci import (
 )
 
 __all__ = [
+    "Capacity",
     "CurvatureSummary",
     "RicciCurvature",
+    "capacity",
+    "capacity_log10",
     "graph_ricci",
     "knn_ricci",
+    "packing_epsilon",
     "union_edges",
 ]
