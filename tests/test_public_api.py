@@ -31,8 +31,7 @@ def _names(module: str) -> list[tuple[str, object]]:
 
 def test_the_public_modules_are_the_capabilities() -> None:
     assert PUBLIC == ["align", "analyze", "compare", "diagnose", "distributed", "embed", "errors", "evaluate",
-                      "explore",
-                      "interpret", "layers", "learn", "search", "store", "transforms"]
+                      "explore", "interpret", "layers", "learn", "search", "store", "transforms"]
 
 
 @pytest.mark.parametrize("module", PUBLIC)
