@@ -28,8 +28,8 @@ import report
 
 #: In this order: ingest leaves the stores that load, exact and hnsw reuse; search caches the MiniLM
 #: vectors (benchmarks/.cache) that diagnose and onequery read (they embed them themselves when run alone).
-BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose", "compare", "onequery",
-              "serve", "layout", "explorer", "interpret", "distributed", "learn", "layers", "sparse"]
+BENCHMARKS = ["ingest", "load", "exact", "hnsw", "search", "encode", "eval", "diagnose", "analyze", "compare",
+              "onequery", "serve", "layout", "explorer", "interpret", "distributed", "learn", "layers", "sparse"]
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:

@@ -30,8 +30,8 @@ def _names(module: str) -> list[tuple[str, object]]:
 
 
 def test_the_public_modules_are_the_capabilities() -> None:
-    assert PUBLIC == ["align", "compare", "diagnose", "distributed", "embed", "errors", "evaluate", "explore",
-                      "interpret", "layers", "learn", "search", "store", "transforms"]
+    assert PUBLIC == ["align", "analyze", "compare", "diagnose", "distributed", "embed", "errors", "evaluate",
+                      "explore", "interpret", "layers", "learn", "search", "store", "transforms"]
 
 
 @pytest.mark.parametrize("module", PUBLIC)

@@ -1,0 +1,37 @@
+"""Analyze a space: the structure and capacity questions of the analysis papers (issue 34).
+
+Ollivier-Ricci curvature of a space's kNN graph (:func:`knn_ricci` on an array, :func:`graph_ricci` on any
+graph, :func:`ricci_space` on a stored space with per-item curvature kept as metadata, :func:`ricci_spaces` for
+two spaces compared over their shared items), and the near-orthogonality tolerance ε with the number of nearly
+orthogonal directions it allows (:func:`capacity`, :func:`capacity_space`).
+
+Examples
+--------
+>>> import numpy as np
+>>> from repspace.analyze import capacity, graph_ricci
+>>> graph_ricci([(0, 1), (1, 2), (2, 0)], 3).mean_curvature
+0.75
+>>> round(capacity(np.eye(3)).epsilon, 3)
+0.0
+"""
+
+from repspace.engines import analyze as _analyze
+from repspace.engines.analyze import *  # noqa: F403 - every name of its __all__
+from repspace.workflows.analyze import (
+    CurvatureComparison,
+    SpaceCapacity,
+    SpaceCurvature,
+    capacity_space,
+    ricci_space,
+    ricci_spaces,
+)
+
+__all__ = [
+    *_analyze.__all__,
+    "CurvatureComparison",
+    "SpaceCapacity",
+    "SpaceCurvature",
+    "capacity_space",
+    "ricci_space",
+    "ricci_spaces",
+]

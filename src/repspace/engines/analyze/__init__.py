@@ -1,0 +1,33 @@
+"""Questions the analysis papers ask of one space, as pure functions of arrays (issue 34).
+
+One module per question: :mod:`~repspace.engines.analyze.ricci` (Ollivier-Ricci curvature of the kNN graph),
+:mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows).
+Each returns a frozen result with ``to_dict()`` in the JSON names of docs/METRICS.md.
+
+Examples
+--------
+>>> import numpy as np
+>>> round(graph_ricci([(0, 1), (1, 2), (0, 2)], 3).mean_curvature, 2)
+0.75
+"""
+
+from repspace.engines.analyze.capacity import Capacity, capacity, capacity_log10, packing_epsilon
+from repspace.engines.analyze.ricci import (
+    CurvatureSummary,
+    RicciCurvature,
+    graph_ricci,
+    knn_ricci,
+    union_edges,
+)
+
+__all__ = [
+    "Capacity",
+    "CurvatureSummary",
+    "RicciCurvature",
+    "capacity",
+    "capacity_log10",
+    "graph_ricci",
+    "knn_ricci",
+    "packing_epsilon",
+    "union_edges",
+]

@@ -1,0 +1,18 @@
+"""The analyze workflows: the questions of issue 34 asked of stored spaces, one module per question.
+
+Each reads a space's vectors, calls its engine (:mod:`repspace.engines.analyze`) and keeps per-item figures as
+metadata where the question has them: :mod:`~repspace.workflows.analyze.ricci` (curvature of the kNN graph, of
+one space or two compared), :mod:`~repspace.workflows.analyze.capacity` (near-orthogonality capacity).
+
+Examples
+--------
+>>> from repspace.store import example_space
+>>> ricci_space(example_space(40, 4), k=3).curvature.k
+3
+"""
+
+from repspace.workflows.analyze.capacity import SpaceCapacity, capacity_space
+from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature, ricci_space, ricci_spaces
+
+__all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
+           "ricci_spaces"]
