@@ -21,6 +21,9 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[test,ray]'
+	# The Ollivier-Ricci reference of tests/engines/analyze/test_ricci.py, without its declared pins: it asks
+	# scipy<=1.13.1 (it runs on ours; the test checks its figures) and cython, which it does not import.
+	$(PY) -m pip install --quiet --no-deps GraphRicciCurvature==0.6.1 networkit==11.3 python-louvain==0.16
 	touch $(STAMP)
 
 demo: $(STAMP)

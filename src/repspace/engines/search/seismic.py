@@ -107,12 +107,14 @@ class SeismicParams:
     cut: int | None = 10
     rescore: int = 1
 
+    _hash = 0  # not a field (no annotation): each instance's, set once by __post_init__
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.lambda_, self.beta, self.alpha, self.heap, self.cut,
                                                 self.rescore)))
 
     def __hash__(self) -> int:  # computed once: a search looks its index and view up by its parameters
-        return self._hash  # type: ignore[attr-defined,no-any-return]
+        return self._hash
 
     def to_dict(self) -> dict[str, Any]:
         """The parameters by their spec names (``lambda`` without its underscore)."""
