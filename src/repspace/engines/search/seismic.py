@@ -365,23 +365,21 @@ class SeismicIndex:
         """Exact scores of the rows at ``positions``: their stored weights times the query, in float64.
 
         The query is spread into a dense buffer of the vocabulary's size (one per thread, zeroed again
-        after use), so each stored weight finds its query weight by one gather rather than a search.
+        after use), so each stored weight finds its query weight by one gather rather than a search;
+        each row is summed in its entry order (:func:`~repspace.engines.search._row_scores.row_scores`).
         """
+        from repspace.engines.search._row_scores import row_scores
+
+        positions = np.ascontiguousarray(positions, dtype=np.int64)
+        scores = np.empty(len(positions))
         if not len(positions):
-            return np.zeros(0)
-        ptr = self.csr.indptr
-        starts = ptr[positions]
-        lengths = ptr[positions + 1] - starts  # of these rows only (a diff of every row costs 1M steps)
-        firsts = np.cumsum(lengths) - lengths
-        at = np.repeat(starts - firsts, lengths) + np.arange(int(lengths.sum()))
+            return scores
         buf = _query_buffer(self.n_features)
         buf[q.indices] = q.values
         try:
-            terms = np.append(self.csr.data[at] * buf[self.csr.indices[at]], 0.0)  # a last 0: empty last rows
+            row_scores(self.csr.indptr, self.csr.indices, self.csr.data, positions, buf, scores)
         finally:
             buf[q.indices] = 0.0
-        scores = np.add.reduceat(terms, firsts)
-        scores[lengths == 0] = 0.0
         if self.norms is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 norms = self.norms[positions] * math.sqrt(float(np.dot(q.values, q.values)))
@@ -406,15 +404,16 @@ class SeismicIndex:
             raise InputError("a Seismic index is searched with non-negative query weights; search exactly instead")
         want = min(self.n, max(k, fetch if fetch is not None else p.rescore * k))
         dim = self._index.dim  # Seismic knows the features the rows hold; a query's others match nothing
-        keep = q.indices < dim
-        w = q.values[keep]
+        ids, w = q.indices, q.values
+        if ids[-1] >= dim:  # (ids ascending: the last is the largest)
+            keep = ids < dim
+            ids, w = ids[keep], w[keep]
         if self.norms is not None:
             w = w / math.sqrt(float(np.dot(q.values, q.values)))
         if not len(w):
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
         cut = len(w) if p.cut is None else p.cut
-        hits = self._index.search(q.indices[keep].astype(np.int32), w.astype(np.float32), want, cut, p.heap, 0,
-                                  True)
+        hits = self._index.search(ids.astype(np.int32), w.astype(np.float32), want, cut, p.heap, 0, True)
         if not hits:
             return np.zeros(0, np.float32), np.zeros(0, np.int64)
         found = np.fromiter((h[1] for h in hits), dtype=np.int64, count=len(hits))

@@ -74,7 +74,7 @@ FILTER_DIRECT_ENTRIES = 1_000_000
 
 @dataclass(frozen=True)
 class SparseQuery:
-    """A sparse query: feature ids (int64, distinct) and their weights (float64, non-zero).
+    """A sparse query: feature ids (int64, distinct, ascending) and their weights (float64, non-zero).
 
     Examples
     --------

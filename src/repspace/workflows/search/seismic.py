@@ -64,6 +64,9 @@ EXACT_FILTER_SHARE = 0.25
 STAMP_FORMAT = 1
 
 _INDEXES: LRUCache[tuple[np.ndarray, SeismicIndex]] = LRUCache(SEISMIC_INDEXES)
+#: Plans of unfiltered searches kept, by space, generation, parameters and index action (emptied when full).
+SEISMIC_PLANS = 64
+_PLANS: dict[tuple[Any, ...], SearchPlan] = {}
 
 
 def seismic_paths(space: Space, params: SeismicParams) -> tuple[Path, Path]:
@@ -195,23 +198,35 @@ def search_seismic(space: Space, req: SearchRequest, q: SparseQuery, exclude: st
     total, p = len(rows), index.params
     n_cand = total if allowed is None else len(allowed)
     k = min(req.k + (exclude is not None), n_cand)
-    knobs = f"lambda {p.lambda_ or 'all'}, cut {p.cut or 'all'}, heap {p.heap}"
-    reason = f"Seismic (pyseismic-lsr {seismic_version()}) over {space.dim} features, {knobs}"
-    if allowed is None:
+    if allowed is None:  # the plan of a loop of one query per call: made once
         scores, found = index.search(q, k=k)
-    else:
-        fetch = math.ceil(FILTER_OVERFETCH * k * total / max(n_cand, 1))
-        found = np.zeros(0, np.int64)
-        if fetch <= EXACT_FILTER_SHARE * total:
-            scores, found = index.search(q, k=k, fetch=fetch)
-            keep = np.isin(found, allowed)
-            scores, found = scores[keep][:k], found[keep][:k]
-            reason += f"; the filter's matches among {fetch} rows found"
-        if len(found) < k:
-            scores = index.scores(allowed, q)
-            top = top_k_by_score(scores, k)
-            scores, found = scores[top].astype(np.float32), allowed[top]
-            reason = f"exact {space.metric.value} over {space.dim} features: the filter's {n_cand} matches scored"
+        hits = hits_for(space, rows[found], scores, exclude=exclude, generation=info.generation)[: req.k]
+        key = (space.uid, info.generation, p, action)
+        plan = _PLANS.get(key)
+        if plan is None:
+            if len(_PLANS) >= SEISMIC_PLANS:
+                _PLANS.clear()
+            plan = _PLANS[key] = SearchPlan("sparse-seismic", total, total, reason=_reason(space, p),
+                                            index_action=action)
+        return SearchResult(tuple(hits), plan)
+    reason = _reason(space, p)
+    fetch = math.ceil(FILTER_OVERFETCH * k * total / max(n_cand, 1))
+    found = np.zeros(0, np.int64)
+    if fetch <= EXACT_FILTER_SHARE * total:
+        scores, found = index.search(q, k=k, fetch=fetch)
+        keep = np.isin(found, allowed)
+        scores, found = scores[keep][:k], found[keep][:k]
+        reason += f"; the filter's matches among {fetch} rows found"
+    if len(found) < k:
+        scores = index.scores(allowed, q)
+        top = top_k_by_score(scores, k)
+        scores, found = scores[top].astype(np.float32), allowed[top]
+        reason = f"exact {space.metric.value} over {space.dim} features: the filter's {n_cand} matches scored"
     hits = hits_for(space, rows[found], scores, exclude=exclude, generation=info.generation)[: req.k]
     method = "sparse-seismic" if reason.startswith("Seismic") else "sparse-exact"
     return SearchResult(tuple(hits), SearchPlan(method, n_cand, total, reason=reason, index_action=action))
+
+
+def _reason(space: Space, p: SeismicParams) -> str:
+    return (f"Seismic (pyseismic-lsr {seismic_version()}) over {space.dim} features, lambda {p.lambda_ or 'all'}, "
+            f"cut {p.cut or 'all'}, heap {p.heap}")

@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +163,10 @@ def _feature_ids(space: Space, keys: Iterable[str]) -> list[int]:
     return idx
 
 
+_STR = frozenset({str})
+_NUMBERS = frozenset({float, int})
+
+
 def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | None:
     """A ``{feature: weight}`` map of text keys and finite Python numbers as a checked :class:`SparseQuery`,
     without the request model: what a loop of one sparse query per call pays. None when the map is
@@ -177,13 +182,13 @@ def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | 
     >>> plain_sparse_query(sp, {"1": float("nan")}) is None
     True
     """
-    if not query or not all(type(key) is str for key in query):
+    if not query or not _STR.issuperset(map(type, query)):
         return None
     values = list(query.values())
-    if not all(type(v) is float or type(v) is int for v in values):
+    if not _NUMBERS.issuperset(map(type, values)):
         return None
     weights = np.array(values, dtype=np.float64)
-    if not np.isfinite(weights).all():
+    if not math.isfinite(float(np.dot(weights, weights))):  # a NaN or an infinity (or an overflow: the model's)
         return None
     idx = np.array(_feature_ids(space, query), dtype=np.int64)
     order = np.argsort(idx, kind="stable")
