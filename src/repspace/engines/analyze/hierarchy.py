@@ -128,7 +128,13 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 @dataclass(frozen=True)
 class HierarchyPair:
     """One (parent, child) pair: ``cosine`` of ``ℓ̄_child − ℓ̄_parent`` with ``ℓ̄_parent`` (0: orthogonal) and
-    ``parent_child_cosine`` of ``ℓ̄_child`` with ``ℓ̄_parent``; ``n_parent``, ``n_child`` their words."""
+    ``parent_child_cosine`` of ``ℓ̄_child`` with ``ℓ̄_parent``; ``n_parent``, ``n_child`` their words.
+
+    Examples
+    --------
+    >>> HierarchyPair("animal.n.01", "dog.n.01", 300, 40, 0.01, 0.8).to_dict()["cosine"]
+    0.01
+    """
 
     parent: str
     child: str
@@ -213,7 +219,7 @@ def hierarchy_orthogonality(X: Any, sets: Mapping[str, Sequence[int]], edges: Se
     sets : mapping of str to sequence of int
         Each concept's words, as rows of ``X`` (at least 2 each).
     edges : sequence of (parent, child)
-        The pairs scored; both must be in ``sets``.
+        The pairs scored; both must be in ``sets``, with word sets that differ.
     whiten : bool
         Centre and whiten the space first (Park et al.'s causal inner product); else only centre it.
     shuffles : int
@@ -246,6 +252,9 @@ def hierarchy_orthogonality(X: Any, sets: Mapping[str, Sequence[int]], edges: Se
         if r[0] < 0 or r[-1] >= len(X):
             raise InputError(f"concept {name!r} names rows outside 0..{len(X) - 1}")
         rows[name] = r
+    same = next(((p, c) for p, c in edges if np.array_equal(rows[p], rows[c])), None)
+    if same is not None:
+        raise InputError(f"concepts {same[0]!r} and {same[1]!r} have the same words: child − parent is 0")
     mean, W = whitening(X) if whiten else (np.asarray(X, dtype=np.float64).mean(axis=0), None)
     G = np.asarray(X, dtype=np.float64) - mean
     if W is not None:

@@ -92,7 +92,7 @@ def circular_cmd(
 
       repspace analyze circular glove --items monday,tuesday,wednesday,thursday,friday,saturday,sunday
 
-      repspace analyze circular glove --items january,february,march,april,may,june,july,august,september,october,november,december --json
+      repspace analyze circular glove --items spring,summer,autumn,winter --permutations 5000 --json
     """
     from repspace.workflows.analyze import circular_space
 
@@ -165,7 +165,9 @@ def parallelograms_cmd(
 
     Examples:
 
-      repspace analyze parallelograms glove --quad man,woman,king,queen --quad france,paris,italy,rome --quad big,bigger,small,smaller
+      repspace analyze parallelograms glove --quad man,woman,king,queen --quad france,paris,italy,rome
+
+      repspace analyze parallelograms glove --distractors 5 --quad big,bigger,small,smaller --quad a,b,c,d
     """
     from repspace.workflows.analyze import parallelograms_space
 
