@@ -25,6 +25,16 @@ from repspace.workflows.analyze import (
     ricci_space,
     ricci_spaces,
 )
+from repspace.workflows.analyze import (
+    SpaceCircularity,
+    SpaceHierarchy,
+    SpaceParallelograms,
+    SpaceTopics,
+    circular_space,
+    hierarchy_space,
+    parallelograms_space,
+    topics_space,
+)
 
 __all__ = [
     *_analyze.__all__,
@@ -34,4 +44,12 @@ __all__ = [
     "capacity_space",
     "ricci_space",
     "ricci_spaces",
+    "SpaceCircularity",
+    "SpaceHierarchy",
+    "SpaceParallelograms",
+    "SpaceTopics",
+    "circular_space",
+    "hierarchy_space",
+    "parallelograms_space",
+    "topics_space",
 ]

@@ -12,6 +12,14 @@ Examples
 """
 
 from repspace.engines.analyze.capacity import Capacity, capacity, capacity_log10, packing_epsilon
+from repspace.engines.analyze.circular import Circularity, circularity
+from repspace.engines.analyze.hierarchy import (
+    HierarchyOrthogonality,
+    HierarchyPair,
+    concept_vector,
+    hierarchy_orthogonality,
+)
+from repspace.engines.analyze.parallelograms import Parallelograms, parallelograms
 from repspace.engines.analyze.ricci import (
     CurvatureSummary,
     RicciCurvature,
@@ -19,15 +27,26 @@ from repspace.engines.analyze.ricci import (
     knn_ricci,
     union_edges,
 )
+from repspace.engines.analyze.topics import TopicGeometry, topic_geometry
 
 __all__ = [
     "Capacity",
+    "Circularity",
     "CurvatureSummary",
+    "HierarchyOrthogonality",
+    "HierarchyPair",
+    "Parallelograms",
     "RicciCurvature",
+    "TopicGeometry",
     "capacity",
     "capacity_log10",
+    "circularity",
+    "concept_vector",
     "graph_ricci",
+    "hierarchy_orthogonality",
     "knn_ricci",
     "packing_epsilon",
+    "parallelograms",
+    "topic_geometry",
     "union_edges",
 ]

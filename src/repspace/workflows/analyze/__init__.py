@@ -12,7 +12,13 @@ Examples
 """
 
 from repspace.workflows.analyze.capacity import SpaceCapacity, capacity_space
+from repspace.workflows.analyze.circular import SpaceCircularity, circular_space
+from repspace.workflows.analyze.hierarchy import SpaceHierarchy, hierarchy_space, hierarchy_tree
+from repspace.workflows.analyze.parallelograms import SpaceParallelograms, parallelograms_space
 from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature, ricci_space, ricci_spaces
+from repspace.workflows.analyze.topics import SpaceTopics, topics_space
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
+__all__ += ["SpaceCircularity", "SpaceHierarchy", "SpaceParallelograms", "SpaceTopics", "circular_space",
+            "hierarchy_space", "hierarchy_tree", "parallelograms_space", "topics_space"]
