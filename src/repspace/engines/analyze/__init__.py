@@ -2,6 +2,9 @@
 
 One module per question: :mod:`~repspace.engines.analyze.ricci` (Ollivier-Ricci curvature of the kNN graph),
 :mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows).
+:mod:`~repspace.engines.analyze.compat` (model-update compatibility criteria),
+:mod:`~repspace.engines.analyze.compat_head` (a head onto fixed d-simplex prototypes),
+:mod:`~repspace.engines.analyze.doc_profile` (document similarity profiles).
 Each returns a frozen result with ``to_dict()`` in the JSON names of docs/METRICS.md.
 
 Examples
@@ -12,6 +15,16 @@ Examples
 """
 
 from repspace.engines.analyze.capacity import Capacity, capacity, capacity_log10, packing_epsilon
+from repspace.engines.analyze.compat import (
+    Compatibility,
+    LabelRetrieval,
+    PairCriterion,
+    compatibility,
+    label_retrieval,
+    pair_criterion,
+)
+from repspace.engines.analyze.compat_head import CompatibilityHead, simplex_prototypes
+from repspace.engines.analyze.doc_profile import DocProfile, DocProfiles, doc_profiles
 from repspace.engines.analyze.ricci import (
     CurvatureSummary,
     RicciCurvature,
@@ -22,12 +35,23 @@ from repspace.engines.analyze.ricci import (
 
 __all__ = [
     "Capacity",
+    "Compatibility",
+    "CompatibilityHead",
     "CurvatureSummary",
+    "DocProfile",
+    "DocProfiles",
+    "LabelRetrieval",
+    "PairCriterion",
     "RicciCurvature",
     "capacity",
     "capacity_log10",
+    "compatibility",
+    "doc_profiles",
     "graph_ricci",
     "knn_ricci",
+    "label_retrieval",
     "packing_epsilon",
+    "pair_criterion",
+    "simplex_prototypes",
     "union_edges",
 ]

@@ -12,7 +12,10 @@ Examples
 """
 
 from repspace.workflows.analyze.capacity import SpaceCapacity, capacity_space
+from repspace.workflows.analyze.compat import CompatHeadCheck, compat_head_retrieval, compat_head_spaces
+from repspace.workflows.analyze.doc_profile import SpaceDocProfiles, doc_profile_space
 from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature, ricci_space, ricci_spaces
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
+__all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "compat_head_spaces", "doc_profile_space"]
