@@ -45,8 +45,9 @@ __all__ = ["CompatibilityHead", "simplex_prototypes"]
 
 #: Default L2 penalty on the head's weights (on the mean cross-entropy's scale).
 DEFAULT_L2 = 1e-3
-#: L-BFGS iterations and gradient tolerance of a fit.
-MAX_ITER, GTOL = 2000, 1e-8
+#: L-BFGS iterations of a fit, and its default tolerance (on the gradient's largest entry, and on the relative
+#: change of the objective at one tenth of it).
+MAX_ITER, DEFAULT_TOL = 2000, 1e-6
 
 
 def simplex_prototypes(k: int) -> np.ndarray:
@@ -83,6 +84,9 @@ class CompatibilityHead:
     classes : sequence, optional
         The classes in prototype order; give the old head's ``classes_`` when fitting the new one so that both
         use the same prototype for each class (default: the sorted labels seen by ``fit``).
+    tol : float
+        L-BFGS stops when the gradient's largest entry is below ``tol`` or the objective changes by less than
+        ``tol / 10`` relatively.
 
     Attributes
     ----------
@@ -106,9 +110,11 @@ class CompatibilityHead:
     ((6, 2), True)
     """
 
-    def __init__(self, l2: float = DEFAULT_L2, classes: Sequence[Any] | np.ndarray | None = None) -> None:
+    def __init__(self, l2: float = DEFAULT_L2, classes: Sequence[Any] | np.ndarray | None = None,
+                 tol: float = DEFAULT_TOL) -> None:
         self.l2 = l2
         self.classes = classes
+        self.tol = tol
 
     def fit(self, X: Any, y: Any) -> CompatibilityHead:
         """Fit ``W`` and ``b`` on vectors ``X`` (n × d) and labels ``y`` (n); an item of several classes is given
@@ -116,6 +122,7 @@ class CompatibilityHead:
         X = np.asarray(as_matrix(X, "X", min_rows=2), dtype=np.float64)
         y = np.asarray(y, dtype=object)
         check_scalar(self.l2, "l2", float, low=0.0)
+        check_scalar(self.tol, "tol", float, low=0.0, include="neither")
         if y.shape != (len(X),):
             raise InputError(f"{len(y)} labels for {len(X)} vectors")
         classes = np.array(sorted(set(y.tolist())) if self.classes is None else list(self.classes), dtype=object)
@@ -143,7 +150,7 @@ class CompatibilityHead:
             return loss, grad
 
         res = minimize(objective, np.zeros(d * m + m), jac=True, method="L-BFGS-B",
-                       options={"maxiter": MAX_ITER, "gtol": GTOL, "ftol": 0.0})
+                       options={"maxiter": MAX_ITER, "gtol": self.tol, "ftol": self.tol / 10})
         self.classes_, self.prototypes_ = classes, P
         self.coef_, self.intercept_ = res.x[:d * m].reshape(d, m), res.x[d * m:]
         self.n_iter_, self.loss_ = int(res.nit), float(res.fun)

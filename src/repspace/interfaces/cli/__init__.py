@@ -99,6 +99,7 @@ def build_app() -> Any:
     from repspace.interfaces.cli import (  # noqa: F401 - imported to register their commands
         align,
         analyze,
+        analyze_compat,
         bench,
         compare,
         demo,
