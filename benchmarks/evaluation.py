@@ -182,6 +182,7 @@ PARTS = {
     "index-size": "eval_index_size",
     "sparse-fusion": "eval_sparse_fusion",
     "multivector-space": "eval_multivector",
+    "compat": "eval_compat",
 }
 
 

@@ -18,10 +18,15 @@ Examples
 from repspace.engines import analyze as _analyze
 from repspace.engines.analyze import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.analyze import (
+    CompatHeadCheck,
     CurvatureComparison,
     SpaceCapacity,
     SpaceCurvature,
+    SpaceDocProfiles,
     capacity_space,
+    compat_head_retrieval,
+    compat_head_spaces,
+    doc_profile_space,
     ricci_space,
     ricci_spaces,
 )
@@ -38,10 +43,15 @@ from repspace.workflows.analyze import (
 
 __all__ = [
     *_analyze.__all__,
+    "CompatHeadCheck",
     "CurvatureComparison",
     "SpaceCapacity",
     "SpaceCurvature",
+    "SpaceDocProfiles",
     "capacity_space",
+    "compat_head_retrieval",
+    "compat_head_spaces",
+    "doc_profile_space",
     "ricci_space",
     "ricci_spaces",
     "SpaceCircularity",

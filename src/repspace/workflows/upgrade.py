@@ -25,6 +25,14 @@ the paired documents, each profile centred (:class:`~repspace.engines.align.Rela
 with ``center=True``; the old index is re-expressed, not re-embedded);
 ``unsupervised`` is given the same documents from both sides *without* their
 pairing (the old side shuffled).
+
+Each ``mapped`` row also reports Shen et al. (2020)'s two compatibility criteria
+(:mod:`repspace.engines.analyze.compat`) for its mapped queries against the old
+index: ``compatible`` (the empirical criterion, nDCG@10 above the old model's),
+``update_gain`` (``(mapped − old) / (new − old)``), and the strict per-pair one
+(``relevant_closer``, ``irrelevant_farther``: the shares of judged-relevant pairs
+the mapped query is at least as close to, and of the other pairs it is at least
+as far from, as the old query; ``strict_compatible`` when both are 1 in every run).
 Fits on fewer documents than the corpus are repeated on ``repeats`` seeded
 samples and reported as mean and standard deviation.
 
@@ -58,7 +66,8 @@ from repspace.core.errors import InputError
 from repspace.core.progress import Progress, relabel
 from repspace.engines.eval.retrieval import BeirData, load_beir, retrieval_from_vectors
 
-__all__ = ["UPGRADE_METHODS", "UpgradeCheck", "UpgradeRow", "parse_pairs", "upgrade_check", "upgrade_retrieval"]
+__all__ = ["UPGRADE_METHODS", "UpgradeCheck", "UpgradeRow", "parse_pairs", "qrels_matrix", "upgrade_check",
+           "upgrade_retrieval"]
 
 #: The map methods the check knows, in report order.
 UPGRADE_METHODS = ("procrustes", "ridge", "relative", "unsupervised")
@@ -73,7 +82,10 @@ class UpgradeRow:
     deviation (0 for a single run). ``trusted``: for ``unsupervised``, how
     many of the ``runs`` fits were reproduced by their own restarts and
     determined a rotation (:attr:`~repspace.engines.align.Unsupervised.trustworthy_`);
-    ``None`` for the other methods.
+    ``None`` for the other methods. ``compatible``, ``update_gain``,
+    ``relevant_closer``, ``irrelevant_farther`` and ``strict_compatible``: the
+    compatibility criteria of a ``mapped`` row (module docstring; the shares are
+    means over the runs), ``None`` for ``old`` and ``new``.
 
     Examples
     --------
@@ -95,6 +107,11 @@ class UpgradeRow:
     runs: int
     seconds: float
     trusted: int | None = None
+    compatible: bool | None = None
+    update_gain: float | None = None
+    relevant_closer: float | None = None
+    irrelevant_farther: float | None = None
+    strict_compatible: bool | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (field names as keys)."""
@@ -234,6 +251,7 @@ def upgrade_retrieval(
     [('old', None, 1.0), ('new', None, 1.0), ('mapped', 6, 1.0), ('mapped', 12, 1.0)]
     """
     from repspace.engines.align import Procrustes, Relative, RidgeMap, Unsupervised
+    from repspace.engines.analyze import pair_criterion
 
     t_start = time.perf_counter()
     qo, do, qn, dn = (np.asarray(a, dtype=np.float32) for a in (queries_old, docs_old, queries_new, docs_new))
@@ -264,6 +282,7 @@ def upgrade_retrieval(
     def score(q: np.ndarray, d: np.ndarray) -> dict[str, float]:
         return retrieval_from_vectors(q, d, data, index=index)
 
+    relevant = qrels_matrix(data)
     total = len(methods) * sum(1 if c == n else repeats for c in counts)
     done = 0
     rows: list[UpgradeRow] = []
@@ -276,7 +295,7 @@ def upgrade_retrieval(
         for c in counts:
             runs = 1 if c == n else repeats
             t0 = time.perf_counter()
-            ndcg, recall, trusted = [], [], 0
+            ndcg, recall, trusted, pairs = [], [], 0, []
             for r in range(runs):
                 rng = np.random.default_rng([seed, c, r])
                 take = np.arange(n) if c == n else np.sort(rng.choice(n, c, replace=False))
@@ -292,6 +311,8 @@ def upgrade_retrieval(
                         model = (Procrustes() if method == "procrustes" else RidgeMap()).fit(dn[take], do[take])
                     q, d = model.transform(qn), do
                 s = score(q, d)
+                pairs.append(pair_criterion(qo if method != "relative" else rel.transform_target(qo), q, d,
+                                            relevant))
                 ndcg.append(s["ndcg_at_10"])
                 recall.append(s["recall_at_100"])
                 done += 1
@@ -300,11 +321,43 @@ def upgrade_retrieval(
             rows.append(UpgradeRow("mapped", method, c, float(np.mean(ndcg)),
                                    float(np.std(ndcg, ddof=1)) if runs > 1 else 0.0, float(np.mean(recall)), runs,
                                    time.perf_counter() - t0,
-                                   trusted if method == "unsupervised" and restarts > 1 else None))
+                                   trusted if method == "unsupervised" and restarts > 1 else None,
+                                   **_criteria(rows[0].ndcg_at_10, rows[1].ndcg_at_10, float(np.mean(ndcg)), pairs)))
     info = {"repeats": repeats, "restarts": restarts, "seed": seed, "index": index or "exact",
             "methods": list(methods),
             "seconds": time.perf_counter() - t_start}
     return UpgradeCheck(n, data.n_queries, rows, skipped, info)
+
+
+def qrels_matrix(data: BeirData) -> np.ndarray:
+    """The judgements as a queries × documents boolean matrix (a gain above 0 is relevant), rows and columns in
+    ``data.query_ids`` and ``data.corpus_ids`` order.
+
+    Examples
+    --------
+    >>> from repspace.engines.eval import BeirData
+    >>> data = BeirData(("d0", "d1"), ("", ""), ("q0",), ("",), {"q0": {"d1": 2, "d0": 0}}, "test", "toy")
+    >>> qrels_matrix(data).tolist()
+    [[False, True]]
+    """
+    col = {d: j for j, d in enumerate(data.corpus_ids)}
+    out = np.zeros((data.n_queries, data.n_documents), dtype=bool)
+    for i, q in enumerate(data.query_ids):
+        for doc, gain in data.qrels.get(q, {}).items():
+            if gain > 0 and doc in col:
+                out[i, col[doc]] = True
+    return out
+
+
+def _criteria(old: float, new: float, mapped: float, pairs: list[Any]) -> dict[str, Any]:
+    """A mapped row's compatibility fields: the empirical criterion on the mean nDCG@10, the pair shares' means."""
+    from repspace.engines.analyze import compatibility
+
+    c = compatibility(old, mapped, pairs[0], new=new)
+    return {"compatible": c.compatible, "update_gain": c.update_gain,
+            "relevant_closer": float(np.mean([p.relevant_closer for p in pairs])),
+            "irrelevant_farther": float(np.mean([p.irrelevant_farther for p in pairs])),
+            "strict_compatible": all(p.strict for p in pairs)}
 
 
 def upgrade_check(

@@ -1,7 +1,10 @@
 """Questions the analysis papers ask of one space, as pure functions of arrays (issue 34).
 
 One module per question: :mod:`~repspace.engines.analyze.ricci` (Ollivier-Ricci curvature of the kNN graph),
-:mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows).
+:mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows),
+:mod:`~repspace.engines.analyze.compat` (model-update compatibility criteria),
+:mod:`~repspace.engines.analyze.compat_head` (a head onto fixed d-simplex prototypes),
+:mod:`~repspace.engines.analyze.doc_profile` (document similarity profiles).
 Each returns a frozen result with ``to_dict()`` in the JSON names of docs/METRICS.md.
 
 Examples
@@ -20,6 +23,16 @@ from repspace.engines.analyze.hierarchy import (
     hierarchy_orthogonality,
 )
 from repspace.engines.analyze.parallelograms import Parallelograms, parallelograms
+from repspace.engines.analyze.compat import (
+    Compatibility,
+    LabelRetrieval,
+    PairCriterion,
+    compatibility,
+    label_retrieval,
+    pair_criterion,
+)
+from repspace.engines.analyze.compat_head import CompatibilityHead, simplex_prototypes
+from repspace.engines.analyze.doc_profile import DocProfile, DocProfiles, doc_profiles
 from repspace.engines.analyze.ricci import (
     CurvatureSummary,
     RicciCurvature,
@@ -32,21 +45,32 @@ from repspace.engines.analyze.topics import TopicGeometry, topic_geometry
 __all__ = [
     "Capacity",
     "Circularity",
+    "Compatibility",
+    "CompatibilityHead",
     "CurvatureSummary",
+    "DocProfile",
+    "DocProfiles",
     "HierarchyOrthogonality",
     "HierarchyPair",
+    "LabelRetrieval",
+    "PairCriterion",
     "Parallelograms",
     "RicciCurvature",
     "TopicGeometry",
     "capacity",
     "capacity_log10",
     "circularity",
+    "compatibility",
     "concept_vector",
+    "doc_profiles",
     "graph_ricci",
     "hierarchy_orthogonality",
     "knn_ricci",
+    "label_retrieval",
     "packing_epsilon",
+    "pair_criterion",
     "parallelograms",
+    "simplex_prototypes",
     "topic_geometry",
     "union_edges",
 ]

@@ -69,6 +69,15 @@ def upgrade_check_cmd(
                          + (f" ({row.trusted}/{row.runs} trusted)" if row.trusted is not None else ""))
         table.add_row(f"mapped: {method}", "", *cells)
     out.print(table)
+    crit = Table("map", "pairs", "compatible", "update gain", "relevant closer", "irrelevant farther",
+                 title="Compatibility criteria (Shen et al. 2020) of the mapped queries on the old index")
+    for row in (x for x in r.rows if x.setting == "mapped"):
+        gain = "—" if row.update_gain is None else f"{row.update_gain:.3f}"
+        crit.add_row(row.method, f"{row.n_pairs:,}", "yes" if row.compatible else "no", gain,
+                     f"{row.relevant_closer:.3f}", f"{row.irrelevant_farther:.3f}")
+    out.print(crit)
+    out.print("compatible = nDCG@10 above the old model's; update gain = (mapped − old) / (new − old); relevant "
+              "closer / irrelevant farther = shares of judged pairs meeting the strict per-pair criterion")
     out.print("mapped = new-model queries sent through a map (fitted on the paired documents) into the old index; "
               "mean ± sd over the seeded samples")
     if any(row.trusted is not None for row in r.rows):

@@ -15,6 +15,8 @@ from repspace.workflows.analyze.capacity import SpaceCapacity, capacity_space
 from repspace.workflows.analyze.circular import SpaceCircularity, circular_space
 from repspace.workflows.analyze.hierarchy import SpaceHierarchy, hierarchy_space, hierarchy_tree
 from repspace.workflows.analyze.parallelograms import SpaceParallelograms, parallelograms_space
+from repspace.workflows.analyze.compat import CompatHeadCheck, compat_head_retrieval, compat_head_spaces
+from repspace.workflows.analyze.doc_profile import SpaceDocProfiles, doc_profile_space
 from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature, ricci_space, ricci_spaces
 from repspace.workflows.analyze.topics import SpaceTopics, topics_space
 
@@ -22,3 +24,4 @@ __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_s
            "ricci_spaces"]
 __all__ += ["SpaceCircularity", "SpaceHierarchy", "SpaceParallelograms", "SpaceTopics", "circular_space",
             "hierarchy_space", "hierarchy_tree", "parallelograms_space", "topics_space"]
+__all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "compat_head_spaces", "doc_profile_space"]
