@@ -14,7 +14,9 @@ derive_sae_codes` with ``dictionary_space``; queries: MiniLM then the same dicti
 the dense space: RRF (c = 60) and a convex combination of min-max normalised scores, its weight tuned on a random 30%
 dev split of the queries and scored on the other 70% (every figure is on those test queries), top 100 of each list
 fused into 10. nDCG@10 with 95% bootstrap intervals; each run against the dense space by a paired bootstrap (1,000
-resamples). ``--quick``: 3,000 training vectors, one small dictionary.
+resamples). Queries of the SAE-code space are coded several ways (encoder or atoms, top query_k, ip or cosine); the
+one with the best nDCG@10 on the dev queries is searched through the store and fused. ``--quick``: 3,000 training
+vectors, small dictionaries.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ import common as c
 DATA = c.REPO.parent / "shared" / "data"
 WIDTH = 112
 DEPTH = 100
-#: The grid of dictionaries (latents, k) fitted on the training space; the chosen one is searched through the store.
-GRID = ((4096, 64), (8192, 128))
-#: The dictionary searched through the store, and its space's metric: the widest, largest k of the grid (the lowest
-#: FVU, chosen before measuring), by cosine (on 15,000 Cranfield vectors, 4,096 latents, k 64: 0.373 against ip's
-#: 0.359 on the test queries, a trial before this module's run).
-CHOSEN, METRIC = (8192, 128), "cosine"
-QUICK_GRID, QUICK_CHOSEN, QUICK_TRAIN = ((512, 32),), (512, 32), 3000
+#: The grid of dictionaries (latents, k, multik) fitted on the training space; multik > 0: CSR's Multi-TopK term
+#: (the top multik latents reconstruct too, weighted 1/8).
+GRID = ((4096, 64, 0), (8192, 128, 0), (8192, 128, 512))
+#: The dictionaries whose query codings are compared (the widest, largest k of the grid: the lowest FVU).
+CODED = ((8192, 128, 0), (8192, 128, 512))
+QUICK_GRID, QUICK_CODED, QUICK_TRAIN = ((512, 32, 0), (512, 32, 128)), ((512, 32, 0), (512, 32, 128)), 3000
+#: Query codings compared: by the SAE's encoder or by the atoms (``derive sae-codes --query-code``), with the
+#: top query_k latents as multiples of the items' k (0: every positive one), each space by ip and by cosine.
+QUERY_CODES, QUERY_K_TIMES, METRICS = ("encoder", "decoder"), (1, 2, 4, 8, 0), ("ip", "cosine")
 #: The dictionary of issue 33's first measurement: fitted on the 1,400 documents alone (a grid row for comparison).
 DOCS_ONLY = (4096, 64)
 #: Consecutive sentences per passage and the step between passages.
@@ -133,7 +137,7 @@ def measure(quick: bool) -> dict[str, Any]:
     from repspace.engines.search.fusion import rrf
     from repspace.engines.search.fusion_tuning import convex, dev_test_split, tune_convex
     from repspace.workflows.dictionary import fit_dictionary, load_dictionary
-    from repspace.workflows.ingest.derived import derive_bm25, derive_sae_codes, derived_text_query
+    from repspace.workflows.ingest.derived import derive_bm25, derived_text_query
     from search_data import embed_cached
 
     data = load_beir(DATA / "cranfield-beir")
@@ -153,34 +157,37 @@ def measure(quick: bool) -> dict[str, Any]:
     ids_of = {d: i for i, d in enumerate(data.corpus_ids)}
     dev, test = dev_test_split(len(data.query_ids), 0.3, seed=0)
     grid = []
-    docs_only = QUICK_CHOSEN if quick else DOCS_ONLY
-    for owner, (latents, k) in [(dense, docs_only), *((train, mk) for mk in (QUICK_GRID if quick else GRID))]:
-        c.log(f"evaluation: sparse-fusion, SAE {latents} latents, k {k} on {owner.name} ({owner.info().count:,})")
-        rep = fit_dictionary(owner, latents, k, seed=0)
-        grid.append({"trained_on": owner.name, **_grid_row(load_dictionary(owner, rep.name), dv, qv, data, test,
-                                                           rep)})
+    docs_only = QUICK_GRID[0][:2] if quick else DOCS_ONLY
+    names = {}
+    for owner, (latents, k, multik) in [(dense, (*docs_only, 0)), *((train, g) for g in (QUICK_GRID if quick
+                                                                                         else GRID))]:
+        c.log(f"evaluation: sparse-fusion, SAE {latents} latents, k {k}, multik {multik} on {owner.name} "
+              f"({owner.info().count:,})")
+        rep = fit_dictionary(owner, latents, k, seed=0, multik=multik)
+        names[(owner.name, latents, k, multik)] = rep.name
+        grid.append({"trained_on": owner.name, "multik": multik,
+                     **_grid_row(load_dictionary(owner, rep.name), dv, qv, data, test, rep)})
+    coding = [row for g in (QUICK_CODED if quick else CODED)
+              for row in _coding_rows(load_dictionary(train, names[("train", *g)]), dv, qv, data, dev, test)]
+    best = max(coding, key=lambda r: r["ndcg_dev"])  # chosen on the dev queries only
     runs = {"dense": _run(dense, list(qv), ids_of)}
     derive_bm25(store, "dense", "bm25")
     runs["bm25"] = _run(store.space("bm25"), [derived_text_query(store.space("bm25"), t) for t in data.query_texts],
                         ids_of)
-    latents, k = QUICK_CHOSEN if quick else CHOSEN
-    name = f"sae{latents}k{k}"
-    t0 = time.perf_counter()
-    derive_sae_codes(store, "dense", f"sae-{latents}-k{k}-s0", name, dictionary_space="train", metric=METRIC)
-    t_derive = time.perf_counter() - t0
-    codes = load_dictionary(train, f"sae-{latents}-k{k}-s0").transform(qv).tocsr()
-    queries = [{str(int(j)): float(w) for j, w in zip(codes[i].indices, codes[i].data)} for i in range(len(qv))]
-    t0 = time.perf_counter()
-    runs[name] = _run(store.space(name), queries, ids_of)
-    t_search = (time.perf_counter() - t0) / len(queries)
     base = _ndcg(runs["dense"][1], data, test)
     out: dict[str, Any] = {"documents": len(dv), "queries": len(data.query_ids), "dev": len(dev), "test": len(test),
                            "training": {"vectors": len(tv), "groups": groups, "quick": quick}, "grid": grid,
-                           "chosen": {"name": name, "latents": latents, "k": k, "metric": METRIC,
-                                      "derive_s": round(t_derive, 2),
-                                      "search_ms_per_query": round(1000 * t_search, 3)},
-                           "runs": {"dense": _figure(base)}}
-    for sparse in ("bm25", name):
+                           "coding": coding, "runs": {"dense": _figure(base)}}
+    latents, k, multik = (QUICK_CODED if quick else CODED)[0]
+    plain = {"dictionary": names[("train", latents, k, multik)], "latents": latents, "k": k, "multik": multik,
+             "query_code": "encoder", "query_k": k, "metric": "cosine"}  # issue 33's first setting: queries as items
+    chosen = []
+    for cfg in (best, plain):
+        name, t_derive, t_search = _store_run(store, train, cfg, qv, ids_of, runs)
+        chosen.append({**{key: cfg[key] for key in plain}, "name": name, "derive_s": round(t_derive, 2),
+                       "search_ms_per_query": round(1000 * t_search, 3)})
+    out["chosen"] = chosen
+    for sparse in ("bm25", chosen[0]["name"], chosen[1]["name"]):
         s = runs[sparse]
         out["runs"][sparse] = _figure(_ndcg(s[1], data, test), base)
         _, fused = rrf([s[1], runs["dense"][1]], k=10, c=60)
@@ -189,6 +196,54 @@ def measure(quick: bool) -> dict[str, Any]:
         fig = _figure(_ndcg(convex(s, runs["dense"], alpha, 10)[1], data, test), base)
         out["runs"][f"convex({sparse}, dense)"] = {**fig, "alpha": alpha, "dev": seen[alpha]}
     return out
+
+
+def _store_run(store: Any, train: Any, cfg: dict[str, Any], qv: np.ndarray, ids_of: dict[str, int],
+               runs: dict[str, Any]) -> tuple[str, float, float]:
+    """Derive the SAE-code space of ``cfg`` through the store and search it with queries coded by its recipe."""
+    from repspace.workflows.dictionary import load_dictionary
+    from repspace.workflows.ingest.derived import derive_sae_codes, sae_query_codes
+
+    qk = "all" if cfg["query_k"] == 0 else cfg["query_k"]
+    name = (f"sae{cfg['latents']}k{cfg['k']}{'m' + str(cfg['multik']) if cfg['multik'] else ''}"
+            f"-{cfg['query_code'][:3]}{qk}-{cfg['metric'][:3]}")
+    t0 = time.perf_counter()
+    derive_sae_codes(store, "dense", cfg["dictionary"], name, dictionary_space="train", metric=cfg["metric"],
+                     query_k=cfg["query_k"], query_code=cfg["query_code"])
+    t_derive = time.perf_counter() - t0
+    recipe = store.space(name).provenance["derived"]
+    codes = sae_query_codes(load_dictionary(train, cfg["dictionary"]), qv, recipe)
+    queries = [{str(int(j)): float(w) for j, w in zip(codes[i].indices, codes[i].data)} for i in range(len(qv))]
+    t0 = time.perf_counter()
+    runs[name] = _run(store.space(name), queries, ids_of)
+    return name, t_derive, (time.perf_counter() - t0) / len(queries)
+
+
+def _coding_rows(d: Any, dv: np.ndarray, qv: np.ndarray, data: Any, dev: np.ndarray, test: np.ndarray
+                 ) -> list[dict[str, Any]]:
+    """One dictionary's documents (top-k codes) against its queries coded each way: nDCG@10 on dev and test."""
+    from repspace.core.exact import normalize_rows
+    from repspace.workflows.ingest.derived import sae_query_codes
+
+    m, k, multik = int(d.model.n_latents), int(d.model.k), int(d.model.multik)
+    zd = d.transform(dv).tocsr().astype(np.float64)
+    zd_cos = normalize_rows(zd.toarray())
+    df = np.bincount(zd.indices, minlength=m)
+    rows = []
+    for code in QUERY_CODES:
+        for times in QUERY_K_TIMES:
+            qk = min(m, times * k)
+            recipe = {"k": k, "query_k": qk if qk < m else 0, "query_code": code}
+            zq = sae_query_codes(d, qv, recipe).astype(np.float64)
+            for metric in METRICS:
+                scores = (zq @ zd.T).toarray() if metric == "ip" else normalize_rows(zq.toarray()) @ zd_cos.T
+                rows.append({"dictionary": d.name, "latents": m, "k": k, "multik": multik, "query_code": code,
+                             "query_k": recipe["query_k"], "metric": metric,
+                             "ndcg_dev": float(_ndcg_scores(scores, data, dev).mean()),
+                             "ndcg_test": float(_ndcg_scores(scores, data, test).mean()),
+                             "nnz_per_query": zq.nnz / zq.shape[0],
+                             "postings_per_query": float(np.mean([df[zq[i].indices].sum() for i in test]))})
+    return rows
 
 
 INTRO = """\
@@ -217,14 +272,42 @@ Expected FLOPs: Σ p_j² over the documents' codes (Paria et al. 2020); postings
 
 def _grid(res: dict[str, Any]) -> list[str]:
     lines = [*textwrap.fill(GRID_NOTE.format(test=res["test"]).replace("\n", " "), WIDTH).splitlines(), "",
-             "| trained on | latents | k | nDCG@10 ip | cosine | uncoded query | FVU held-out / docs / queries "
-             "| nnz per doc | expected FLOPs | postings per query | fit s |", "|---" * 11 + "|"]
+             "| trained on | latents | k | multik | nDCG@10 ip | cosine | uncoded query "
+             "| FVU held-out / docs / queries | nnz per doc | expected FLOPs | postings per query | fit s |",
+             "|---" * 12 + "|"]
     for g in res["grid"]:
         where = "1,400 documents" if g["trained_on"] == "dense" else f"{g['n_train']:,} training vectors"
-        lines.append(f"| {where} | {g['latents']:,} | {g['k']} | {g['ndcg_ip']:.4f} | {g['ndcg_cosine']:.4f} | "
+        lines.append(f"| {where} | {g['latents']:,} | {g['k']} | {g.get('multik') or '-'} | {g['ndcg_ip']:.4f} | "
+                     f"{g['ndcg_cosine']:.4f} | "
                      f"{g['ndcg_uncoded_query']:.4f} | {g['fvu_heldout']:.3f} / {g['fvu_documents']:.3f} / "
                      f"{g['fvu_queries']:.3f} | {g['nnz_per_doc']:.1f} | {g['expected_flops']:.2f} | "
                      f"{g['postings_per_query']:,.0f} | {g['fit_s']:.0f} |")
+    return lines
+
+
+CODING_NOTE = """\
+Query coding (`repspace derive sae-codes --query-code --query-k`): the documents keep their top-k codes; a query is
+coded by the SAE's encoder (its top query_k pre-activations after ReLU, as the documents; query_k = k is issue 33's
+first setting) or by the atoms (its inner products with the decoder's atoms, W_dec q, the top query_k positive ones:
+the score is then q · (x̂_d − b_pre) less what the dropped weights carry), "all" keeping every positive latent; each
+space searched by ip or cosine (codes normalised). nDCG@10 on the {dev} dev queries, which choose the run of the table
+above ({chosen}), and on the {test} test queries; postings: document entries read per test query. multik: the
+dictionary fitted with CSR's Multi-TopK term (Wen et al. 2025: the top multik latents reconstruct each vector too,
+weighted 1/8), meant to keep codes of more than k latents decodable."""
+
+
+def _coding(res: dict[str, Any]) -> list[str]:
+    ch = res["chosen"][0]
+    chosen = (f"{ch['latents']:,} latents, k {ch['k']}{', multik ' + str(ch['multik']) if ch['multik'] else ''}, "
+              f"{ch['query_code']}, query_k {ch['query_k'] or 'all'}, {ch['metric']}")
+    lines = [*textwrap.fill(CODING_NOTE.format(dev=res["dev"], test=res["test"], chosen=chosen).replace("\n", " "),
+                            WIDTH, break_on_hyphens=False).splitlines(), "",
+             "| latents | k | multik | query coding | query_k | metric | nDCG@10 dev | nDCG@10 test | nnz per query "
+             "| postings per query |", "|---" * 10 + "|"]
+    for r in res["coding"]:
+        lines.append(f"| {r['latents']:,} | {r['k']} | {r['multik'] or '-'} | {r['query_code']} | "
+                     f"{r['query_k'] or 'all'} | {r['metric']} | {r['ndcg_dev']:.4f} | {r['ndcg_test']:.4f} | "
+                     f"{r['nnz_per_query']:.0f} | {r['postings_per_query']:,.0f} |")
     return lines
 
 
@@ -247,10 +330,14 @@ def render(res: dict[str, Any]) -> list[str]:
             cells += ["", ""]
         cells.append(f"{r['alpha']:.1f} ({r['dev']:.4f})" if "alpha" in r else "")
         lines.append("| " + " | ".join(cells) + " |")
-    ch = res["chosen"]
-    lines += ["", *textwrap.wrap(f"{ch['name']}: {ch['latents']:,} latents, k {ch['k']}, {ch['metric']}, searched "
-                                 "through the store "
-                                 f"({ch['search_ms_per_query']:.2f} ms per query, exact).", WIDTH), "", *_grid(res)]
+    best, plain = res["chosen"]
+    text = (f"{best['name']}: the query coding with the best dev nDCG@10 (table below): {best['latents']:,} latents, "
+            f"k {best['k']}{', multik ' + str(best['multik']) if best['multik'] else ''}, queries coded by the "
+            f"{best['query_code']}, query_k {best['query_k'] or 'all'}, {best['metric']}; {plain['name']}: queries "
+            f"coded as the documents (top {plain['k']} of the encoder), issue 33's first setting. Both searched "
+            f"exactly through the store ({best['search_ms_per_query']:.2f} and {plain['search_ms_per_query']:.2f} ms "
+            "per query).")
+    lines += ["", *textwrap.wrap(text, WIDTH), "", *_grid(res), "", *_coding(res)]
     return lines
 
 

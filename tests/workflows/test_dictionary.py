@@ -171,7 +171,7 @@ def test_bad_input_writes_nothing(small):
     generation = sp.info().generation
     cases = [((64, 65), {}, "k must be at most"), ((0, 1), {}, "n_latents"), ((16, 2), {"holdout": 1.0}, "holdout"),
              ((16, 2), {"epochs": 0}, "epochs"), ((16, 2), {"save_top": " "}, "metadata key"),
-             ((16, 2), {"seed": -1}, "seed")]
+             ((16, 2), {"seed": -1}, "seed"), ((16, 4), {"multik": 2}, "multik"), ((16, 4), {"multik": 17}, "multik")]
     for args, kwargs, fragment in cases:
         with pytest.raises(InputError, match=fragment):
             fit_dictionary(sp, *args, **kwargs)
@@ -214,3 +214,20 @@ def test_split_and_default_epochs():
     assert not np.array_equal(held, holdout_split(1000, 0.1, seed=6)[1])
     assert holdout_split(5, 0.0)[1].size == 0 and len(holdout_split(2, 0.9)[0]) == 1
     assert default_epochs(1_800) == 150 and default_epochs(400_000) == 8
+
+
+def test_a_multik_dictionary_has_its_own_name_and_decodes_wider_codes(small, words):
+    """CSR's Multi-TopK term: the top 4k latents reconstruct too, so 4k-latent codes decode better than without it."""
+    store, sp = small
+    plain = load_dictionary(sp, fit_dictionary(sp, 64, 4, epochs=4, seed=0).name)
+    rep = fit_dictionary(sp, 64, 4, epochs=4, seed=0, multik=16)
+    assert rep.name == "sae-64-k4-m16-s0" and list_dictionaries(sp) == ["sae-64-k4-m16-s0", "sae-64-k4-s0"]
+    wide = load_dictionary(sp, rep.name)
+    assert wide.model.multik == 16 and plain.model.multik == 0
+    x = normalize_rows(words[1][:600]) if wide.normalized else words[1][:600]
+
+    def fvu(d, k):
+        rec = d.model.inverse_transform(d.transform(x, k=k)).astype(np.float64)
+        return float(((x - rec) ** 2).sum() / ((x - x.mean(axis=0)) ** 2).sum())
+
+    assert fvu(wide, 16) < fvu(plain, 16)

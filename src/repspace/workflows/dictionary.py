@@ -74,13 +74,14 @@ _ARRAYS = ("components_", "encoder_", "latent_bias_", "pre_bias_")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
-def dictionary_name(n_latents: int, k: int, seed: int = 0) -> str:
-    """The file name (without ``.npz``) of a dictionary: ``sae-<n_latents>-k<k>-s<seed>``.
+def dictionary_name(n_latents: int, k: int, seed: int = 0, multik: int = 0) -> str:
+    """The file name (without ``.npz``) of a dictionary: ``sae-<n_latents>-k<k>-s<seed>``, with
+    ``-m<multik>`` before the seed when it was fitted with the Multi-TopK term.
 
-    >>> dictionary_name(4096, 32)
-    'sae-4096-k32-s0'
+    >>> dictionary_name(4096, 32), dictionary_name(4096, 32, multik=128)
+    ('sae-4096-k32-s0', 'sae-4096-k32-m128-s0')
     """
-    return f"sae-{n_latents}-k{k}-s{seed}"
+    return f"sae-{n_latents}-k{k}-m{multik}-s{seed}" if multik else f"sae-{n_latents}-k{k}-s{seed}"
 
 
 def default_epochs(n_train: int, batch_size: int = 1024, *, base: int = 8) -> int:
@@ -260,7 +261,7 @@ class DictionaryReport:
 
 def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None = None, seed: int = 0,
                    holdout: float = 0.1, progress: Progress | None = None, save_top: str | None = None,
-                   n_report: int = REPORT_LATENTS, n_items: int = REPORT_ITEMS) -> DictionaryReport:
+                   n_report: int = REPORT_LATENTS, n_items: int = REPORT_ITEMS, multik: int = 0) -> DictionaryReport:
     """Fit a top-k sparse autoencoder on a space's vectors, measure it, keep it beside the store.
 
     Parameters
@@ -283,6 +284,11 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
         dictionary file is written first and stays valid while the vectors are unchanged.
     n_report, n_items : int
         Latents listed in the report (the most frequent over all items) and top items per latent.
+    multik : int, default 0
+        The Multi-TopK term of CSR (Wen et al. 2025): the top ``multik`` latents (``k ≤ multik ≤ n_latents``,
+        CSR: ``4·k``) reconstruct each item too, weighted 1/8, so that a query coded with more than ``k``
+        latents (``repspace derive sae-codes --query-k``) still decodes to its vector; 0: off. The name gets
+        ``-m<multik>`` (:func:`dictionary_name`).
 
     Returns
     -------
@@ -312,7 +318,7 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
         raise InputError("save_top (--save-top) needs a metadata key")
     for value, what in ((seed, "seed"), (n_report, "n_report"), (n_items, "n_items")):
         check_scalar(value, what, int, low=0)
-    model = SparseAutoencoder(n_latents, k, seed=seed, progress=progress)
+    model = SparseAutoencoder(n_latents, k, seed=seed, progress=progress, multik=multik)
     if epochs is not None:
         model.set_params(epochs=epochs)
     space.metric.require_vector_space("a sparse dictionary (a linear decomposition of vectors)")
@@ -326,7 +332,7 @@ def fit_dictionary(space: Space, n_latents: int, k: int, *, epochs: int | None =
     if epochs is None:
         model.set_params(epochs=default_epochs(len(train), model.batch_size, base=model.epochs))
     model.fit(X[train])  # checks the parameters first
-    name = _check_name(dictionary_name(int(model.n_latents), int(model.k), int(seed)))
+    name = _check_name(dictionary_name(int(model.n_latents), int(model.k), int(seed), int(model.multik)))
     m_train = sae_metrics(model, X[train])
     m_held = sae_metrics(model, X[held]) if len(held) else None
     m_all = sae_metrics(model, X)
@@ -427,9 +433,28 @@ class Dictionary:
         arr = np.asarray(X, dtype=np.float32)
         return normalize_rows(arr) if self.normalized and arr.ndim == 2 else arr
 
-    def transform(self, X: Any, *, dense: bool = False) -> sp.csr_matrix | np.ndarray:
-        """Sparse codes of vectors of the space (``model.transform(prepare(X))``)."""
-        return self.model.transform(self.prepare(X), dense=dense)
+    def transform(self, X: Any, *, dense: bool = False, k: int | None = None) -> sp.csr_matrix | np.ndarray:
+        """Sparse codes of vectors of the space (``model.transform(prepare(X), k=k)``): ``k`` latents per row
+        instead of the dictionary's own (``n_latents``: every positive one), e.g. for a search query.
+
+        >>> from repspace.store import example_space
+        >>> space = example_space(200, 8)
+        >>> d = load_dictionary(space, fit_dictionary(space, 16, 4, epochs=1).name)
+        >>> d.transform(space.vectors()[:2]).getnnz(axis=1).tolist(), d.transform(space.vectors()[:2], k=16).shape
+        ([4, 4], (2, 16))
+        """
+        return self.model.transform(self.prepare(X), dense=dense, k=k)
+
+    def atom_scores(self, X: Any, *, k: int | None = None) -> sp.csr_matrix:
+        """``model.atom_scores(prepare(X), k=k)``: the top ``k`` positive inner products with the atoms.
+
+        >>> from repspace.store import example_space
+        >>> space = example_space(200, 8)
+        >>> d = load_dictionary(space, fit_dictionary(space, 16, 4, epochs=1).name)
+        >>> int(d.atom_scores(space.vectors()[:2], k=5).getnnz(axis=1).max()) <= 5
+        True
+        """
+        return self.model.atom_scores(self.prepare(X), k=k)
 
 
 def _clean(value: Any) -> Any:
@@ -530,7 +555,8 @@ def load_dictionary(space: Space, name: str) -> Dictionary:
             f"dictionary {name!r} of space {space.name!r} is stale: it was fitted at generation "
             f"{stamp.get('generation')} ({stamp.get('n')} items) and the space's vectors changed since (now "
             f"generation {info.generation}, {info.count} items); fit it again: repspace interpret sae "
-            f"{space.name} --latents {p.get('n_latents')} -k {p.get('k')} --seed {p.get('seed')}")
+            f"{space.name} --latents {p.get('n_latents')} -k {p.get('k')} --seed {p.get('seed')}"
+            + (f" --multik {p['multik']}" if p.get("multik") else ""))
     st = path.stat()
     key = (str(path), st.st_mtime_ns, st.st_size, json.dumps(stamp, sort_keys=True))
     held = _LOADED.get(key)

@@ -158,7 +158,9 @@ class _Recorder:
 
 
 @pytest.mark.numerics
-def test_gradients_equal_autograd() -> None:
+@pytest.mark.parametrize("multik", [0, 12])
+def test_gradients_equal_autograd(multik: int) -> None:
+    """MSE + AuxK (+ the Multi-TopK term of CSR, the top 12 latents reconstructing too, weighted 1/8)."""
     n, d, bsz, k, auxk, coef, scale = 50, 12, 16, 4, 8, 1 / 32, 0.7
     gen = torch.Generator().manual_seed(1)
     start = {"w_enc": torch.randn(n, d, generator=gen), "w_dec": F.normalize(torch.randn(n, d, generator=gen), dim=1),
@@ -166,7 +168,7 @@ def test_gradients_equal_autograd() -> None:
     batch = torch.randn(bsz, d, generator=gen)
     since = torch.full((n,), 3, dtype=torch.int64)
     since[::3] = 100  # a third of the latents dead before the step
-    p = {"k": k, "auxk": auxk, "auxk_coef": coef, "dead_window": 5}
+    p = {"k": k, "auxk": auxk, "auxk_coef": coef, "dead_window": 5, "multik": multik, "multik_coef": 1 / 8}
     rec = _Recorder()
     params = {name: t.clone() for name, t in start.items()}
     with torch.no_grad():
@@ -186,7 +188,12 @@ def test_gradients_equal_autograd() -> None:
     za = torch.zeros_like(pre).scatter(1, aux_top.indices, torch.relu(aux_top.values))
     resid = (batch - recon).detach()
     loss_aux = ((za @ q["w_dec"] - resid) ** 2).sum() / ((resid - resid.mean(dim=0)) ** 2).sum()
-    (loss_mse + coef * loss_aux).backward()
+    loss = loss_mse + coef * loss_aux
+    if multik:
+        wide = torch.topk(pre, multik)
+        zw = torch.zeros_like(pre).scatter(1, wide.indices, torch.relu(wide.values))
+        loss = loss + ((zw @ q["w_dec"] + q["b_pre"] - batch) ** 2).sum(dim=1).mean() * scale / 8
+    loss.backward()
     g_dec = q["w_dec"].grad
     w = q["w_dec"].detach()
     g_dec = g_dec - (g_dec * w).sum(dim=1, keepdim=True) * w  # the parallel component is removed

@@ -52,3 +52,53 @@ def test_bad_input_is_one_line_and_changes_nothing(capsys, db):
                        "--out", "x", "--dictionary-space", "nowhere"), 3, "nowhere")
     one_error_line(run(capsys, "--store", db, "search", "lex", "zzzqqq"), 2, "no term of the query")
     assert store_dump(db) == before
+
+
+def test_query_k_round_trip_and_bad_values(capsys, tmp_path, shared_data):
+    """``--query-k all``: recorded in the recipe, and a text query coded with more latents than the items."""
+    from repspace.store import Store
+    from repspace.workflows.dictionary import load_dictionary
+    from repspace.workflows.ingest.derived import derived_text_query
+
+    folder = shared_data / "cranfield-beir"
+    if not folder.is_dir():
+        pytest.skip(f"{folder} is absent")
+    docs = [json.loads(line) for line in (folder / "corpus.jsonl").open(encoding="utf-8")][:200]
+    src = tmp_path / "cran.jsonl"
+    src.write_text("".join(json.dumps({"id": d["_id"], "text": f"{d['title']} {d['text']}"}) + "\n" for d in docs),
+                   encoding="utf-8")
+    db = str(tmp_path / "s.db")
+    assert run(capsys, "--store", db, "ingest", "docs", str(src), "--encoder", "static").code == 0
+    code, _, err = run(capsys, "-q", "--store", db, "interpret", "sae", "docs", "--latents", "32", "-k", "4",
+                       "--epochs", "2")
+    assert code == 0, err
+    code, out, err = run(capsys, "--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-32-k4-s0",
+                         "--out", "codes", "--query-k", "all", "--json")
+    assert code == 0, err
+    assert (json.loads(out)["recipe"]["k"], json.loads(out)["recipe"]["query_k"]) == (4, 0)
+    code, out, err = run(capsys, "--store", db, "search", "codes", "supersonic flow over a wing", "-k", "5",
+                         "--json")
+    assert code == 0, err
+    store = Store(db)
+    q = derived_text_query(store.space("codes"), "supersonic flow over a wing")
+    assert len(q) > 4  # every positive latent, where the items keep 4
+    _, rows = store.space("codes").sparse_rows()
+    dense_rows = rows.to_scipy().toarray().astype(np.float64)
+    qv = np.zeros(32)
+    qv[[int(j) for j in q]] = list(q.values())
+    np.testing.assert_allclose([h["score"] for h in json.loads(out)], np.sort(dense_rows @ qv)[::-1][:5],
+                               rtol=0, atol=1e-5)
+    assert load_dictionary(store.space("docs"), "sae-32-k4-s0").model.k == 4
+    code, out, err = run(capsys, "--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-32-k4-s0",
+                         "--out", "codes-dec", "--query-code", "decoder", "--query-k", "8", "--json")
+    assert code == 0, err
+    assert {k: json.loads(out)["recipe"][k] for k in ("query_code", "query_k")} == {"query_code": "decoder",
+                                                                                   "query_k": 8}
+    assert 0 < len(derived_text_query(store.space("codes-dec"), "supersonic flow over a wing")) <= 8
+    before = store_dump(db)
+    base = ("--store", db, "derive", "sae-codes", "docs", "--dictionary", "sae-32-k4-s0", "--out", "x")
+    one_error_line(run(capsys, *base, "--query-k", "-1"), 2, "query_k")
+    one_error_line(run(capsys, *base, "--query-k", "33"), 2, "query_k")
+    one_error_line(run(capsys, *base, "--query-k", "some"), 2, "query_k")
+    one_error_line(run(capsys, *base, "--query-code", "dense"), 2, "query coding")
+    assert store_dump(db) == before

@@ -146,3 +146,66 @@ def test_refusals_leave_the_store_unchanged(store, dense):
     plain = store.create_space("plain", dim=3, layout="sparse")
     with pytest.raises(InputError, match="no encoder"):
         derived_text_query(plain, "wing")
+
+
+def test_query_k_codes_text_queries_with_more_latents_than_the_items(store, dense, shared_data):
+    rep = fit_dictionary(dense, 64, 8, epochs=2)
+    assert derive_sae_codes(store, "docs", rep.name, "codes").recipe["query_k"] == 8  # default: the items' k
+    r = derive_sae_codes(store, "docs", rep.name, "codes-all", query_k="all")
+    assert (r.recipe["k"], r.recipe["query_k"]) == (8, 0)
+    assert store.space("codes-all").provenance["derived"]["query_k"] == 0  # kept in the recipe
+    d = load_dictionary(dense, rep.name)
+    _, got = store.space("codes-all").sparse_rows()
+    got = got.to_scipy().toarray()
+    assert (np.count_nonzero(got, axis=1) <= 8).all()  # the items stay top-k
+    _, _, queries = _cranfield(shared_data)
+    qv = np.asarray(get_encoder("static").encode_queries([queries[2]]), dtype=np.float64)
+    # every positive pre-activation, from the model's arrays in float64: ReLU((x̂ - b_pre) W_encᵀ + b_lat)
+    x = qv / np.linalg.norm(qv)
+    m = d.model
+    pre = (x - m.pre_bias_.astype(np.float64)) @ m.encoder_.astype(np.float64).T + m.latent_bias_
+    want = np.maximum(pre[0], 0.0)
+    q = derived_text_query(store.space("codes-all"), queries[2])
+    assert len(q) == np.count_nonzero(want) > 8
+    # float32 pre-activations against float64 ones: 384 products of unit-scale terms, well within 1e-5
+    assert {int(k): v for k, v in q.items()} == pytest.approx(
+        {int(j): float(want[j]) for j in np.flatnonzero(want)}, abs=1e-5)
+    hits = store.space("codes-all").search(queries[2], k=5)
+    np.testing.assert_allclose([h.score for h in hits], np.sort(got @ want)[::-1][:5], rtol=0, atol=1e-4)
+    derive_sae_codes(store, "docs", rep.name, "codes-16", query_k=16)
+    q16 = derived_text_query(store.space("codes-16"), queries[2])
+    top16 = np.argsort(-want, kind="stable")[:16]
+    assert sorted(int(k) for k in q16) == sorted(int(j) for j in top16 if want[j] > 0)
+
+
+def test_decoder_query_code_is_the_querys_top_inner_products_with_the_atoms(store, dense, shared_data):
+    rep = fit_dictionary(dense, 64, 8, epochs=2)
+    r = derive_sae_codes(store, "docs", rep.name, "codes-dec", query_code="decoder", query_k=20)
+    assert (r.recipe["query_code"], r.recipe["query_k"]) == ("decoder", 20)
+    d = load_dictionary(dense, rep.name)
+    _, _, queries = _cranfield(shared_data)
+    qv = np.asarray(get_encoder("static").encode_queries([queries[3]]), dtype=np.float64)[0]
+    u = d.model.components_.astype(np.float64) @ (qv / np.linalg.norm(qv))  # x · atom_j for every atom
+    top = np.argsort(-u, kind="stable")[:20]
+    want = {int(j): float(u[j]) for j in top if u[j] > 0}
+    q = derived_text_query(store.space("codes-dec"), queries[3])
+    assert {int(k): v for k, v in q.items()} == pytest.approx(want, abs=1e-5)
+    # the score is the query's inner product with each item's decoding (less b_pre and the dropped weights)
+    _, got = store.space("codes-dec").sparse_rows()
+    z = got.to_scipy().toarray().astype(np.float64)
+    full = d.transform(dense.vectors()).toarray().astype(np.float64) @ d.model.components_.astype(np.float64)
+    qn = qv / np.linalg.norm(qv)
+    kept = np.zeros(64)
+    kept[list(want)] = list(want.values())
+    np.testing.assert_allclose(z @ kept, full @ qn - z @ np.where(np.isin(np.arange(64), list(want)), 0.0, u),
+                               rtol=0, atol=1e-4)
+    with pytest.raises(InputError, match="query coding"):
+        derive_sae_codes(store, "docs", rep.name, "codes-x", query_code="dense")
+
+
+def test_bad_query_k_is_refused_and_nothing_is_written(store, dense):
+    rep = fit_dictionary(dense, 64, 8, epochs=1)
+    for bad, what in ((-1, "between 0"), (65, "between 0"), ("many", "integer"), (2.5, "integer")):
+        with pytest.raises(InputError, match=what):
+            derive_sae_codes(store, "docs", rep.name, "codes", query_k=bad)
+    assert "codes" not in [s.name for s in store.spaces()]

@@ -42,6 +42,12 @@ def sae_codes_cmd(
                                    "fitted on many more sentences and passages than SPACE holds.")] = None,
     metric: Annotated[str, typer.Option(help="The new space's metric: ip (the codes' inner product) or "
                                              "cosine.")] = "ip",
+    query_k: Annotated[Optional[str], typer.Option(
+        "--query-k", help="Latents coding a text query: N (default: the dictionary's k, as the items), or 0 / "
+                          "'all' for every positive one (more of the query kept, more postings read).")] = None,
+    query_code: Annotated[str, typer.Option(
+        "--query-code", help="How a text query is coded: encoder (the SAE's, as the items) or decoder (its inner "
+                             "products with the atoms, the top --query-k positive ones).")] = "encoder",
     json: Json = False,
 ) -> None:
     """Write each item's top-k SAE codes (non-negative, at most k per item) as a sparse space searched by inner
@@ -52,14 +58,15 @@ def sae_codes_cmd(
       repspace derive sae-codes docs --dictionary sae-2048-k32-s0 --out docs-sae
 
       repspace derive sae-codes docs --dictionary sae-8192-k128-s0 --dictionary-space sentences --out docs-sae \\
-          --metric cosine
+          --metric cosine --query-k all
 
       repspace derive sae-codes docs --dictionary sae-256-k8-s0 --out codes --json
     """
     from repspace.workflows.ingest.derived import derive_sae_codes
 
     _show(derive_sae_codes(open_store(create=False), space, dictionary, out_space,
-                           dictionary_space=dictionary_space, metric=metric), json)
+                           dictionary_space=dictionary_space, metric=metric, query_k=query_k,
+                           query_code=query_code), json)
 
 
 @derive_app.command("bm25")

@@ -196,6 +196,9 @@ def sae_cmd(
                                                     "under this key.")] = None,
     html: Annotated[Optional[Path], typer.Option(help="Also write a self-contained HTML report to this file.")
                     ] = None,
+    multik: Annotated[int, typer.Option("--multik", help="CSR's Multi-TopK term: the top N latents (k <= N <= "
+                                        "--latents, CSR: 4k) reconstruct each item too, weighted 1/8, for queries "
+                                        "coded with more than k latents (derive sae-codes --query-k); 0: off.")] = 0,
     json: Json = False,
 ) -> None:
     """Fit a sparse dictionary: a top-k sparse autoencoder on the space's vectors (cosine spaces: normalised
@@ -210,13 +213,15 @@ def sae_cmd(
       repspace interpret sae docs --latents 1024 -k 16 --save-top sae --html sae.html
 
       repspace interpret sae docs --latents 256 -k 8 --epochs 20 --json
+
+      repspace interpret sae sentences --latents 8192 -k 128 --multik 512
     """
     from repspace.workflows.dictionary import fit_dictionary
 
     sp = open_store(create=False).space(space)
     with progress_bar(json) as bar:
         r = fit_dictionary(sp, latents, k, epochs=epochs, seed=seed, holdout=holdout, save_top=save_top,
-                           progress=bar)
+                           progress=bar, multik=multik)
     if html is not None:
         from repspace.interfaces.reports import write_dictionary_html
 

@@ -48,6 +48,8 @@ __all__ = ["DerivedSparseReport", "derive_bm25", "derive_sae_codes", "derived_te
 IMPACT_METHODS = ("lucene", "robertson", "atire")
 #: Metrics an SAE-code space may be searched by.
 SAE_METRICS = ("ip", "cosine")
+#: How a query of an SAE-code space is coded: the SAE's encoder (as the items), or its inner products with the atoms.
+QUERY_CODES = ("encoder", "decoder")
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,8 @@ def _report(name: str, src: Space, kind: str, rows: SparseRows, recipe: dict[str
 
 
 def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
-                     dictionary_space: str | None = None, metric: str = "ip") -> DerivedSparseReport:
+                     dictionary_space: str | None = None, metric: str = "ip",
+                     query_k: int | str | None = None, query_code: str = "encoder") -> DerivedSparseReport:
     """Write the top-k SAE codes of every item of the dense space ``source`` as the sparse space ``out``.
 
     The codes are ``load_dictionary(source, dictionary).transform(vectors)``: non-negative, at most
@@ -112,6 +115,18 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
 
     ``metric`` is the new space's: ``ip`` (the codes' inner product) or ``cosine`` (the codes normalised:
     an item with many strong latents no longer outscores one that shares the query's few).
+
+    ``query_k`` is how many latents code a text query (the recipe's ``query_k``): ``None`` the dictionary's
+    ``k``, as the items; more than ``k`` (up to the number of latents), or ``0`` / ``"all"`` for every positive
+    pre-activation, keeps more of the query (its coding, not the items', is where top-k codes lose most on
+    retrieval: EVALUATION.md) at the cost of more posting lists read per query. The items stay top-``k``.
+    A negative value or one above the number of latents is refused (:class:`InputError`) before anything
+    is written.
+
+    ``query_code`` is how a query is coded: ``encoder`` (the SAE's encoder, top ``query_k`` of its
+    pre-activations after ReLU, as the items) or ``decoder`` (the query's inner products with the atoms,
+    ``W_dec x``, the top ``query_k`` positive ones, 0: every positive one: the score is then the query's
+    inner product with each item's decoding, less the part the dropped weights carry).
 
     Examples
     --------
@@ -128,6 +143,11 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
     >>> r = derive_sae_codes(src.store, src.name, "sae-32-k4-s0", "codes2", dictionary_space="big")
     >>> r.count, r.n_features, r.recipe["dictionary_space"]
     (200, 32, 'big')
+    >>> r = derive_sae_codes(src.store, src.name, "sae-16-k4-s0", "codes3", query_k="all")
+    >>> r.recipe["k"], r.recipe["query_k"]  # the items: top 4; a query: every positive latent
+    (4, 0)
+    >>> derive_sae_codes(src.store, src.name, "sae-16-k4-s0", "codes4", query_code="decoder").recipe["query_code"]
+    'decoder'
     """
     from repspace.workflows.dictionary import load_dictionary
 
@@ -135,18 +155,67 @@ def derive_sae_codes(store: Store, source: str, dictionary: str, out: str, *,
 
     t0 = time.perf_counter()
     check_choice(metric, "the metric of an SAE-code space", SAE_METRICS)
+    check_choice(query_code, "the query coding of an SAE-code space", QUERY_CODES)
     src = store.space(source)
     src.require_dense("deriving SAE codes")
     _refuse_existing_space(store, out)
     owner = src if dictionary_space is None else _dictionary_owner(store, src, dictionary_space)
     d = load_dictionary(owner, dictionary)
+    qk = _query_k(query_k, int(d.model.k), int(d.model.n_latents))
     items, vectors = src.dump()
     rows = SparseRows.from_scipy(d.transform(vectors))
     recipe = {"kind": "sae-codes", "source": src.name, "source_uid": src.uid, "dictionary": d.name,
-              "k": int(d.model.k), "normalized": d.normalized, "dictionary_space": owner.name,
+              "k": int(d.model.k), "query_k": qk, "query_code": query_code, "normalized": d.normalized,
+              "dictionary_space": owner.name,
               "dictionary_space_uid": owner.uid}
     _write(store, out, src, rows, items, recipe, None, metric)
     return _report(out, src, "sae-codes", rows, recipe, t0)
+
+
+#: ``query_k`` naming every positive latent (stored as 0 in the recipe).
+QUERY_K_ALL = "all"
+
+
+def _query_k(value: int | str | None, k: int, n_latents: int) -> int:
+    """The recipe's ``query_k``: latents per text query, 0 for all (``None``: ``k``; ``"all"``: 0)."""
+    if value is None:
+        return k
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == QUERY_K_ALL:
+            return 0
+        if not text.lstrip("-").isdigit():
+            raise InputError(f"query_k must be an integer or {QUERY_K_ALL!r}, got {value!r}")
+        value = int(text)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"query_k must be an integer or {QUERY_K_ALL!r}, got {value!r}")
+    if not 0 <= value <= n_latents:
+        raise InputError(f"query_k must be between 0 (every positive latent) and the dictionary's {n_latents} "
+                         f"latents, got {value}")
+    return int(value)
+
+
+def sae_query_codes(dictionary: Any, vectors: Any, recipe: dict[str, Any]) -> Any:
+    """Query vectors coded as a derived SAE-code space's recipe says: by the encoder or the atoms
+    (``query_code``), the top ``query_k`` latents (0: every positive one).
+
+    ``dictionary`` is the recipe's (:func:`~repspace.workflows.dictionary.load_dictionary`); a recipe
+    written before ``query_k`` existed codes queries with the encoder and the items' ``k``. Returns a
+    CSR matrix.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> from repspace.workflows.dictionary import fit_dictionary, load_dictionary
+    >>> src = example_space(200, 8)
+    >>> d = load_dictionary(src, fit_dictionary(src, 16, 4, epochs=1).name)
+    >>> sae_query_codes(d, src.vectors()[:3], {"k": 4, "query_k": 4}).getnnz(axis=1).tolist()
+    [4, 4, 4]
+    """
+    qk = int(recipe.get("query_k", recipe["k"]))
+    if recipe.get("query_code", "encoder") == "decoder":
+        return dictionary.atom_scores(vectors, k=None if qk == 0 else qk).tocsr()
+    return dictionary.transform(vectors, k=int(dictionary.model.n_latents) if qk == 0 else qk).tocsr()
 
 
 #: Provenance keys that name an encoder: two spaces agreeing on all of them hold vectors of one encoder.
@@ -295,7 +364,7 @@ def _sae_query(space: Space, text: str, recipe: dict[str, Any]) -> dict[str, flo
     d = load_dictionary(owner, recipe["dictionary"])
     enc = encoder_for_space(src)
     vec = np.asarray((getattr(enc, "encode_queries", None) or enc.encode)([text]), dtype=np.float32)
-    codes = d.transform(vec).tocsr()
+    codes = sae_query_codes(d, vec, recipe)
     if codes.nnz == 0:
         raise InputError("the query activates no latent of the dictionary: it matches nothing")
     return {str(int(j)): float(w) for j, w in zip(codes.indices, codes.data)}

@@ -25,10 +25,12 @@ from repspace.core.estimators import NotFittedError
 from repspace.core.progress import Progress, Tally
 from repspace.engines.interpret.sae.train import Adam, train_step
 
-__all__ = ["AUXK_COEF", "MEDIAN_SAMPLE", "SparseAutoencoder"]
+__all__ = ["AUXK_COEF", "MEDIAN_SAMPLE", "MULTIK_COEF", "SparseAutoencoder"]
 
 #: Weight of the AuxK loss (Gao et al. 2024, OpenAI's ``auxk_coef``).
 AUXK_COEF = 1.0 / 32.0
+#: Weight of the Multi-TopK term (Gao et al. 2024; CSR, Wen et al. 2025: ``L(k) + L(4k) / 8``).
+MULTIK_COEF = 1.0 / 8.0
 #: Rows of the data the geometric median of ``b_pre`` is computed on (OpenAI: 32,768).
 MEDIAN_SAMPLE = 32_768
 #: Elements of one float32 ``rows × n_latents`` block at inference (32 MiB).
@@ -115,6 +117,13 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         ``n_latents``), 0 turns AuxK off.
     auxk_coef : float, default 1/32
         Weight of the AuxK loss (OpenAI's).
+    multik : int, default 0
+        Multi-TopK (Gao et al. 2024, the ``L(4k) / 8`` term of CSR, Wen et al. 2025): the top
+        ``multik`` latents (``k ≤ multik ≤ n_latents``; CSR: ``4·k``) must reconstruct the input too,
+        weighted by ``multik_coef``, so that codes with more than ``k`` latents (``transform(X, k=...)``,
+        e.g. a search query's) still decode to the input; 0 turns it off.
+    multik_coef : float, default 1/8
+        Weight of the Multi-TopK term.
     dead_window : int, default 20000
         A latent is dead when it has not fired on any of the last
         ``dead_window`` training rows (OpenAI: 10 million tokens, for far
@@ -163,7 +172,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
 
     def __init__(self, n_latents: int = 4096, k: int = 32, *, epochs: int = 8, batch_size: int = 1024,
                  lr: float = 4e-3, lr_decay: float = 0.3, auxk: int | None = None,
-                 auxk_coef: float = AUXK_COEF, dead_window: int = 20_000,
+                 auxk_coef: float = AUXK_COEF, multik: int = 0, multik_coef: float = MULTIK_COEF,
+                 dead_window: int = 20_000,
                  pre_bias_init: str = "geometric_median", seed: int = 0,
                  progress: Progress | None = None) -> None:
         self.n_latents = n_latents
@@ -174,6 +184,8 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         self.lr_decay = lr_decay
         self.auxk = auxk
         self.auxk_coef = auxk_coef
+        self.multik = multik
+        self.multik_coef = multik_coef
         self.dead_window = dead_window
         self.pre_bias_init = pre_bias_init
         self.seed = seed
@@ -190,6 +202,9 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         if auxk > n_latents:
             raise InputError(f"auxk must be at most n_latents ({n_latents}), got {auxk}")
         check_choice(self.pre_bias_init, "pre_bias_init", _PRE_BIAS_INITS)
+        multik = check_scalar(self.multik, "multik", int, low=0)
+        if multik and not k <= multik <= n_latents:
+            raise InputError(f"multik must be 0 (off) or between k ({k}) and n_latents ({n_latents}), got {multik}")
         return {
             "n_latents": n_latents, "k": k, "auxk": auxk,
             "lr_decay": check_scalar(self.lr_decay, "lr_decay", float, low=0, high=1),
@@ -197,6 +212,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             "batch_size": check_scalar(self.batch_size, "batch_size", int, low=1),
             "lr": check_scalar(self.lr, "lr", float, low=0, include="neither"),
             "auxk_coef": check_scalar(self.auxk_coef, "auxk_coef", float, low=0),
+            "multik": multik, "multik_coef": check_scalar(self.multik_coef, "multik_coef", float, low=0),
             "dead_window": check_scalar(self.dead_window, "dead_window", int, low=1),
             "seed": check_scalar(self.seed, "seed", int, low=0),
         }
@@ -325,13 +341,15 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
             raise NotFittedError("SparseAutoencoder is not fitted; call fit(X) first")
         return _as_float32(X, name, self.n_features_in_)
 
-    def encode_blocks(self, X: np.ndarray) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+    def encode_blocks(self, X: np.ndarray, k: int | None = None) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
         """``(rows, values, latents)`` per block of rows: the top-k values after ReLU (float32) and their latents.
 
         ``X`` is an array returned by :meth:`check_rows`. Blocks hold at most
         32 MiB of ``rows × n_latents`` pre-activations, so a reader of many rows
-        (metrics, top items) never holds all their codes at once. The current
-        ``k`` is used (``set_params(k=...)`` changes it at inference).
+        (metrics, top items) never holds all their codes at once. ``k`` picks
+        that many latents per row (``1 ≤ k ≤ n_latents``; ``n_latents``: every
+        latent, the ReLU then keeps the positive ones); ``None`` the current
+        ``k`` (``set_params(k=...)`` changes it at inference).
 
         Examples
         --------
@@ -344,7 +362,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         F = torch.nn.functional
         w_enc, b_lat = torch.from_numpy(self.encoder_), torch.from_numpy(self.latent_bias_)
         b_pre = torch.from_numpy(self.pre_bias_)
-        k = check_scalar(self.k, "k", int, low=1)  # the current k: set_params(k=...) changes it at inference
+        k = check_scalar(self.k if k is None else k, "k", int, low=1)  # the current k unless one is given
         if k > len(b_lat):
             raise InputError(f"k must be at most n_latents ({len(b_lat)}), got {k}")
         with torch.inference_mode():
@@ -376,7 +394,7 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
                 rec = (rec + b_pre).numpy()
             yield rows, vals, idx, rec
 
-    def transform(self, X: Any, *, dense: bool = False) -> sp.csr_matrix | np.ndarray:
+    def transform(self, X: Any, *, dense: bool = False, k: int | None = None) -> sp.csr_matrix | np.ndarray:
         """Sparse codes: at most ``k`` positive values per row.
 
         Parameters
@@ -384,6 +402,10 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         X : array of shape (n, n_features_in_)
         dense : bool, default False
             Return a dense float32 array instead of a CSR matrix.
+        k : int, optional
+            Latents kept per row, instead of the model's ``k`` (``1 ≤ k ≤ n_latents``): e.g. a
+            search query coded with more latents than the documents it is compared with;
+            ``n_latents`` keeps every positive pre-activation.
 
         Returns
         -------
@@ -393,17 +415,25 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
         Raises
         ------
         InputError
-            Not fitted, NaN / infinite values, or another dimension.
+            Not fitted, NaN / infinite values, another dimension, or ``k`` outside ``[1, n_latents]``.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> sae = SparseAutoencoder(n_latents=16, k=2, epochs=1, batch_size=64).fit(rng.standard_normal((100, 4)))
+        >>> x = rng.standard_normal((3, 4))
+        >>> int(sae.transform(x).getnnz(axis=1).max()), int(sae.transform(x, k=6).getnnz(axis=1).max()) <= 6
+        (2, True)
         """
         data = self.check_rows(X)
         n, m = len(data), len(self.latent_bias_)
         if dense:
             out = np.zeros((n, m), np.float32)
-            for rows, vals, idx in self.encode_blocks(data):
+            for rows, vals, idx in self.encode_blocks(data, k):
                 np.put_along_axis(out[rows], idx, vals, axis=1)
             return out
         values, latents, counts = [], [], []
-        for _, vals, idx in self.encode_blocks(data):
+        for _, vals, idx in self.encode_blocks(data, k):
             order = np.argsort(idx, axis=1, kind="stable")
             vals, idx = np.take_along_axis(vals, order, 1), np.take_along_axis(idx, order, 1)
             keep = vals > 0
@@ -432,6 +462,37 @@ class SparseAutoencoder(TransformerMixin, BaseEstimator):
                 raise InputError(f"codes must have {m} columns (one per latent), got shape {arr.shape}")
             out = np.asarray(arr, dtype=np.float32) @ self.components_
         return (out + self.pre_bias_).astype(np.float32, copy=False)
+
+    def atom_scores(self, X: Any, *, k: int | None = None) -> sp.csr_matrix:
+        """Each row's inner products with the atoms, ``X @ components_ᵀ``, its ``k`` largest positive ones kept.
+
+        The asymmetric query of a space of codes: ``Σ_j (x · atom_j) z_j = x · (x̂ − b_pre)`` for an item's
+        codes ``z`` and decoding ``x̂``, so ranking items by it ranks them by ``x · x̂`` (``x · b_pre`` is the
+        same for every item); keeping the positive weights only keeps the search over non-negative
+        weights. ``k``: at most that many per row (``1 ≤ k ≤ n_latents``); ``None``: every positive one.
+
+        Examples
+        --------
+        >>> rng = np.random.default_rng(0)
+        >>> sae = SparseAutoencoder(n_latents=16, k=2, epochs=1, batch_size=64).fit(rng.standard_normal((100, 4)))
+        >>> x = rng.standard_normal((2, 4))
+        >>> s = sae.atom_scores(x, k=3)
+        >>> s.shape, int(s.getnnz(axis=1).max()) <= 3, bool((s.data > 0).all())
+        ((2, 16), True, True)
+        >>> j = s[0].indices[0]
+        >>> bool(abs(s[0, j] - float(x[0] @ sae.components_[j])) < 1e-5)
+        True
+        """
+        data = self.check_rows(X)
+        m = len(self.latent_bias_)
+        k = m if k is None else check_scalar(k, "k", int, low=1)
+        if k > m:
+            raise InputError(f"k must be at most n_latents ({m}), got {k}")
+        scores = data @ self.components_.T
+        if k < m:
+            drop = np.argpartition(-scores, k - 1, axis=1)[:, k:]
+            np.put_along_axis(scores, drop, 0.0, axis=1)
+        return sp.csr_matrix(np.maximum(scores, 0.0), dtype=np.float32)
 
     def reconstruct(self, X: Any) -> np.ndarray:
         """``inverse_transform(transform(X))`` in one blocked pass; float32 of shape (n, d)."""

@@ -96,6 +96,15 @@ def train_step(torch: Any, F: Any, params: dict[str, Any], opt: Adam, batch: Any
     g_dec = codes.T @ g_rec.numpy()
     g_pre = _row_dots(torch, g_rec, w_dec, top.indices) * (top.values > 0)
     grad_latents, grad_values = [top.indices], [g_pre]
+    if p.get("multik") and p.get("multik_coef"):  # CSR / OpenAI's Multi-TopK: the top multik latents reconstruct too
+        wide = torch.topk(pre, k=p["multik"], dim=-1, sorted=False)
+        wide_codes = _sparse_rows(torch.relu(wide.values).numpy(), wide.indices.numpy(), n_latents)
+        resid_wide = torch.from_numpy(np.asarray(wide_codes @ dec)) + b_pre - batch
+        g_wide = resid_wide * (2.0 * mse_scale * p["multik_coef"] / bsz)
+        g_dec = g_dec + wide_codes.T @ g_wide.numpy()
+        g_rec = g_rec + g_wide  # both reach b_pre
+        grad_latents.append(wide.indices)
+        grad_values.append(_row_dots(torch, g_wide, w_dec, wide.indices) * (wide.values > 0))
     aux_value = 0.0
     if p["auxk"] and p["auxk_coef"] and n_dead:
         aux = torch.topk(pre.masked_fill_(~dead, -math.inf), k=min(p["auxk"], n_dead), dim=-1)
