@@ -35,6 +35,14 @@ from repspace.workflows.analyze import (
     parallelograms_space,
     topics_space,
 )
+from repspace.workflows.analyze import (
+    LayerDimensions,
+    QualityTrack,
+    SpaceDimension,
+    dimension_layers,
+    dimension_space,
+    track_spaces,
+)
 
 __all__ = [
     *_analyze.__all__,
@@ -52,4 +60,10 @@ __all__ = [
     "hierarchy_space",
     "parallelograms_space",
     "topics_space",
+    "LayerDimensions",
+    "QualityTrack",
+    "SpaceDimension",
+    "dimension_layers",
+    "dimension_space",
+    "track_spaces",
 ]

@@ -28,6 +28,19 @@ from repspace.engines.analyze.ricci import (
     union_edges,
 )
 from repspace.engines.analyze.topics import TopicGeometry, topic_geometry
+from repspace.engines.analyze.dimension import LinearNonlinearID, linear_nonlinear_id, pca_dimension
+from repspace.engines.analyze.limit import (
+    CriticalDimension,
+    FreeEmbeddingFit,
+    LimitCurve,
+    LimitPoint,
+    critical_dimension,
+    free_embedding_fit,
+    limit_curve,
+    paper_critical_n,
+    topk_relevance,
+)
+from repspace.engines.analyze.tracking import SpaceQuality, lidar_views, space_quality, view_alignment
 
 __all__ = [
     "Capacity",
@@ -50,3 +63,6 @@ __all__ = [
     "topic_geometry",
     "union_edges",
 ]
+__all__ += ["CriticalDimension", "FreeEmbeddingFit", "LimitCurve", "LimitPoint", "LinearNonlinearID", "SpaceQuality",
+            "critical_dimension", "free_embedding_fit", "lidar_views", "limit_curve", "linear_nonlinear_id",
+            "paper_critical_n", "pca_dimension", "space_quality", "topk_relevance", "view_alignment"]

@@ -100,6 +100,7 @@ def build_app() -> Any:
         align,
         analyze,
         analyze_concepts,
+        analyze_dimension,
         bench,
         compare,
         demo,
