@@ -338,6 +338,12 @@ class LimitPoint:
         The paper's fitted critical ``n`` at the measured ``critical_d``.
     critical : CriticalDimension
         The runs.
+
+    Examples
+    --------
+    >>> p = limit_curve([6]).points[0]
+    >>> p.critical_d, p.paper_d, round(p.paper_critical_n, 2)
+    (4, 4, 6.66)
     """
 
     n: int

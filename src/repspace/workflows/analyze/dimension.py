@@ -69,6 +69,12 @@ class LayerDimensions:
         One per layer.
     provenance : dict
         The encoder's provenance (without the layer).
+
+    Examples
+    --------
+    >>> r = dimension_layers("hf-layers:minilm", [f"text {i}" for i in range(30)], layers=[-1], k=5)
+    >>> r.to_dict()["layers"][0]["layer"]
+    6
     """
 
     encoder: str

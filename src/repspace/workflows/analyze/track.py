@@ -42,6 +42,13 @@ class QualityTrack:
         The metadata field grouping views of one sample.
     qualities : tuple of SpaceQuality
         One per space.
+
+    Examples
+    --------
+    >>> from repspace.store import example_space
+    >>> t = track_spaces([example_space(30, 3), example_space(30, 3)], k=5)
+    >>> len(t.qualities), t.to_dict()["views_field"]
+    (2, None)
     """
 
     spaces: tuple[str, ...]
