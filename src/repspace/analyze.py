@@ -17,6 +17,8 @@ Examples
 
 from repspace.engines import analyze as _analyze
 from repspace.engines.analyze import *  # noqa: F403 - every name of its __all__
+from repspace.engines.geometry.dimension_linear import LinearNonlinearID, linear_nonlinear_id, pca_dimension
+from repspace.engines.geometry.tracking import SpaceQuality, lidar_views, space_quality, view_alignment
 from repspace.workflows.analyze import (
     CompatHeadCheck,
     CurvatureComparison,
@@ -40,9 +42,24 @@ from repspace.workflows.analyze import (
     parallelograms_space,
     topics_space,
 )
+from repspace.workflows.analyze import (
+    LayerDimensions,
+    QualityTrack,
+    SpaceDimension,
+    dimension_layers,
+    dimension_space,
+    track_spaces,
+)
 
 __all__ = [
     *_analyze.__all__,
+    "LinearNonlinearID",
+    "SpaceQuality",
+    "lidar_views",
+    "linear_nonlinear_id",
+    "pca_dimension",
+    "space_quality",
+    "view_alignment",
     "CompatHeadCheck",
     "CurvatureComparison",
     "SpaceCapacity",
@@ -62,4 +79,10 @@ __all__ = [
     "hierarchy_space",
     "parallelograms_space",
     "topics_space",
+    "LayerDimensions",
+    "QualityTrack",
+    "SpaceDimension",
+    "dimension_layers",
+    "dimension_space",
+    "track_spaces",
 ]

@@ -19,9 +19,13 @@ from repspace.workflows.analyze.compat import CompatHeadCheck, compat_head_retri
 from repspace.workflows.analyze.doc_profile import SpaceDocProfiles, doc_profile_space
 from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature, ricci_space, ricci_spaces
 from repspace.workflows.analyze.topics import SpaceTopics, topics_space
+from repspace.workflows.analyze.dimension import LayerDimensions, SpaceDimension, dimension_layers, dimension_space
+from repspace.workflows.analyze.track import QualityTrack, track_spaces
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
 __all__ += ["SpaceCircularity", "SpaceHierarchy", "SpaceParallelograms", "SpaceTopics", "circular_space",
             "hierarchy_space", "hierarchy_tree", "parallelograms_space", "topics_space"]
 __all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "compat_head_spaces", "doc_profile_space"]
+__all__ += ["LayerDimensions", "QualityTrack", "SpaceDimension", "dimension_layers", "dimension_space",
+            "track_spaces"]
