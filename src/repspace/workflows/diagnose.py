@@ -30,7 +30,7 @@ from repspace.workflows.distributed.runner import open_backend
 if TYPE_CHECKING:
     from repspace.core.store import Space
 
-__all__ = ["diagnose_space", "save_per_item", "SAVED_KEYS", "diagnose_layers", "LayerDiagnosis"]
+__all__ = ["diagnose_space", "save_per_item", "SAVED_KEYS", "diagnose_layers", "LayerDiagnosis", "layer_stack"]
 
 
 #: Metadata keys written by ``diagnose_space(..., save=True)``: usable in filters and exports.
@@ -156,18 +156,36 @@ def diagnose_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequenc
     >>> r.layers, r.diagnoses[0].d
     ((0, 6), 384)
     """
+    chosen, stacked, prov = layer_stack(encoder, texts, layers=layers, k=k, options=options, batch_size=batch_size,
+                                        progress=progress, what=("diagnosing", "diagnosis"))
+    metric = "cosine"
+    reports = tuple(diagnose(stacked[j], k=k, metric=metric, exact=exact, seed=seed) for j in range(len(chosen)))
+    return LayerDiagnosis(encoder, tuple(chosen), reports, prov)
+
+
+def layer_stack(encoder: str, texts: Sequence[str], *, layers: str | Sequence[int], k: int,
+                options: dict[str, Any] | None, batch_size: int, progress: Progress | None,
+                what: tuple[str, str]) -> tuple[list[int], np.ndarray, dict[str, Any]]:
+    """The texts through the chosen layers of a layered encoder, one forward pass per batch: the layers, the
+    ``(layers, n, d)`` array and the encoder's provenance without its layer. ``what`` names the measure in the
+    one-line errors (``("diagnosing", "diagnosis")``): too few texts for ``k``, an encoder without layers.
+
+    Examples
+    --------
+    >>> chosen, x, prov = layer_stack("hf-layers:minilm", ["a cat", "a dog", "a fish"], layers=[-1], k=2,
+    ...                               options=None, batch_size=8, progress=None, what=("measuring", "measure"))
+    >>> chosen, x.shape, "layer" in prov
+    ([6], (1, 3, 384), False)
+    """
     from repspace.engines.encoders import get_encoder
     from repspace.engines.encoders.base import LayeredEncoder
 
     texts = list(texts)
     if len(texts) <= k:
-        raise InputError(f"{len(texts)} texts; diagnosing with k={k} needs more than {k}")
+        raise InputError(f"{len(texts)} texts; {what[0]} with k={k} needs more than {k}")
     enc = get_encoder(encoder, **(options or {}))
     if not isinstance(enc, LayeredEncoder):
-        raise InputError(f"{encoder} gives one vector per text; per-layer diagnosis needs hf-layers:<folder>")
-    chosen = enc.resolve_layers(layers)
+        raise InputError(f"{encoder} gives one vector per text; per-layer {what[1]} needs hf-layers:<folder>")
+    chosen = list(enc.resolve_layers(layers))
     stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)  # (L, n, d)
-    metric = "cosine"
-    reports = tuple(diagnose(stacked[j], k=k, metric=metric, exact=exact, seed=seed) for j in range(len(chosen)))
-    prov = {key: val for key, val in enc.provenance().items() if key != "layer"}
-    return LayerDiagnosis(encoder, tuple(chosen), reports, prov)
+    return chosen, stacked, {key: val for key, val in enc.provenance().items() if key != "layer"}

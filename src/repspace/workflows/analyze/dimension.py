@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from repspace.core.errors import InputError
 from repspace.engines.geometry.dimension_linear import LinearNonlinearID, linear_nonlinear_id
 from repspace.engines.geometry.intrinsic import DEFAULT_K
 
@@ -100,17 +99,9 @@ def dimension_layers(encoder: str, texts: Sequence[str], *, layers: str | Sequen
     >>> r.layers, r.dimensions[0].d
     ((0, 6), 384)
     """
-    from repspace.engines.encoders import get_encoder
-    from repspace.engines.encoders.base import LayeredEncoder
+    from repspace.workflows.diagnose import layer_stack
 
-    texts = list(texts)
-    if len(texts) <= k:
-        raise InputError(f"{len(texts)} texts; intrinsic dimension with k={k} needs more than {k}")
-    enc = get_encoder(encoder, **(options or {}))
-    if not isinstance(enc, LayeredEncoder):
-        raise InputError(f"{encoder} gives one vector per text; per-layer dimension needs hf-layers:<folder>")
-    chosen = enc.resolve_layers(layers)
-    stacked = enc.encode_layers(texts, layers=chosen, batch_size=batch_size, progress=progress)
+    chosen, stacked, prov = layer_stack(encoder, texts, layers=layers, k=k, options=options, batch_size=batch_size,
+                                        progress=progress, what=("intrinsic dimension", "dimension"))
     dims = tuple(linear_nonlinear_id(stacked[j], k=k, exact=exact) for j in range(len(chosen)))
-    prov = {key: val for key, val in enc.provenance().items() if key != "layer"}
     return LayerDimensions(encoder, tuple(chosen), dims, prov)
