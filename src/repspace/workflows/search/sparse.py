@@ -143,14 +143,13 @@ def _feature_ids(space: Space, keys: Iterable[str]) -> list[int]:
     """The feature id of each key of a sparse query: a feature name of the space, else an id written as text."""
     lookup = space.feature_ids()
     keys = list(keys)
-    try:  # the common cases in one pass each: every key a feature name, or every key an id written in digits
-        found = list(map(lookup.get, keys)) if lookup is not None else None
-        if found is not None and None not in found:
-            return found  # type: ignore[return-value]
-        if lookup is None and all(map(str.isdecimal, keys)):  # (isdigit would take "²", which int() refuses)
-            return list(map(int, keys))
-    except ValueError:  # (not expected: a decimal string is what int() reads) the loop below names the key
-        pass
+    # The common cases in one pass each: every key a feature name, or every key an id written in decimal digits
+    # (int() reads every str.isdecimal string; str.isdigit would also take "²", which int() refuses).
+    found = list(map(lookup.get, keys)) if lookup is not None else None
+    if found is not None and None not in found:
+        return found  # type: ignore[return-value]
+    if lookup is None and all(map(str.isdecimal, keys)):
+        return list(map(int, keys))
     idx = []
     for key in keys:
         j = None if lookup is None else lookup.get(key)
