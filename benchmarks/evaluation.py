@@ -183,6 +183,7 @@ PARTS = {
     "sparse-fusion": "eval_sparse_fusion",
     "multivector-space": "eval_multivector",
     "compat": "eval_compat",
+    "analyze": "eval_analyze",
 }
 
 
