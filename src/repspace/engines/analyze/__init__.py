@@ -30,7 +30,7 @@ from repspace.engines.analyze.parallelograms import Parallelograms, parallelogra
 from repspace.engines.analyze.ideal_words import IdealWords, ideal_word_vectors, ideal_words, leave_one_out_predictions
 from repspace.engines.analyze.feature_audit import FeatureAudit, FeatureStrength, feature_audit, feature_r2
 from repspace.engines.analyze.feature_norms import FeatureNormPrediction, NormScore, feature_norm_prediction
-from repspace.engines.analyze.simplex import CategoricalSimplex, categorical_simplex, simplex_volume
+from repspace.engines.analyze.simplex import CategoricalSimplex, categorical_simplex, simplex_shape, simplex_volume
 from repspace.engines.analyze.compat import (
     Compatibility,
     LabelRetrieval,
@@ -75,6 +75,7 @@ __all__ = [
     "ideal_word_vectors",
     "ideal_words",
     "leave_one_out_predictions",
+    "simplex_shape",
     "simplex_volume",
     "Capacity",
     "Circularity",

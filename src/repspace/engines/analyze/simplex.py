@@ -11,12 +11,14 @@ siblings at once:
    out of both).
 2. Affine independence: the edge matrix ``E = [v_2 − v_1, …, v_k − v_1]`` has rank k − 1 (singular values above
    ``RANK_TOL`` of the largest). Beside it the simplex's (k − 1)-volume ``√det(E Eᵀ) / (k − 1)!``, the condition
-   number of ``E`` (largest over smallest singular value: 1 for a regular simplex's edges from one vertex up to
-   a constant, large when the simplex is nearly flat), and the volume relative to the regular simplex with the
+   number of ``E`` (largest over smallest singular value: √k for a regular simplex, large when it is nearly
+   flat), and the volume relative to the regular simplex with the
    same mean edge length ``ā``, ``ā^(k−1) √(k / 2^(k−1)) / (k − 1)!`` (1 regular, near 0 flat).
 3. Held-out membership: each category's words split into ``folds`` folds; the vertices are estimated from the
    other folds and every held-out word is assigned to its nearest vertex (Euclidean, in the same space). Beside
-   it the nearest category mean (the plain centroid classifier) and chance (the largest category's share).
+   it the nearest category mean (the plain centroid classifier) and chance (the largest category's share); the
+   balanced accuracy (mean per-category recall, chance 1/k) beside both, since sibling categories are rarely of
+   one size.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from repspace.core.checks import check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.analyze.hierarchy import concept_vector, whitening
 
-__all__ = ["CategoricalSimplex", "DEFAULT_FOLDS", "categorical_simplex", "simplex_volume"]
+__all__ = ["CategoricalSimplex", "DEFAULT_FOLDS", "categorical_simplex", "simplex_shape", "simplex_volume"]
 
 #: Folds of the held-out membership test.
 DEFAULT_FOLDS = 5
@@ -56,6 +58,35 @@ def simplex_volume(V: Any) -> float:
     E = V[1:] - V[0]
     s = np.linalg.svd(E, compute_uv=False)
     return float(np.prod(s)) / math.factorial(len(E))
+
+
+def simplex_shape(V: Any) -> dict[str, Any]:
+    """The shape of the simplex with the k rows of ``V`` as vertices: ``{"rank", "affinely_independent",
+    "singular_values", "volume", "condition", "regularity", "mean_edge"}`` (see the module; ``condition`` is
+    ``None`` when the vertices are affinely dependent).
+
+    Examples
+    --------
+    >>> s = simplex_shape(np.eye(3))
+    >>> s["affinely_independent"], s["condition"], s["regularity"]
+    (True, 1.732050808, 1.0)
+    >>> simplex_shape([[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]])["rank"]
+    1
+    """
+    V = np.asarray(V, dtype=np.float64)
+    k = len(V)
+    if V.ndim != 2 or k < 2:
+        raise InputError(f"a simplex needs at least 2 vertices as rows, got shape {V.shape}")
+    s = np.linalg.svd(V[1:] - V[0], compute_uv=False)
+    rank = int((s > RANK_TOL * s[0]).sum()) if s[0] > 0 else 0
+    volume = float(np.prod(s)) / math.factorial(k - 1)
+    dist = np.sqrt(((V[:, None, :] - V[None, :, :]) ** 2).sum(axis=-1))
+    mean_edge = float(dist[np.triu_indices(k, 1)].mean())
+    regular = mean_edge ** (k - 1) * math.sqrt(k / 2 ** (k - 1)) / math.factorial(k - 1)
+    independent = rank == k - 1
+    return {"rank": rank, "affinely_independent": independent, "singular_values": [round(float(v), 9) for v in s],
+            "volume": volume, "condition": round(float(s[0] / s[-1]), 9) if independent else None,
+            "regularity": round(volume / regular, 9) if regular > 0 else 0.0, "mean_edge": round(mean_edge, 9)}
 
 
 def _nearest(P: np.ndarray, centres: np.ndarray) -> np.ndarray:
@@ -84,6 +115,8 @@ class CategoricalSimplex:
         See the module; ``condition`` is null when the simplex is flat.
     accuracy, centroid_accuracy, chance : float
         Held-out nearest-vertex and nearest-mean accuracy, and the largest category's share.
+    balanced_accuracy, centroid_balanced_accuracy : float
+        The same as the mean over categories of the share of their words assigned to them (chance 1/k).
     folds : int
     vertices : ndarray of shape (k, d)
         The concept vectors from every word (not in ``to_dict``).
@@ -110,19 +143,23 @@ class CategoricalSimplex:
     accuracy: float
     centroid_accuracy: float
     chance: float
+    balanced_accuracy: float
+    centroid_balanced_accuracy: float
     folds: int
     vertices: np.ndarray
 
     def to_dict(self) -> dict[str, Any]:
         """``{"k", "categories", "sizes", "shared", "whitened", "affinely_independent", "rank",
         "singular_values", "volume", "condition", "regularity", "mean_edge", "accuracy", "centroid_accuracy",
-        "chance", "folds"}``."""
+        "chance", "balanced_accuracy", "centroid_balanced_accuracy", "folds"}``."""
         return {"k": len(self.categories), "categories": list(self.categories), "sizes": list(self.sizes),
                 "shared": self.shared, "whitened": self.whitened,
                 "affinely_independent": self.affinely_independent, "rank": self.rank,
                 "singular_values": list(self.singular_values), "volume": self.volume, "condition": self.condition,
                 "regularity": self.regularity, "mean_edge": self.mean_edge, "accuracy": self.accuracy,
-                "centroid_accuracy": self.centroid_accuracy, "chance": self.chance, "folds": self.folds}
+                "centroid_accuracy": self.centroid_accuracy, "chance": self.chance,
+                "balanced_accuracy": self.balanced_accuracy,
+                "centroid_balanced_accuracy": self.centroid_balanced_accuracy, "folds": self.folds}
 
 
 def _rows(X: np.ndarray, sets: Mapping[str, Sequence[int]], folds: int) -> tuple[list[str], list[np.ndarray], int]:
@@ -189,29 +226,25 @@ def categorical_simplex(X: Any, sets: Mapping[str, Sequence[int]], *, whiten: bo
     local = [np.arange(bounds[i], bounds[i + 1]) for i in range(len(rows))]
     V = np.stack([concept_vector(G[r]) for r in local])
     k = len(names)
-    E = V[1:] - V[0]
-    s = np.linalg.svd(E, compute_uv=False)
-    rank = int((s > RANK_TOL * s[0]).sum()) if s[0] > 0 else 0
-    volume = float(np.prod(s)) / math.factorial(k - 1)
-    dist = np.sqrt(((V[:, None, :] - V[None, :, :]) ** 2).sum(axis=-1))
-    mean_edge = float(dist[np.triu_indices(k, 1)].mean())
-    regular = mean_edge ** (k - 1) * math.sqrt(k / 2 ** (k - 1)) / math.factorial(k - 1)
+    shape = simplex_shape(V)
     rng = np.random.default_rng(seed)
     fold_of = [rng.permutation(len(r)) % folds for r in local]
     labels = np.concatenate([np.full(len(r), i) for i, r in enumerate(local)])
-    hits = centroid_hits = 0
+    vertex_pred, mean_pred = np.full(len(labels), -1), np.full(len(labels), -1)
     for f in range(folds):
         train = [r[fo != f] for r, fo in zip(local, fold_of)]
         test = np.concatenate([r[fo == f] for r, fo in zip(local, fold_of)])
-        if not len(test):
-            continue
-        verts = np.stack([concept_vector(G[t]) for t in train])
-        means = np.stack([G[t].mean(axis=0) for t in train])
-        hits += int((_nearest(G[test], verts) == labels[test]).sum())
-        centroid_hits += int((_nearest(G[test], means) == labels[test]).sum())
+        if len(test):
+            vertex_pred[test] = _nearest(G[test], np.stack([concept_vector(G[t]) for t in train]))
+            mean_pred[test] = _nearest(G[test], np.stack([G[t].mean(axis=0) for t in train]))
     sizes = tuple(len(r) for r in rows)
+
+    def balanced(pred: np.ndarray) -> float:
+        return round(float(np.mean([(pred[r] == i).mean() for i, r in enumerate(local)])), 9)
+
     return CategoricalSimplex(
-        tuple(names), sizes, shared, bool(whiten), rank == k - 1, rank, tuple(round(float(v), 9) for v in s),
-        volume, round(float(s[0] / s[-1]), 9) if rank == k - 1 else None,
-        round(volume / regular, 9) if regular > 0 else 0.0, round(mean_edge, 9), round(hits / len(idx), 9),
-        round(centroid_hits / len(idx), 9), round(max(sizes) / len(idx), 9), folds, V)
+        tuple(names), sizes, shared, bool(whiten), shape["affinely_independent"], shape["rank"],
+        tuple(shape["singular_values"]), shape["volume"], shape["condition"], shape["regularity"],
+        shape["mean_edge"],
+        round(float((vertex_pred == labels).mean()), 9), round(float((mean_pred == labels).mean()), 9),
+        round(max(sizes) / len(idx), 9), balanced(vertex_pred), balanced(mean_pred), folds, V)
