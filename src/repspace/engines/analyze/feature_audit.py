@@ -3,9 +3,9 @@
 For one feature at a time (S119's per-feature variance audit), the vectors of the items that have it are
 regressed on it by ordinary least squares, every dimension at once, with an intercept: a numeric feature is one
 column, a categorical one its levels one-hot (``k − 1`` columns beside the intercept). The figure is the
-multivariate R², the share of the items' total variance (the trace of their covariance) that the fit explains:
-``R² = ‖Ŷ − Ȳ‖²_F / ‖Y − Ȳ‖²_F``. For a categorical feature that is the between-level share of the sum of squares
-``Σ_g n_g ‖ȳ_g − ȳ‖² / Σ_k ‖y_k − ȳ‖²``; for a numeric one ``‖Y_cᵀ x_c‖² / (‖x_c‖² ‖Y_c‖²_F)``.
+multivariate R², the share of the items' total variance (the trace of their covariance) that the fit
+explains: ``R² = ‖Ŷ − Ȳ‖²_F / ‖Y − Ȳ‖²_F``. For a categorical feature that is the between-level share of the
+sum of squares ``Σ_g n_g ‖ȳ_g − ȳ‖² / Σ_k ‖y_k − ȳ‖²``; for a numeric one ``‖Y_cᵀ x_c‖² / (‖x_c‖² ‖Y_c‖²_F)``.
 
 Beside it the chance level of a feature with ``p`` columns unrelated to the space, ``p / (n − 1)`` (the expected
 R² of ``p`` random regressors), and the adjusted R², ``1 − (1 − R²)(n − 1)/(n − p − 1)``.

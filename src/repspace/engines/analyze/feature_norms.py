@@ -10,8 +10,8 @@ words it was not fitted on. Both maps are fitted per fold of a K-fold split of t
 * ridge: scikit-learn's ``RidgeCV`` on the standardised vectors, its penalty chosen per norm by efficient
   leave-one-out over ``alphas`` within the training fold.
 
-Per norm the cross-validated R² is ``1 − Σ (y − ŷ)² / Σ (y − ȳ)²`` over the out-of-fold predictions (scikit-learn's
-``r2_score``); below 0 a norm is predicted worse than by its mean.
+Per norm the cross-validated R² is ``1 − Σ (y − ŷ)² / Σ (y − ȳ)²`` over the out-of-fold predictions
+(scikit-learn's ``r2_score``); below 0 a norm is predicted worse than by its mean.
 """
 
 from __future__ import annotations

@@ -52,7 +52,8 @@ def _grid(U: Any) -> np.ndarray:
 
 def ideal_word_vectors(U: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(c, A, O)``: the grid's mean and the ideal words, ``A[i] = mean_j U[i, j] − c`` (attributes) and
-    ``O[j] = mean_i U[i, j] − c`` (objects), so that ``c + A[i] + O[j]`` is the additive fit of cell ``(i, j)``.
+    ``O[j] = mean_i U[i, j] − c`` (objects), so that ``c + A[i] + O[j]`` is the additive fit of cell
+    ``(i, j)``.
 
     Parameters
     ----------
