@@ -15,6 +15,9 @@ from repspace.engines.analyze import feature_audit, feature_r2
 
 pytestmark = pytest.mark.numerics
 
+#: Rows per block under ``small_blocks``: 37 rows of 50 dimensions.
+SMALL_BLOCK_ELEMENTS = 37 * 50
+
 
 def _sklearn_r2(Y: np.ndarray, values: list, categorical: bool) -> float:
     if categorical:
@@ -26,7 +29,10 @@ def _sklearn_r2(Y: np.ndarray, values: list, categorical: bool) -> float:
     return float(r2_score(Y, pred, multioutput="variance_weighted"))
 
 
-def test_glove_features_equal_sklearn_linear_regression(glove_vectors):
+@pytest.mark.parametrize("blocks", ["one", "many"])
+def test_glove_features_equal_sklearn_linear_regression(glove_vectors, request, blocks):
+    if blocks == "many":
+        request.getfixturevalue("small_blocks")
     from _data_subsets import glove_words
 
     ids, X = glove_words(5000)
