@@ -23,10 +23,11 @@ def words():
     return glove_words(30000)
 
 
-@pytest.fixture()
-def db(tmp_path: Path, words) -> str:
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory, words) -> str:
+    """One store for the module: no command here writes to it (the error tests check that it is unchanged)."""
     ids, x = words
-    path = str(tmp_path / "s.db")
+    path = str(tmp_path_factory.mktemp("features") / "s.db")
     meta = [{"log_rank": math.log(i + 1), "initial": w[0], "alpha": w.isalpha()} for i, w in enumerate(ids[:2000])]
     phrases = [f"{a} {o}" for a in ("red", "blue", "green") for o in ("car", "cup", "hat", "box")]
     rng = np.random.default_rng(0)
