@@ -211,5 +211,6 @@ def simplex_cmd(
     cond = "—" if d["condition"] is None else f"{d['condition']:.2f}"
     out.print(f"affinely independent: {'yes' if d['affinely_independent'] else 'no'} (rank {d['rank']} of "
               f"{d['k'] - 1}); volume {d['volume']:.4g}, condition {cond}, regularity {d['regularity']:.3f}")
-    out.print(f"held-out nearest vertex {d['accuracy']:.3f}, nearest mean {d['centroid_accuracy']:.3f}, "
-              f"chance {d['chance']:.3f} ({d['folds']}-fold)")
+    out.print(f"held-out nearest vertex {d['accuracy']:.3f} (balanced {d['balanced_accuracy']:.3f}), nearest mean "
+              f"{d['centroid_accuracy']:.3f} (balanced {d['centroid_balanced_accuracy']:.3f}), chance "
+              f"{d['chance']:.3f} (balanced {1 / d['k']:.3f}), {d['folds']}-fold")
