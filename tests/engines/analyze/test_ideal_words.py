@@ -99,3 +99,13 @@ def test_scores_equal_cosines_and_ranks_written_out():
 def test_bad_input_is_one_clear_error(U, kwargs, fragment):
     with pytest.raises(InputError, match=fragment):
         ideal_words(U, **kwargs)
+
+
+def test_ranks_in_small_blocks_equal_one_block(monkeypatch):
+    import repspace.engines.analyze.ideal_words as module
+
+    U = np.random.default_rng(2).standard_normal((5, 7, 9))
+    whole = ideal_words(U)
+    monkeypatch.setattr(module, "RESCORE_ENTRIES", 50)  # 1 prediction of 35 cells per block
+    blocked = ideal_words(U)
+    assert blocked.cells == whole.cells and blocked.held_out == whole.held_out

@@ -28,6 +28,7 @@ import numpy as np
 
 from repspace.core.checks import check_strings
 from repspace.core.errors import InputError
+from repspace.core.limits import RESCORE_ENTRIES
 
 __all__ = ["IdealWords", "ideal_word_vectors", "ideal_words", "leave_one_out_predictions"]
 
@@ -101,10 +102,14 @@ def _unit(X: np.ndarray) -> np.ndarray:
 def _scores(P: np.ndarray, U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cosine of each prediction with its cell, and the rank of the true cell among all cells (1 best)."""
     m, n, d = U.shape
-    Pu, Uu = _unit(P.reshape(m * n, d)), _unit(U.reshape(m * n, d))
-    sims = Pu @ Uu.T  # prediction k against every cell
-    own = np.diag(sims)
-    ranks = 1 + (sims > own[:, None] + 1e-12).sum(axis=1)
+    cells = m * n
+    Pu, Uu = _unit(P.reshape(cells, d)), _unit(U.reshape(cells, d))
+    own = np.einsum("ij,ij->i", Pu, Uu)
+    ranks = np.empty(cells, dtype=np.int64)
+    step = max(1, RESCORE_ENTRIES // cells)  # predictions against every cell, a bounded block at a time
+    for lo in range(0, cells, step):
+        sims = Pu[lo:lo + step] @ Uu.T
+        ranks[lo:lo + step] = 1 + (sims > own[lo:lo + step, None] + 1e-12).sum(axis=1)
     return own.reshape(m, n), ranks.reshape(m, n)
 
 
