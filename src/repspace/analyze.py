@@ -43,6 +43,20 @@ from repspace.workflows.analyze import (
     topics_space,
 )
 from repspace.workflows.analyze import (
+    SpaceFeatureAudit,
+    SpaceFeatureNorms,
+    SpaceIdealWords,
+    SpaceSimplex,
+    category_words,
+    feature_audit_space,
+    feature_norms_space,
+    ideal_words_encoder,
+    ideal_words_grid,
+    ideal_words_space,
+    read_norms,
+    simplex_space,
+)
+from repspace.workflows.analyze import (
     LayerDimensions,
     QualityTrack,
     SpaceDimension,
@@ -85,4 +99,16 @@ __all__ = [
     "dimension_layers",
     "dimension_space",
     "track_spaces",
+    "SpaceFeatureAudit",
+    "SpaceFeatureNorms",
+    "SpaceIdealWords",
+    "SpaceSimplex",
+    "category_words",
+    "feature_audit_space",
+    "feature_norms_space",
+    "ideal_words_encoder",
+    "ideal_words_grid",
+    "ideal_words_space",
+    "read_norms",
+    "simplex_space",
 ]

@@ -4,7 +4,11 @@ One module per question: :mod:`~repspace.engines.analyze.ricci` (Ollivier-Ricci 
 :mod:`~repspace.engines.analyze.capacity` (near-orthogonality tolerance and the number of directions it allows),
 :mod:`~repspace.engines.analyze.compat` (model-update compatibility criteria),
 :mod:`~repspace.engines.analyze.compat_head` (a head onto fixed d-simplex prototypes),
-:mod:`~repspace.engines.analyze.doc_profile` (document similarity profiles).
+:mod:`~repspace.engines.analyze.doc_profile` (document similarity profiles),
+:mod:`~repspace.engines.analyze.ideal_words` (additive attribute × object grids),
+:mod:`~repspace.engines.analyze.feature_audit` (variance explained per known feature),
+:mod:`~repspace.engines.analyze.feature_norms` (word vectors to human feature norms, PLSR beside ridge),
+:mod:`~repspace.engines.analyze.simplex` (sibling categories as a simplex).
 Each returns a frozen result with ``to_dict()`` in the JSON names of docs/METRICS.md.
 
 Examples
@@ -23,6 +27,10 @@ from repspace.engines.analyze.hierarchy import (
     hierarchy_orthogonality,
 )
 from repspace.engines.analyze.parallelograms import Parallelograms, parallelograms
+from repspace.engines.analyze.ideal_words import IdealWords, ideal_word_vectors, ideal_words, leave_one_out_predictions
+from repspace.engines.analyze.feature_audit import FeatureAudit, FeatureStrength, feature_audit, feature_r2
+from repspace.engines.analyze.feature_norms import FeatureNormPrediction, NormScore, feature_norm_prediction
+from repspace.engines.analyze.simplex import CategoricalSimplex, categorical_simplex, simplex_shape, simplex_volume
 from repspace.engines.analyze.compat import (
     Compatibility,
     LabelRetrieval,
@@ -54,6 +62,21 @@ from repspace.engines.analyze.limit import (
 )
 
 __all__ = [
+    "CategoricalSimplex",
+    "FeatureAudit",
+    "FeatureNormPrediction",
+    "FeatureStrength",
+    "IdealWords",
+    "NormScore",
+    "categorical_simplex",
+    "feature_audit",
+    "feature_norm_prediction",
+    "feature_r2",
+    "ideal_word_vectors",
+    "ideal_words",
+    "leave_one_out_predictions",
+    "simplex_shape",
+    "simplex_volume",
     "Capacity",
     "Circularity",
     "Compatibility",

@@ -21,6 +21,21 @@ from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature
 from repspace.workflows.analyze.topics import SpaceTopics, topics_space
 from repspace.workflows.analyze.dimension import LayerDimensions, SpaceDimension, dimension_layers, dimension_space
 from repspace.workflows.analyze.track import QualityTrack, track_spaces
+from repspace.workflows.analyze.ideal_words import (
+    SpaceIdealWords,
+    grid_texts,
+    ideal_words_encoder,
+    ideal_words_grid,
+    ideal_words_space,
+)
+from repspace.workflows.analyze.features import (
+    SpaceFeatureAudit,
+    SpaceFeatureNorms,
+    feature_audit_space,
+    feature_norms_space,
+    read_norms,
+)
+from repspace.workflows.analyze.simplex import SpaceSimplex, category_words, simplex_space
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
@@ -29,3 +44,6 @@ __all__ += ["SpaceCircularity", "SpaceHierarchy", "SpaceParallelograms", "SpaceT
 __all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "compat_head_spaces", "doc_profile_space"]
 __all__ += ["LayerDimensions", "QualityTrack", "SpaceDimension", "dimension_layers", "dimension_space",
             "track_spaces"]
+__all__ += ["SpaceFeatureAudit", "SpaceFeatureNorms", "SpaceIdealWords", "SpaceSimplex", "category_words",
+            "feature_audit_space", "feature_norms_space", "grid_texts", "ideal_words_encoder", "ideal_words_grid",
+            "ideal_words_space", "read_norms", "simplex_space"]
