@@ -20,7 +20,7 @@ import scipy.sparse as sps
 from repspace.core.errors import InputError
 from repspace.core.sparse import SparseRows
 from repspace.engines.search.seismic import U16_FEATURES, SeismicIndex, SeismicParams, parse_seismic_spec
-from repspace.engines.search.sparse import SparseIndex
+from repspace.engines.search.sparse import SparseIndex, sparse_query, top_k_by_score
 
 pytestmark = pytest.mark.numerics
 
@@ -67,6 +67,27 @@ def test_no_pruning_equals_the_exact_index(rng, metric):
             s, r = index.search(idx, val, k=k)
             assert r.tolist() == r_ref.tolist()
             np.testing.assert_allclose(s, s_ref, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("metric", ["ip", "cosine"])
+def test_rescoring_equals_exact_scores_of_seismics_rows_ranked_in_numpy(rng, metric):
+    """rescore=1 returns the rows Seismic found (rescore=0) scored by :meth:`SeismicIndex.scores` and ranked by
+    ``top_k_by_score`` over the rows in ascending order (ties to the lower row), to the last bit."""
+    X = _zipf_rows(rng, 2000, 300, 10)
+    X.data[rng.random(X.nnz) < 0.4] = 1.0  # equal weights: equal scores among the found rows
+    rows = SparseRows.from_scipy(X)
+    base = SeismicIndex(rows, parse_seismic_spec("sparse,seismic,lambda=200,cut=5"), metric=metric)
+    raw, rescoring = (base.with_params(parse_seismic_spec(f"sparse,seismic,lambda=200,cut=5,rescore={r}"))
+                      for r in (0, 1))
+    for i in rng.integers(0, 2000, 40):
+        idx, val = X[[int(i)]].indices, X[[int(i)]].data.astype(np.float64)
+        for k in (1, 5, 20):
+            found = np.sort(raw.search(idx, val, k=k)[1])
+            scores = base.scores(found, sparse_query(idx, val, 300))
+            top = top_k_by_score(scores, k)
+            s, r = rescoring.search(idx, val, k=k)
+            assert r.tolist() == found[top].tolist()
+            assert s.dtype == np.float32 and s.tolist() == scores[top].astype(np.float32).tolist()
 
 
 def test_seismic_scores_are_within_float16_rounding_of_the_exact_ones(rng):

@@ -419,14 +419,26 @@ class SeismicIndex:
         found = np.fromiter((h[1] for h in hits), dtype=np.int64, count=len(hits))
         if p.rescore == 0:
             return np.fromiter((h[0] for h in hits), dtype=np.float32, count=len(hits)), found
-        order = np.argsort(found, kind="stable")  # ascending rows: equal scores go to the lower row
-        found = found[order]
-        scores = self.scores(found, q)
-        top = top_k_by_score(scores, min(len(found), want if fetch is not None else k))
-        return scores[top].astype(np.float32), found[top]
+        return self._rescored(found, q, want if fetch is not None else k)
+
+    def _rescored(self, found: np.ndarray, q: SparseQuery, keep: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows ``found`` scored exactly (:meth:`scores`), the best ``keep`` by score, ties to the lower
+        row: one compiled call (:func:`~repspace.engines.search._row_scores.rescored`), where the same steps in
+        numpy took a dozen calls, about 7 us of a one-query search."""
+        from repspace.engines.search._row_scores import rescored
+
+        keep = min(keep, len(found))
+        scores, rows = np.empty(keep, np.float32), np.empty(keep, np.int64)
+        norms = self.norms if self.norms is not None else _NO_NORMS
+        query_norm = math.sqrt(float(np.dot(q.values, q.values))) if self.norms is not None else 1.0
+        m = rescored(self.csr.indptr, self.csr.indices, self.csr.data, norms, query_norm, found, q.indices,
+                     q.values, _query_buffer(self.n_features), keep, scores, rows)
+        return scores[:m], rows[:m]
 
 
 _BUFFERS = threading.local()
+#: The norms of an inner-product index (none: scores are not divided).
+_NO_NORMS = np.zeros(0)
 
 
 def _query_buffer(n_features: int) -> np.ndarray:
