@@ -29,6 +29,17 @@ WORDNET = Path("/usr/share/wordnet")
 DAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
           "november", "december"]
+#: Ideal words (S048): a colour x object grid of MiniLM texts "red car", and GloVe grids of ids (rows: attributes).
+COLOURS = ["red", "green", "blue", "yellow", "black", "white", "brown", "purple"]
+OBJECTS = ["car", "cup", "hat", "shirt", "chair", "ball", "flower", "house", "bird", "book"]
+GLOVE_GRIDS = {
+    "gender": [["king", "prince", "man", "father", "son", "brother", "husband", "uncle", "boy", "nephew"],
+               ["queen", "princess", "woman", "mother", "daughter", "sister", "wife", "aunt", "girl", "niece"]],
+    "tense": [["walk", "play", "look", "work", "talk", "move", "call", "open", "jump", "help"],
+              ["walked", "played", "looked", "worked", "talked", "moved", "called", "opened", "jumped", "helped"],
+              ["walking", "playing", "looking", "working", "talking", "moving", "calling", "opening", "jumping",
+               "helping"]],
+}
 #: WordNet 3.0's noun lexicographer files by number (03-28; lexnames(5WN): Debian's wordnet-base ships no
 #: lexnames file).
 NOUN_LEXFILES = ("Tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication", "event",
@@ -80,6 +91,10 @@ def measure(quick: bool) -> dict[str, Any]:
         capacity_space,
         circular_space,
         circularity,
+        feature_audit_space,
+        ideal_words_encoder,
+        ideal_words_grid,
+        simplex_space,
         dimension_layers,
         dimension_space,
         hierarchy_space,
@@ -98,7 +113,9 @@ def measure(quick: bool) -> dict[str, Any]:
         store = Store(Path(tmp) / "s.db")
         topics = lexfile_topics(words[:n])
         sp = store.create_space("glove", dim=50, metric="cosine")
-        sp.add(words[:n], vectors[:n], metadata=[{"lexfile": topics[w]} if w in topics else {} for w in words[:n]])
+        sp.add(words[:n], vectors[:n], metadata=[
+            {"log_rank": float(np.log1p(i)), "length": len(w), "first_letter": w[0], "alphabetic": w.isalpha(),
+             **({"lexfile": topics[w]} if w in topics else {})} for i, w in enumerate(words[:n])])
         known = set(words[:n])
         c.log(f"evaluation: analyze, GloVe {n:,} words")
         out["capacity_glove"] = capacity_space(sp).to_dict()
@@ -112,12 +129,19 @@ def measure(quick: bool) -> dict[str, Any]:
                                                       center=True).to_dict()
         out["parallelograms_glove"] = parallelograms_space(
             sp, [q for q in _google_capitals() if all(w in known for w in q)]).to_dict()
+        out["audit_glove"] = feature_audit_space(sp, ["log_rank", "length", "first_letter", "alphabetic", "lexfile"],
+                                                 categorical=["first_letter", "alphabetic", "lexfile"]).to_dict()
+        if not quick:  # 10,000 words hold too few reptiles for five folds
+            out["simplex_glove"] = simplex_space(sp).to_dict()
+        out["ideal_glove"] = {name: ideal_words_grid(sp, grid).to_dict() for name, grid in GLOVE_GRIDS.items()
+                              if all(w in known for row in grid for w in row)}
         out["days_glove"] = circular_space(sp, DAYS).to_dict()
         out["months_glove"] = circular_space(sp, MONTHS).to_dict()
         store.close()
     c.log(f"evaluation: analyze, MiniLM layers over {n_sent:,} STS-B sentences")
     sentences = c.stsb_sentences(n_sent)
     out["dimension_minilm_layers"] = dimension_layers("hf-layers:minilm", sentences).to_dict()
+    out["ideal_minilm"] = ideal_words_encoder("minilm", COLOURS, OBJECTS).to_dict()
     enc = get_encoder("minilm")
     out["days_minilm"] = circularity(enc.encode(DAYS), DAYS).to_dict()
     out["months_minilm"] = circularity(enc.encode(MONTHS), MONTHS).to_dict()
@@ -190,6 +214,28 @@ def _rows(r: dict[str, Any]) -> list[list[str]]:
         rows.append(["circular features (S015)", label, f"top-2 variance {cr['explained_variance']:.3f}, R "
                      f"{cr['resultant']:.3f}, p {cr['p_value']:.3f} (random orderings: mean R "
                      f"{cr['baseline']['mean']:.3f})", "circles in Mistral 7B and Llama 3 8B (no figure quoted)"])
+    for name, iw in [("MiniLM, 8 colours x 10 objects (\"red car\")", r["ideal_minilm"]),
+                     *((f"GloVe, {g} grid ({v['n_attributes']} x {v['n_objects']} words)", v)
+                       for g, v in r["ideal_glove"].items())]:
+        h = iw["held_out"]
+        rows.append(["ideal words, each cell left out (S048)", name,
+                     f"fit explains {iw['explained_variance']:.3f}; left-out cell ranked first "
+                     f"{h['ideal_words']['top1']:.1%} (mean rank {h['ideal_words']['mean_rank']:.2f} of "
+                     f"{iw['n_cells']}, cosine "
+                     f"{h['ideal_words']['mean_cosine']:.3f}); same object's other cells {h['object']['top1']:.1%}, "
+                     f"mean of all {h['mean']['top1']:.1%}", "c + a_i + o_j reconstructs compositions"])
+    audit = ", ".join(f"{f['feature']} {f['r2']:.4f} (chance {f['chance_r2']:.4f})"
+                      for f in r["audit_glove"]["features"])
+    rows.append(["representation-strength audit (S119)", f"GloVe {r['audit_glove']['n']:,} words",
+                 f"R² of the space on each feature alone: {audit}", "—"])
+    sx = r.get("simplex_glove")
+    names = "" if sx is None else " / ".join(c.split(".")[0] for c in sx["categories"])
+    rows += [] if sx is None else [[
+                 "categorical simplex (S023)", f"GloVe, {names}",
+                 f"rank {sx['rank']} (affinely independent: {'yes' if sx['affinely_independent'] else 'no'}), "
+                 f"regularity {sx['regularity']:.2f}; held-out nearest vertex {sx['balanced_accuracy']:.3f} balanced "
+                 f"(nearest mean {sx['centroid_balanced_accuracy']:.3f}, chance {sx['chance']:.2f})",
+                 "categories form a simplex (no figure quoted)"]]
     pts = r["limit"]["points"]
     got = ", ".join(f"n {x['n']}: d {x['critical_d']}" for x in pts)
     paper = ", ".join(f"n {x['n']}: d {x['paper_d']}" for x in pts)
