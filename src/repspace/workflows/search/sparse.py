@@ -27,6 +27,7 @@ Examples
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -186,15 +187,20 @@ def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | 
     values = list(query.values())
     if not _NUMBERS.issuperset(map(type, values)):
         return None
-    weights = np.array(values, dtype=np.float64)
-    if not math.isfinite(float(np.dot(weights, weights))):  # a NaN or an infinity (or an overflow: the model's)
+    try:  # a NaN or an infinity (or an overflow: the model's) leaves the sum of squares not finite
+        if not math.isfinite(math.fsum(map(operator.mul, values, values))):
+            return None
+    except OverflowError:
         return None
-    idx = np.array(_feature_ids(space, query), dtype=np.int64)
-    order = np.argsort(idx, kind="stable")
-    idx, weights = idx[order], weights[order]
-    if (idx[0] < 0 or idx[-1] >= space.dim or (len(idx) > 1 and (idx[1:] == idx[:-1]).any())
-            or not weights.all()):
+    ids = _feature_ids(space, query)
+    # Sorted and checked in Python: for the tens of weights of a query, half the time of the numpy calls
+    idx, weights = ids, values
+    if not all(map(operator.lt, ids, ids[1:])):  # (keys in ascending order need no sort)
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+        idx, weights = [ids[i] for i in order], [values[i] for i in order]
+    if idx[0] < 0 or idx[-1] >= space.dim or not all(map(operator.lt, idx, idx[1:])) or not all(weights):
         return sparse_query(idx, weights, space.dim)  # the checks again, for their message or the zeros dropped
+    idx, weights = np.array(idx, dtype=np.int64), np.array(weights, dtype=np.float64)
     return SparseQuery(idx, weights)  # what sparse_query returns for it, without its general checks
 
 
