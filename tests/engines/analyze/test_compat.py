@@ -91,6 +91,22 @@ def test_pair_criterion_equals_a_loop_over_pairs(glove_vectors):
     assert same.strict and same.relevant_closer == same.irrelevant_farther == 1.0
 
 
+def test_pair_criterion_does_not_flip_on_rounding(glove_vectors):
+    """The same queries computed in another order (rotated and back: float64 rounding only) meet every
+    inequality, as the unchanged queries do; a real change of 1e-9 is still counted."""
+    G = np.asarray(glove_vectors[:200], dtype=np.float64)
+    rng = np.random.default_rng(2)
+    q = G[:50] + 0.3 * rng.normal(size=(50, 50))
+    R = np.linalg.qr(rng.normal(size=(50, 50)))[0]
+    again = (q @ R) @ R.T
+    assert 0 < np.abs(again - q).max() < 1e-13
+    rel = rng.random((50, 200)) < 0.05
+    p = pair_criterion(q, again, G, rel)
+    assert p.strict and p.relevant_closer == p.irrelevant_farther == 1.0
+    moved = pair_criterion(q, q + 1e-9 * rng.normal(size=q.shape), G, rel)
+    assert 0.2 < moved.relevant_closer < 0.8 and not moved.strict
+
+
 def test_empirical_criterion_and_update_gain():
     p = pair_criterion(np.eye(2), np.eye(2), np.eye(2), np.eye(2))
     c = compatibility(0.30, 0.36, p, new=0.42)

@@ -9,7 +9,8 @@ strict (per-pair) criterion, their Eq. 1
     when ``j`` is relevant to ``i``, and ``≥`` when it is not. Here with cosine similarity ``s`` (the distance
     of unit vectors is a decreasing function of it): ``s(new q, old g) ≥ s(old q, old g)`` for relevant pairs,
     ``≤`` for the others. :func:`pair_criterion` counts the share of pairs that satisfy each side
-    (``relevant_closer``, ``irrelevant_farther``); ``strict`` holds only when both shares are 1.
+    (``relevant_closer``, ``irrelevant_farther``; cosines equal to rounding, :data:`TIE_EPS`, satisfy both);
+    ``strict`` holds only when both shares are 1.
 empirical compatibility criterion, their Eq. 2
     ``M(φ_new^q, φ_old^g) > M(φ_old^q, φ_old^g)``: a retrieval metric ``M`` (here nDCG@10, mAP or top-1) of new
     queries against the old index beats the old model's own. With the new model re-indexed (``M_new``) they
@@ -48,6 +49,10 @@ __all__ = ["Compatibility", "LabelRetrieval", "PairCriterion", "compatibility", 
 
 #: Query rows per block of the pair criterion and of label retrieval (a block × gallery matrix in float64).
 QUERY_BLOCK = 256
+#: Two cosines closer than this times √d count as equal in the per-pair criterion (both sides hold): a few
+#: float64 roundings of a d-term dot product, so that the same queries computed in another order (another BLAS
+#: kernel, a rotation and back) meet every inequality as the unchanged ones do.
+TIE_EPS = 8 * float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -114,13 +119,14 @@ def pair_criterion(queries_old: Any, queries_new: Any, gallery_old: Any, relevan
                          "one dimension and the same queries")
     rel = _relevance(relevant, (len(qo), len(g)))
     gu = unit_rows(g)
+    tie = TIE_EPS * np.sqrt(g.shape[1])  # cosines this close are equal: the rounding of a float64 dot product
     closer = farther = 0
     for s in range(0, len(qo), QUERY_BLOCK):
         block = slice(s, s + QUERY_BLOCK)
         s_old, s_new = unit_rows(qo[block]) @ gu.T, unit_rows(qn[block]) @ gu.T
         r = rel[block]
-        closer += int(np.count_nonzero((s_new >= s_old) & r))
-        farther += int(np.count_nonzero((s_new <= s_old) & ~r))
+        closer += int(np.count_nonzero((s_new >= s_old - tie) & r))
+        farther += int(np.count_nonzero((s_new <= s_old + tie) & ~r))
     n_rel = int(np.count_nonzero(rel))
     n_irr = rel.size - n_rel
     rc = closer / n_rel if n_rel else 1.0
