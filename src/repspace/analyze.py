@@ -50,6 +50,7 @@ from repspace.workflows.analyze import (
     dimension_space,
     track_spaces,
 )
+from repspace.workflows.analyze import SpaceSimilarityCI, similarity_ci_space
 
 __all__ = [
     *_analyze.__all__,
@@ -85,4 +86,6 @@ __all__ = [
     "dimension_layers",
     "dimension_space",
     "track_spaces",
+    "SpaceSimilarityCI",
+    "similarity_ci_space",
 ]
