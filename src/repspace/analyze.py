@@ -50,7 +50,8 @@ from repspace.workflows.analyze import (
     dimension_space,
     track_spaces,
 )
-from repspace.workflows.analyze import SpaceSimilarityCI, similarity_ci_space
+from repspace.workflows.analyze import SpaceLocalTopology, SpaceSimilarityCI, local_topology_space, similarity_ci_space
+from repspace.engines.geometry.local_topology import LocalTopology, local_topology
 
 __all__ = [
     *_analyze.__all__,
@@ -88,4 +89,8 @@ __all__ = [
     "track_spaces",
     "SpaceSimilarityCI",
     "similarity_ci_space",
+    "LocalTopology",
+    "SpaceLocalTopology",
+    "local_topology",
+    "local_topology_space",
 ]

@@ -102,6 +102,7 @@ def build_app() -> Any:
         analyze_concepts,
         analyze_compat,
         analyze_dimension,
+        analyze_local,
         bench,
         compare,
         demo,

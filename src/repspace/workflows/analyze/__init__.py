@@ -22,6 +22,7 @@ from repspace.workflows.analyze.topics import SpaceTopics, topics_space
 from repspace.workflows.analyze.dimension import LayerDimensions, SpaceDimension, dimension_layers, dimension_space
 from repspace.workflows.analyze.track import QualityTrack, track_spaces
 from repspace.workflows.analyze.similarity_ci import SpaceSimilarityCI, similarity_ci_space
+from repspace.workflows.analyze.local_topology import SpaceLocalTopology, local_topology_space
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
@@ -31,3 +32,4 @@ __all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "com
 __all__ += ["LayerDimensions", "QualityTrack", "SpaceDimension", "dimension_layers", "dimension_space",
             "track_spaces"]
 __all__ += ["SpaceSimilarityCI", "similarity_ci_space"]
+__all__ += ["SpaceLocalTopology", "local_topology_space"]
