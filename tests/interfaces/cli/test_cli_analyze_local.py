@@ -84,3 +84,19 @@ def test_bad_input_is_one_error_line_and_changes_nothing(capsys, db, args, fragm
     before = store_dump(db)
     one_error_line(run(capsys, "--store", db, "analyze", *args), 2, fragment)
     assert store_dump(db) == before
+
+
+def test_learn_checkpoints_then_track_them(capsys, tmp_path, lee_path):
+    db = str(tmp_path / "t.db")
+    code, out, err = run(capsys, "--store", db, "learn", "word2vec", str(lee_path), "--space", "lee", "--epochs",
+                         "3", "--min-count", "10", "--vector-size", "20", "--checkpoints", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["checkpoints"] == ["lee@epoch1", "lee@epoch2", "lee@epoch3"] and len(d["epoch_loss"]) == 3
+    code, out, err = run(capsys, "--store", db, "analyze", "track", *d["checkpoints"], "-k", "10", "--json")
+    assert code == 0, err
+    assert [s["space"] for s in json.loads(out)["spaces"]] == d["checkpoints"]
+    before = store_dump(db)
+    one_error_line(run(capsys, "--store", db, "learn", "word2vec", str(lee_path), "--space", "lee2",
+                       "--checkpoints", "--checkpoint-name", "x"), 2, "each epoch differently")
+    assert store_dump(db) == before
