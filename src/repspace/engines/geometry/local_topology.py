@@ -11,8 +11,8 @@ another set of rows of the same dimension):
     The mean of the ``k`` distances.
 ``local_id``
     Levina & Bickel's maximum-likelihood local intrinsic dimension over the ``k`` neighbours,
-    ``(k − 1) / Σ_{j<k} log(T_k / T_j)`` on Euclidean distances ``T`` (for ``cosine``, the chord ``√(2(1 − cos))``
-    between unit rows; for ``ip``, ``‖x − y‖`` of the raw rows), as
+    ``(k − 1) / Σ_{j<k} log(T_k / T_j)`` on Euclidean distances ``T`` (for ``cosine``, the chord
+    ``√(2(1 − cos))`` between unit rows; for ``ip``, ``‖x − y‖`` of the raw rows), as
     :func:`repspace.engines.geometry.intrinsic.local_id_from_distances` computes it (the ambient ``d`` where
     every neighbour is at one distance).
 ``entropy``

@@ -63,8 +63,8 @@ if TYPE_CHECKING:
     from repspace.core.store import Space, Store
     from repspace.engines.learn import Corpus, Tokenizer, TrainedVectors
 
-__all__ = ["CHECKPOINT_NAME", "DEFAULT_BUCKET", "METHODS", "LearnReport", "LearnedEncoder", "learn_space", "learned_encoder",
-           "model_path"]
+__all__ = ["CHECKPOINT_NAME", "DEFAULT_BUCKET", "METHODS", "LearnReport", "LearnedEncoder", "learn_space",
+           "learned_encoder", "model_path"]
 
 #: The methods :func:`learn_space` trains.
 METHODS: tuple[str, ...] = ("word2vec", "fasttext", "doc2vec")
