@@ -29,7 +29,8 @@ def _reference(X, base, k, metric, tau=0.1, labels=None):
         sims, T = 1 - dist, np.sqrt(2 * dist)
     else:
         sims, T = -dist, dist
-    lid = (k - 1) / np.log(T[:, -1:] / T[:, :-1]).sum(axis=1)
+    with np.errstate(divide="ignore"):  # a 0 distance (the query in the datastore): unused by the caller
+        lid = (k - 1) / np.log(T[:, -1:] / T[:, :-1]).sum(axis=1)
     if labels is None:
         ent = entropy(softmax(sims / tau, axis=1), axis=1)
     else:
@@ -133,3 +134,18 @@ def test_bad_input_is_one_error_line(call, fragment):
     with pytest.raises(InputError, match=fragment) as e:
         call()
     assert "\n" not in str(e.value)
+
+
+def test_exclude_leaves_the_named_datastore_row_out(glove):
+    X, B = glove[:300], glove[:900]  # the queries are the datastore's first 300 rows
+    t = local_topology(X, B, k=6, metric="l2", exclude=np.arange(300))
+    ref, idx = _reference(X, B, 6 + 1, "l2")
+    assert (idx[:, 0] == np.arange(300)).all()
+    d = np.sort(np.linalg.norm(X[:, None] - B[idx[:, 1:]], axis=2), axis=1)
+    assert np.allclose(t.kdist, d[:, -1], atol=1e-4)
+    none = local_topology(X, B, k=6, metric="l2", exclude=np.full(300, -1))
+    assert np.allclose(none.kdist, local_topology(X, B, k=6, metric="l2").kdist)
+    with pytest.raises(InputError, match="exclude applies"):
+        local_topology(X, k=6, exclude=np.arange(300))
+    with pytest.raises(InputError, match="one datastore row"):
+        local_topology(X, B, k=6, exclude=np.arange(5))

@@ -51,7 +51,7 @@ def test_local_topology_json_equals_the_library_and_saves(capsys, db, glove_vect
     d = json.loads(out)
     x = np.asarray(glove_vectors[:400], np.float32)
     direct = local_topology(x, k=7)
-    assert {k: v for k, v in d.items() if k not in ("space", "against", "label_field", "saved", "fields")} \
+    assert {k: v for k, v in d.items() if k not in ("space", "against", "label_field", "same_id_excluded", "saved", "fields")} \
         == json.loads(json.dumps(direct.to_dict()))
     assert d["saved"] == 400 and d["fields"] == ["lt_kdist", "lt_mean_kdist", "lt_local_id", "lt_entropy"]
     with Store(db) as store:

@@ -38,9 +38,13 @@ def test_saved_features_and_a_datastore_holding_the_item(store):
     assert r.saved == 120
     meta = st.space("s").get(["i7"])[0].metadata
     assert meta["t_kdist"] == round(float(r.topology.kdist[7]), 6) and meta["word"] == "w7"
+    # the first 60 items are in the datastore too: left out of their own neighbours by default
     a = local_topology_space(st.space("s"), k=4, against=st.space("half"))
-    assert a.topology.against and a.to_dict()["against"] == "half"
-    assert np.allclose(a.topology.kdist, local_topology(X, X[:60], 4).kdist, atol=1e-6)
-    # the first 60 items are in the datastore: their nearest neighbour is themselves, so local ID uses a 0
-    # distance floored at the smallest float: finite
-    assert np.isfinite(a.topology.local_id).all()
+    assert a.topology.against and a.to_dict()["against"] == "half" and a.same_id_excluded == 60
+    own = local_topology(X[:60], k=4)  # the first 60 against themselves: the same neighbours
+    assert np.allclose(a.topology.kdist[:60], own.kdist, atol=1e-6)
+    assert np.allclose(a.topology.kdist[60:], local_topology(X[60:], X[:60], 4).kdist, atol=1e-6)
+    kept = local_topology_space(st.space("s"), k=4, against=st.space("half"), exclude_same_id=False)
+    assert kept.same_id_excluded == 0
+    assert np.allclose(kept.topology.kdist, local_topology(X, X[:60], 4).kdist, atol=1e-6)
+    assert np.isfinite(kept.topology.local_id).all()  # a 0 distance to itself, floored: finite

@@ -254,7 +254,8 @@ def local_id_from_distances(distances: Any, d: int) -> np.ndarray:
     ``m_k = (k − 1) / Σ_{j<k} log(T_k/T_j)``, ``d`` (the ambient dimension) where every distance is equal
     (the estimate of :func:`local_id`, for neighbours found elsewhere, e.g. in another set of points).
 
-    Distances of 0 are floored at the smallest positive float64 (a duplicate neighbour).
+    Distances of 0 are floored at the smallest positive float64 (a duplicate neighbour; its estimate tends to
+    0).
 
     Examples
     --------
@@ -264,7 +265,8 @@ def local_id_from_distances(distances: Any, d: int) -> np.ndarray:
     dist = np.asarray(distances, dtype=np.float64)
     if dist.ndim != 2 or dist.shape[1] < 2:
         raise InputError(f"local ID needs at least 2 neighbour distances per point, got shape {dist.shape}")
-    return _local_from(_log_sums(dist), dist.shape[1], int(d))
+    with np.errstate(over="ignore", divide="ignore"):  # a floored 0 distance: an estimate of 0, no warning
+        return _local_from(_log_sums(dist), dist.shape[1], int(d))
 
 
 def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DISCARD, *,

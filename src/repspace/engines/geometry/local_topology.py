@@ -172,7 +172,7 @@ def _features(q: np.ndarray, base: np.ndarray, idx: np.ndarray, dist: np.ndarray
 
 def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | str = "cosine",
                    labels: Any = None, temperature: float = DEFAULT_TEMPERATURE, exact: bool | None = None,
-                   recall_sample: int = 1000, seed: int | None = 0,
+                   recall_sample: int = 1000, seed: int | None = 0, exclude: Any = None,
                    progress: Progress | None = None) -> LocalTopology:
     """Per-item kNN distances, local intrinsic dimension and neighbourhood entropy of ``X`` against a datastore
     (see the module's description).
@@ -196,6 +196,9 @@ def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | st
         above). With ``base`` the search is always exact.
     recall_sample, seed
         For HNSW: items behind its measured recall, and their seed.
+    exclude : sequence of n ints, optional
+        With ``base``: the datastore row left out of each item's neighbours (the item itself, stored in the
+        datastore too), ``-1`` for none.
     progress : Progress, optional
         ``progress("local topology", done, n)`` as blocks of queries finish (and ``"knn graph"`` 0/1, 1/1 around
         an HNSW graph).
@@ -207,8 +210,8 @@ def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | st
     Raises
     ------
     InputError
-        Bad arrays, dimensions that differ, ``k < 2`` or too large, an unknown metric, labels of the wrong
-        length, ``temperature ≤ 0``.
+        Bad arrays, dimensions that differ, ``k < 2`` or too large, an unknown metric, labels or ``exclude``
+        of the wrong length (``exclude`` without ``base``), ``temperature ≤ 0``.
 
     Examples
     --------
@@ -237,6 +240,15 @@ def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | st
     room = m if against else m - 1
     if k > room:
         raise InputError(f"k={k} needs at least {k + (0 if against else 1)} datastore rows, got {m}")
+    skip = None
+    if exclude is not None:
+        if not against:
+            raise InputError("exclude applies to another datastore (base); the items themselves are always excluded")
+        skip = np.asarray(exclude, dtype=np.int64)
+        if skip.shape != (n,) or (skip >= m).any() or (skip < -1).any():
+            raise InputError(f"exclude must be one datastore row (or -1) per item ({n}), got shape {skip.shape}")
+        if k > m - 1 and (skip >= 0).any():
+            raise InputError(f"k={k} needs at least {k + 1} datastore rows when an item is excluded, got {m}")
     codes = None
     if labels is not None:
         lab = np.asarray(labels, dtype=object)
@@ -260,7 +272,8 @@ def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | st
         if graph is not None:
             idx, dist = graph.indices[lo:hi], graph.distances[lo:hi]
         else:
-            idx, dist = _search(q[lo:hi], b, k, search, metric, None if against else np.arange(lo, hi))
+            rows = np.arange(lo, hi) if not against else (None if skip is None else skip[lo:hi])
+            idx, dist = _search(q[lo:hi], b, k, search, metric, rows)
         for o, v in zip(out, _features(q[lo:hi], b, idx, dist, metric, codes, temperature, d)):
             o[lo:hi] = v
         tally(hi - lo)
@@ -272,7 +285,9 @@ def local_topology(X: Any, base: Any = None, k: int = 10, *, metric: Metric | st
 
 def _search(q: np.ndarray, b: np.ndarray, k: int, search: str, metric: Metric,
             rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Exact neighbours of prepared query rows: ``(indices, distances)``, self excluded when ``rows`` is given."""
+    """Exact neighbours of prepared query rows: ``(indices, distances)``, the row ``rows[i]`` of ``b`` left out
+    of query ``i``'s when ``rows`` is given (a row that is not among the ``k + 1`` nearest, or ``-1``: the
+    ``k + 1``-th dropped instead)."""
     if rows is None:
         s, i = exact_search(q, b, k, search)
         s = s.astype(np.float64)

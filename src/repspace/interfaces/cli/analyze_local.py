@@ -104,6 +104,9 @@ def local_topology_cmd(
                                                                          "items).")] = None,
     save: Annotated[Optional[str], typer.Option(help="Write PREFIX_kdist, PREFIX_mean_kdist, PREFIX_local_id "
                                                      "and PREFIX_entropy into each item's metadata.")] = None,
+    keep_same_id: Annotated[bool, typer.Option("--keep-same-id", help="With --against: keep the datastore's item "
+                                                                      "of an item's own id among its "
+                                                                      "neighbours.")] = False,
     json: Json = False,
 ) -> None:
     """Per-item distance to the k-th neighbour, mean kNN distance, local intrinsic dimension (Levina-Bickel)
@@ -124,7 +127,7 @@ def local_topology_cmd(
     other = None if against is None else store.space(against)
     with progress_bar(json) as bar:
         r = local_topology_space(sp, k=k, against=other, label_field=label_field, temperature=temperature,
-                                 exact=exact, save=save, progress=bar)
+                                 exact=exact, save=save, exclude_same_id=not keep_same_id, progress=bar)
     d = r.to_dict()
     if json:
         print_json(d)

@@ -50,6 +50,8 @@ class SpaceLocalTopology:
         Items whose metadata received the features.
     fields : list of str
         The metadata keys written (empty without ``save``).
+    same_id_excluded : int
+        With ``against``: items whose own id in the datastore was left out of their neighbours.
 
     Examples
     --------
@@ -66,17 +68,20 @@ class SpaceLocalTopology:
     topology: LocalTopology
     saved: int = 0
     fields: list[str] = field(default_factory=list)
+    same_id_excluded: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"space", "against", "label_field", ...LocalTopology.to_dict() keys..., "saved", "fields"}``."""
+        """``{"space", "against", "label_field", ...LocalTopology.to_dict() keys..., "same_id_excluded", "saved",
+        "fields"}``."""
         return {"space": self.space, "against": self.against, "label_field": self.label_field,
-                **self.topology.to_dict(), "saved": self.saved, "fields": list(self.fields)}
+                **self.topology.to_dict(), "same_id_excluded": self.same_id_excluded, "saved": self.saved,
+                "fields": list(self.fields)}
 
 
 def local_topology_space(space: Space, *, k: int = 10, against: Space | None = None,
                          label_field: str | None = None, temperature: float = DEFAULT_TEMPERATURE,
                          exact: bool | None = None, seed: int = 0, save: str | None = None,
-                         progress: Progress | None = None) -> SpaceLocalTopology:
+                         exclude_same_id: bool = True, progress: Progress | None = None) -> SpaceLocalTopology:
     """Per-item distance to the ``k``-th neighbour, mean kNN distance, local intrinsic dimension and
     neighbourhood entropy of a stored space's items, in the space's metric.
 
@@ -88,8 +93,10 @@ def local_topology_space(space: Space, *, k: int = 10, against: Space | None = N
         As :func:`repspace.engines.geometry.local_topology.local_topology`.
     against : Space, optional
         The datastore searched (same dimension and metric); ``None``: the space itself, each item excluded
-        from its own neighbours. With another space no item is excluded (an item also in the datastore is its
-        own nearest neighbour, at distance 0).
+        from its own neighbours.
+    exclude_same_id : bool
+        With ``against``: leave the datastore's item of the same id out of an item's neighbours (the item
+        itself, indexed there too); ``False`` keeps it (at distance 0 when the vectors are the same).
     label_field : str, optional
         A metadata field of the datastore: the entropy is that of the neighbours' values of it (items without
         the field count as one more label, "none") instead of the softmax over similarities.
@@ -123,14 +130,19 @@ def local_topology_space(space: Space, *, k: int = 10, against: Space | None = N
         ids, _, values = labelled(base_space, label_field)
         of = dict(zip(ids, values.tolist()))
         labels = [of.get(i, "none") for i in base_snap.ids]
+    exclude = None
+    if against is not None and exclude_same_id:
+        where = {i: r for r, i in enumerate(base_snap.ids)}
+        exclude = [where.get(i, -1) for i in snap.ids]
     t = local_topology(snap.vectors, None if against is None else base_snap.vectors, k,
                        metric=space.metric.value, labels=labels, temperature=temperature, exact=exact, seed=seed,
-                       progress=progress)
+                       exclude=exclude, progress=progress)
     saved, names = 0, []
     if save is not None:
         names = [f"{save}_{f}" for f in FEATURES]
         cols = [t.feature(f) for f in FEATURES]
         patches = [{n: round(float(c[r]), SAVED_DECIMALS) for n, c in zip(names, cols)} for r in range(t.n)]
         saved = space.patch_rows_metadata(snap.rows, patches, generation=snap.generation)
+    excluded = 0 if exclude is None else sum(r >= 0 for r in exclude)
     return SpaceLocalTopology(space.name, None if against is None else against.name, label_field,
-                              list(snap.ids), t, saved, names)
+                              list(snap.ids), t, saved, names, excluded)
