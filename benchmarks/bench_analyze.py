@@ -13,6 +13,11 @@ Data: the real 384-d all-MiniLM-L6-v2 vectors of ``bench_diagnose`` (its ``minil
    curvatures; the ratio is its time over ours. Skipped, saying so, where GraphRicciCurvature or its networkit
    and python-louvain are not installed.
 3. **Capacity** (``capacity(X)``, 1,000,000 sampled pairs) on the same 100,000 vectors: time, ε and the capacity.
+4. **Local topology per item at 100,000 × 384** (``local_topology(X, k=10)``: kdist, mean kNN distance, local ID,
+   softmax entropy; the cosine kNN graph by HNSW above 50,000 items, with its recall), against the same goal of
+   120 s; and 10,000 of the items against the other 90,000 as a datastore (exact blocked search).
+
+``--only local`` (or any of ``curvature,anchor,capacity,local``) runs those parts alone.
 """
 
 from __future__ import annotations
@@ -89,7 +94,28 @@ def capacity_rows(X: np.ndarray) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                   capacity_log10=d["capacity_log10"])], d
 
 
-def run(quick: bool = False) -> Path:
+def local_rows(X: np.ndarray) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from repspace.engines.geometry.local_topology import local_topology
+
+    n = len(X)
+    t_self, r = c.timed(lambda: local_topology(X, k=K))
+    case = f"local_topology {n:,} x {X.shape[1]}, k={K} (kdist, mean kdist, local ID, entropy)"
+    d = r.to_dict()
+    means = {f: d["features"][f]["mean"] for f in d["features"]}
+    rows = [c.row(case, t_self, "s", anchor=f"goal {GOAL_S:g} s", anchor_value=GOAL_S, ratio=GOAL_S / t_self,
+                  goal=(">=", 1.0), method=d["method"], recall=d["recall"],
+                  **{f"mean_{f}": v for f, v in means.items()})]
+    nq = max(1, n // 10)
+    t_against, ra = c.timed(lambda: local_topology(X[:nq], X[nq:], k=K))
+    rows.append(c.row(f"local_topology {nq:,} queries against a {n - nq:,}-item datastore, k={K} (exact)",
+                      t_against, "s", mean_local_id=ra.to_dict()["features"]["local_id"]["mean"]))
+    return rows, {"self": d, "against": ra.to_dict()}
+
+
+PARTS = ("curvature", "anchor", "capacity", "local")
+
+
+def run(quick: bool = False, only: tuple[str, ...] = PARTS) -> Path:
     from bench_diagnose import minilm_vectors
 
     c.begin(NAME, quick)
@@ -99,7 +125,9 @@ def run(quick: bool = False) -> Path:
     results: list[dict[str, Any]] = []
     details: dict[str, Any] = {"data": data}
     for label, fn, arg in (("curvature", curvature_rows, X), ("anchor", anchor_rows, X[:p["anchor_n"]]),
-                           ("capacity", capacity_rows, X)):
+                           ("capacity", capacity_rows, X), ("local", local_rows, X)):
+        if label not in only:
+            continue
         c.log(f"analyze: {label}")
         rows, det = fn(arg)
         results += rows
@@ -112,4 +140,9 @@ def run(quick: bool = False) -> Path:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    print(run(ap.parse_args().quick))
+    ap.add_argument("--only", default=",".join(PARTS), help="comma-separated parts: " + ", ".join(PARTS))
+    args = ap.parse_args()
+    parts = tuple(x.strip() for x in args.only.split(","))
+    if not set(parts) <= set(PARTS):
+        ap.error(f"--only takes {', '.join(PARTS)}")
+    print(run(args.quick, parts))

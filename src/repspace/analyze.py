@@ -3,7 +3,10 @@
 Ollivier-Ricci curvature of a space's kNN graph (:func:`knn_ricci` on an array, :func:`graph_ricci` on any
 graph, :func:`ricci_space` on a stored space with per-item curvature kept as metadata, :func:`ricci_spaces` for
 two spaces compared over their shared items), and the near-orthogonality tolerance ε with the number of nearly
-orthogonal directions it allows (:func:`capacity`, :func:`capacity_space`).
+orthogonal directions it allows (:func:`capacity`, :func:`capacity_space`), bootstrap intervals on cosine
+comparisons with the spread of non-matching pairs (:func:`similarity_ci`, :func:`similarity_ci_space`,
+:func:`spread_out`), and per-item local topology against a datastore (:func:`local_topology`,
+:func:`local_topology_space`).
 
 Examples
 --------
@@ -64,6 +67,8 @@ from repspace.workflows.analyze import (
     dimension_space,
     track_spaces,
 )
+from repspace.workflows.analyze import SpaceLocalTopology, SpaceSimilarityCI, local_topology_space, similarity_ci_space
+from repspace.engines.geometry.local_topology import LocalTopology, local_topology
 
 __all__ = [
     *_analyze.__all__,
@@ -111,4 +116,10 @@ __all__ = [
     "ideal_words_space",
     "read_norms",
     "simplex_space",
+    "SpaceSimilarityCI",
+    "similarity_ci_space",
+    "LocalTopology",
+    "SpaceLocalTopology",
+    "local_topology",
+    "local_topology_space",
 ]

@@ -49,6 +49,7 @@ from repspace.engines.analyze.ricci import (
     union_edges,
 )
 from repspace.engines.analyze.topics import TopicGeometry, topic_geometry
+from repspace.engines.analyze.similarity_ci import Interval, SimilarityCI, SpreadOut, similarity_ci, spread_out
 from repspace.engines.analyze.limit import (
     CriticalDimension,
     FreeEmbeddingFit,
@@ -117,3 +118,4 @@ __all__ = [
     "topk_relevance",
     "union_edges",
 ]
+__all__ += ["Interval", "SimilarityCI", "SpreadOut", "similarity_ci", "spread_out"]

@@ -44,7 +44,7 @@ from repspace.core.exact import exact_search
 from repspace.core.backend import Backend
 from repspace.core.knn import KnnGraph, knn_graph
 
-__all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "mle", "twonn"]
+__all__ = ["IntrinsicDimension", "intrinsic_dimension", "local_id", "local_id_from_distances", "mle", "twonn"]
 
 #: Neighbours of the MLE estimators (scikit-dimension's and Levina–Bickel's 20).
 DEFAULT_K = 20
@@ -247,6 +247,26 @@ def local_id(X: Any, k: int = DEFAULT_K, *, exact: bool | None = None, recall_sa
     xu, inverse, _ = _distinct_rows(X)
     graph = _graph(xu, k, "MLE", exact, recall_sample, seed, backend=backend)
     return _local_from(_log_sums(graph.distances), k, X.shape[1])[inverse]
+
+
+def local_id_from_distances(distances: Any, d: int) -> np.ndarray:
+    """Per-point Levina–Bickel estimates from each point's ``k`` nearest Euclidean distances, nearest first:
+    ``m_k = (k − 1) / Σ_{j<k} log(T_k/T_j)``, ``d`` (the ambient dimension) where every distance is equal
+    (the estimate of :func:`local_id`, for neighbours found elsewhere, e.g. in another set of points).
+
+    Distances of 0 are floored at the smallest positive float64 (a duplicate neighbour; its estimate tends to
+    0).
+
+    Examples
+    --------
+    >>> local_id_from_distances(np.array([[1.0, 2.0, 4.0], [1.0, 1.0, 1.0]]), 7).round(3).tolist()
+    [0.962, 7.0]
+    """
+    dist = np.asarray(distances, dtype=np.float64)
+    if dist.ndim != 2 or dist.shape[1] < 2:
+        raise InputError(f"local ID needs at least 2 neighbour distances per point, got shape {dist.shape}")
+    with np.errstate(over="ignore", divide="ignore"):  # a floored 0 distance: an estimate of 0, no warning
+        return _local_from(_log_sums(dist), dist.shape[1], int(d))
 
 
 def intrinsic_dimension(X: Any, k: int = DEFAULT_K, discard: float = DEFAULT_DISCARD, *,

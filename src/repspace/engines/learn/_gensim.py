@@ -172,6 +172,12 @@ class TrainedVectors:
         Wall seconds of vocabulary building and training.
     info : dict
         Counts that describe the run (``vocabulary``, ``phrases`` found, ...).
+    checkpoints : tuple of ndarray
+        With ``checkpoints=True`` (word2vec): the vectors after each epoch (read-only float32, rows as
+        :attr:`vectors`; the last is :attr:`vectors`); else empty.
+    epoch_loss : tuple of float
+        With checkpoints: gensim's training loss of each epoch (the difference of its running total,
+        ``get_latest_training_loss``); else empty.
 
     Examples
     --------
@@ -191,6 +197,8 @@ class TrainedVectors:
     model_bytes: bytes
     seconds: float
     info: dict[str, Any] = field(default_factory=dict)
+    checkpoints: tuple[np.ndarray, ...] = field(default=(), repr=False)
+    epoch_loss: tuple[float, ...] = ()
 
     @property
     def vector_size(self) -> int:
@@ -268,6 +276,21 @@ def epoch_progress(progress: Any, epochs: int) -> list[Any]:
             progress("train", self.done, epochs)
 
     return [EpochProgress()]
+
+
+def epoch_snapshots(into: list[tuple[np.ndarray, float]]) -> Any:
+    """A gensim callback appending ``(a read-only copy of model.wv.vectors, running training loss)`` to ``into``
+    after each epoch (word2vec; the model must be built with ``compute_loss=True`` for the loss).
+
+    Taking the copy changes nothing in training.
+    """
+    from gensim.models.callbacks import CallbackAny2Vec
+
+    class EpochSnapshot(CallbackAny2Vec):
+        def on_epoch_end(self, model: Any) -> None:
+            into.append((frozen(model.wv.vectors, np.float32), float(model.get_latest_training_loss())))
+
+    return EpochSnapshot()
 
 
 def skipgram_params(*, sg: Any, vector_size: Any, window: Any, min_count: int, negative: Any, sample: Any,

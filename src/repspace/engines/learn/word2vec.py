@@ -44,6 +44,7 @@ from repspace.engines.learn._gensim import (
     check_positive_float,
     check_workers,
     epoch_progress,
+    epoch_snapshots,
     frozen,
     load_model,
     model_to_bytes,
@@ -67,7 +68,7 @@ def _phrase(sentences: list[list[str]], min_count: int, threshold: float) -> tup
 
 def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str, Any], extra: dict[str, Any],
            workers: int, phrases: bool, phrases_min_count: int, phrases_threshold: float,
-           progress: Any = None) -> TrainedVectors:
+           progress: Any = None, checkpoints: bool = False) -> TrainedVectors:
     """Check the common hyper-parameters, train ``method`` and package the result."""
     from gensim.models import FastText, Word2Vec
 
@@ -89,6 +90,7 @@ def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str
             "delimiter": "_",
         }
     start = time.perf_counter()
+    shots: list[tuple[np.ndarray, float]] = []
     sentences = [list(d) for d in corpus.documents]
     n_phrases = None
     if phrase_spec is not None:
@@ -102,7 +104,9 @@ def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str
                          f"(the most frequent, {word!r}, occurs {count})")
     try:
         model.train(sentences, total_examples=model.corpus_count, total_words=model.corpus_total_words,
-                    epochs=model.epochs, callbacks=epoch_progress(progress, params["epochs"]))
+                    epochs=model.epochs, compute_loss=checkpoints,
+                    callbacks=epoch_progress(progress, params["epochs"]) + ([epoch_snapshots(shots)] if checkpoints
+                                                                             else []))
     except RuntimeError as e:  # "you must first build vocabulary before training the model"
         raise InputError(f"no token occurs at least min_count={params['min_count']} times ({e})") from None
     seconds = time.perf_counter() - start
@@ -123,15 +127,18 @@ def _train(method: str, docs: Corpus | Iterable[Sequence[str]], params: dict[str
     }
     info = {"vocabulary": len(keys), "documents": len(corpus), "tokens": corpus.n_tokens,
             "phrases": n_phrases, "trained_words": int(sum(len(s) for s in sentences))}
+    running = [0.0] + [loss for _, loss in shots]
     return TrainedVectors(method, keys, frozen(model.wv.vectors, np.float32), frozen(counts, np.int64), recipe,
-                          model_to_bytes(model), seconds, info)
+                          model_to_bytes(model), seconds, info, tuple(v for v, _ in shots),
+                          tuple(b - a for a, b in zip(running, running[1:])))
 
 
 def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, vector_size: int = 100,
                    window: int = 5, min_count: int = 5, negative: int = 5, sample: float = 1e-3,
                    epochs: int = 5, alpha: float = 0.025, min_alpha: float = 0.0001, seed: int = 0,
                    workers: int = 1, phrases: bool = False, phrases_min_count: int = 5,
-                   phrases_threshold: float = 10.0, progress: Any = None) -> TrainedVectors:
+                   phrases_threshold: float = 10.0, checkpoints: bool = False,
+                   progress: Any = None) -> TrainedVectors:
     """Train word2vec (gensim's ``Word2Vec``, negative sampling) on a corpus.
 
     Parameters
@@ -158,6 +165,9 @@ def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
         Join frequent bigrams into one token (``new_york``) with gensim's
         ``Phrases`` before training (one pass; ``phrases_min_count`` and
         ``phrases_threshold`` are its ``min_count`` and ``threshold``).
+    checkpoints : bool
+        Keep the vectors after every epoch (:attr:`TrainedVectors.checkpoints`) and each epoch's training loss
+        (:attr:`TrainedVectors.epoch_loss`; gensim's ``compute_loss``, which changes nothing in the vectors).
     progress : callable, optional
         ``progress("train", done, epochs)`` after each epoch.
 
@@ -189,7 +199,7 @@ def train_word2vec(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, 
     return _train("word2vec",
                   docs, dict(sg=sg, vector_size=vector_size, window=window, min_count=min_count, negative=negative,
                              sample=sample, epochs=epochs, alpha=alpha, min_alpha=min_alpha, seed=seed), {},
-                  workers, phrases, phrases_min_count, phrases_threshold, progress)
+                  workers, phrases, phrases_min_count, phrases_threshold, progress, checkpoints)
 
 
 def train_fasttext(docs: Corpus | Iterable[Sequence[str]], *, sg: bool = False, vector_size: int = 100,

@@ -103,6 +103,7 @@ def build_app() -> Any:
         analyze_compat,
         analyze_dimension,
         analyze_features,
+        analyze_local,
         bench,
         compare,
         demo,

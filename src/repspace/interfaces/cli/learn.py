@@ -158,6 +158,9 @@ def _run(method: str, data: CorpusArgs, training: TrainArgs, tokens: TokenizerAr
          f"({report.recipe.get('architecture')}) on {report.documents:,} documents, {report.tokens:,} tokens, "
          f"seed {report.seed}, {report.workers} worker(s), {report.train_seconds:.1f} s; "
          f"model {report.model_path}")
+    if report.checkpoints:
+        note(f"checkpoints: {', '.join(report.checkpoints)} (epoch loss "
+             f"{', '.join(f'{x:,.0f}' for x in report.epoch_loss)})")
 
 
 @learn_app.command("word2vec")
@@ -166,6 +169,12 @@ def word2vec_cmd(
     training: WordTrainArgs,
     phrasing: PhrasesArgs,
     tokens: TokenizerArgs,
+    checkpoints: Annotated[bool, typer.Option(
+        "--checkpoints", help="Also store the vectors after each epoch as a space (see --checkpoint-name), with "
+                              "the epoch's training loss: a series for repspace analyze track.")] = False,
+    checkpoint_name: Annotated[str, typer.Option(
+        "--checkpoint-name", help="With --checkpoints: the name of epoch e's space, from {space} and "
+                                  "{epoch}.")] = "{space}@epoch{epoch}",
     json: Json = False,
 ) -> None:
     """Learn word2vec word vectors (CBOW or skip-gram, negative sampling): one item per word.
@@ -180,8 +189,13 @@ def word2vec_cmd(
       repspace learn word2vec news.jsonl --space news-w2v --text-field body --phrases
 
       repspace search w2v --id king -k 10
+
+      repspace learn word2vec lee.cor --space lee --epochs 10 --checkpoints
+
+      repspace analyze track lee@epoch1 lee@epoch5 lee@epoch10
     """
-    _run("word2vec", data, training, tokens, json, **asdict(phrasing))
+    extra = {"checkpoints": True, "checkpoint_name": checkpoint_name} if checkpoints else {}
+    _run("word2vec", data, training, tokens, json, **asdict(phrasing), **extra)
 
 
 @learn_app.command("fasttext")

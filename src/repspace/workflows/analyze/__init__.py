@@ -36,6 +36,8 @@ from repspace.workflows.analyze.features import (
     read_norms,
 )
 from repspace.workflows.analyze.simplex import SpaceSimplex, category_words, simplex_space
+from repspace.workflows.analyze.similarity_ci import SpaceSimilarityCI, similarity_ci_space
+from repspace.workflows.analyze.local_topology import SpaceLocalTopology, local_topology_space
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
@@ -47,3 +49,5 @@ __all__ += ["LayerDimensions", "QualityTrack", "SpaceDimension", "dimension_laye
 __all__ += ["SpaceFeatureAudit", "SpaceFeatureNorms", "SpaceIdealWords", "SpaceSimplex", "category_words",
             "feature_audit_space", "feature_norms_space", "grid_texts", "ideal_words_encoder", "ideal_words_grid",
             "ideal_words_space", "read_norms", "simplex_space"]
+__all__ += ["SpaceSimilarityCI", "similarity_ci_space"]
+__all__ += ["SpaceLocalTopology", "local_topology_space"]

@@ -63,14 +63,16 @@ if TYPE_CHECKING:
     from repspace.core.store import Space, Store
     from repspace.engines.learn import Corpus, Tokenizer, TrainedVectors
 
-__all__ = ["DEFAULT_BUCKET", "METHODS", "LearnReport", "LearnedEncoder", "learn_space", "learned_encoder",
-           "model_path"]
+__all__ = ["CHECKPOINT_NAME", "DEFAULT_BUCKET", "METHODS", "LearnReport", "LearnedEncoder", "learn_space",
+           "learned_encoder", "model_path"]
 
 #: The methods :func:`learn_space` trains.
 METHODS: tuple[str, ...] = ("word2vec", "fasttext", "doc2vec")
 #: fastText's default n-gram hash rows here (gensim's 2,000,000 costs 1.6 GB at 100 dimensions, twice over
 #: while training, and a model file as large; a corpus of a few million tokens has far fewer distinct n-grams).
 DEFAULT_BUCKET = 200_000
+#: The name of the space of the vectors after epoch ``e`` (``checkpoints=True``).
+CHECKPOINT_NAME = "{space}@epoch{epoch}"
 #: Suffixes read as JSON lines when the format is ``auto``.
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -92,6 +94,8 @@ class LearnReport:
     model_path, model_sha256, model_bytes : gensim's model beside the store.
     train_seconds, seconds : training alone, and the whole call.
     recipe : the space's provenance (the full recipe).
+    checkpoints : the spaces of the vectors after each epoch, in order (word2vec with ``checkpoints=True``).
+    epoch_loss : gensim's training loss of each epoch (with checkpoints).
 
     Examples
     --------
@@ -125,6 +129,8 @@ class LearnReport:
     train_seconds: float
     seconds: float
     recipe: dict[str, Any] = field(repr=False)
+    checkpoints: tuple[str, ...] = ()
+    epoch_loss: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as JSON values (``model_path`` as a string)."""
@@ -135,6 +141,8 @@ class LearnReport:
             "workers": self.workers, "deterministic": self.deterministic, "model_path": str(self.model_path),
             "model_sha256": self.model_sha256, "model_bytes": self.model_bytes,
             "train_seconds": self.train_seconds, "seconds": self.seconds, "recipe": self.recipe,
+            **({"checkpoints": list(self.checkpoints), "epoch_loss": list(self.epoch_loss)} if self.checkpoints
+               else {}),
         }
 
     def __repr__(self) -> str:
@@ -236,7 +244,7 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
                 from_space: str | None = None, corpus_format: str = "auto", text_field: str | None = None,
                 id_field: str | None = None, encoding: str = "utf-8",
                 tokenizer: Tokenizer | Mapping[str, Any] | None = None, progress: Progress | None = None,
-                **params: Any) -> LearnReport:
+                checkpoint_name: str = CHECKPOINT_NAME, **params: Any) -> LearnReport:
     """Train ``method`` on a corpus and store the vectors as the new space ``name``.
 
     Parameters
@@ -264,6 +272,11 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
         Default :class:`repspace.engines.learn.Tokenizer()` (recorded in the recipe).
     progress : callable, optional
         ``(phase, done, total)``: ``train`` (after each epoch) and ``write``.
+    checkpoint_name : str
+        With ``checkpoints=True`` (word2vec): the name of the space of the vectors after epoch ``e``, a
+        template of ``{space}`` and ``{epoch}`` (default ``{space}@epoch{epoch}``); every one must be new. Each
+        holds the words (ids, counts) with that epoch's vectors and its loss in the provenance
+        (``checkpoint_of``, ``epoch``, ``epoch_loss``), for ``repspace analyze track``.
     **params
         Hyper-parameters of :func:`repspace.engines.learn.train_word2vec`,
         :func:`~repspace.engines.learn.train_fasttext` or
@@ -302,6 +315,10 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
     trainer = _trainer(method)
     params = _check_params(method, trainer, params)
     refuse_existing(store, name)
+    names = _checkpoint_names(checkpoint_name, name, int(params.get("epochs", 5))) if params.get("checkpoints") \
+        else []
+    for n in names:
+        refuse_existing(store, n)
     tok = _as_tokenizer(tokenizer)
     c, docs, from_info = _read_corpus(store, corpus, from_space, corpus_format=corpus_format,
                                       text_field=text_field, id_field=id_field, encoding=encoding, tokenizer=tok,
@@ -313,7 +330,13 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
             "model_sha256": sha, "model_bytes": len(trained.model_bytes)}
     if from_info is not None:
         prov["corpus_space"] = from_info
-    space = _write(store, name, trained, prov, docs, progress)
+    written = _write_checkpoints(store, names, name, trained, prov)
+    try:
+        space = _write(store, name, trained, prov, docs, progress)
+    except BaseException:
+        for n in written:
+            store.delete_space(n)
+        raise
     info = trained.info
     return LearnReport(
         space=name, uid=space.uid, method=method, n=len(trained.keys), dim=trained.vector_size,
@@ -322,7 +345,43 @@ def learn_space(store: Store, name: str, method: str, corpus: str | Path | None 
         workers=int(trained.recipe["workers"]), deterministic=bool(trained.recipe["deterministic"]),
         model_path=model_path(store, space.uid, method), model_sha256=sha, model_bytes=len(trained.model_bytes),
         train_seconds=trained.seconds, seconds=time.perf_counter() - t0, recipe=space.provenance,
+        checkpoints=tuple(written), epoch_loss=tuple(round(x, 3) for x in trained.epoch_loss),
     )
+
+
+def _checkpoint_names(template: str, name: str, epochs: int) -> list[str]:
+    """The checkpoint spaces' names, checked: distinct, valid, none the final space's."""
+    try:
+        names = [template.format(space=name, epoch=e) for e in range(1, epochs + 1)]
+    except (KeyError, IndexError, ValueError) as e:
+        raise InputError(f"--checkpoint-name takes {{space}} and {{epoch}}, not {template!r} ({e})") from None
+    if len(set(names)) < len(names) or name in names:
+        raise InputError(f"--checkpoint-name {template!r} must name each epoch differently: give {{epoch}}")
+    for n in names:
+        check_space_name(n)
+    return names
+
+
+def _write_checkpoints(store: Store, names: list[str], name: str, trained: TrainedVectors,
+                       prov: Mapping[str, Any]) -> list[str]:
+    """One space per epoch's vectors (the words and counts of the final space); all or none."""
+    keys, counts = trained.keys, trained.counts
+    written: list[str] = []
+    recipe = {k: prov[k] for k in ("method", "architecture", "params", "corpus_fingerprint") if k in prov}
+    try:
+        for e, (n, vectors) in enumerate(zip(names, trained.checkpoints), start=1):
+            p = {"encoder": "precomputed", "checkpoint_of": name, "epoch": e, "epochs": len(names),
+                 "epoch_loss": round(trained.epoch_loss[e - 1], 3), **recipe}
+            write_new_space(store, n, len(keys),
+                            lambda lo, hi, v=vectors: (list(keys[lo:hi]), v[lo:hi], None,
+                                                       [{"count": int(t)} for t in counts[lo:hi]]),
+                            dim=trained.vector_size, metric="cosine", provenance=p)
+            written.append(n)
+    except BaseException:
+        for n in written:
+            store.delete_space(n)
+        raise
+    return written
 
 
 def _write(store: Store, name: str, trained: TrainedVectors, prov: dict[str, Any],
