@@ -150,7 +150,7 @@ def test_flow_of_planted_layers_counts_and_edges() -> None:
     status = {n["id"]: n["status"] for n in d["nodes"]}
     assert status["0:3"] == "dies" and status["0:5"] == "persists" and status["1:0"] == "passes"
     assert status["1:8"] == "born"  # born at layer 1, it goes on (split) into layer 2
-    assert status["1:6"] == "born" and status["2:7"] == "born" and status["1:5"] == "dies"
+    assert status["1:6"] == "isolated" and status["2:7"] == "born" and status["1:5"] == "dies"
     assert d["n_edges"] == 13 and len(d["edges"]) == 13 and d["labels"] == ["l2", "l4", "l6"]
 
 
