@@ -122,6 +122,7 @@ def build_app() -> Any:
         interpret,
         interpret_axes,
         interpret_dictionary,
+        interpret_universality,
         layers,
         layers_deviation,
         layers_lens,
