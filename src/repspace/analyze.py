@@ -43,6 +43,14 @@ from repspace.workflows.analyze import (
     topics_space,
 )
 from repspace.workflows.analyze import (
+    CHAIN_METHODS,
+    ChainPair,
+    ChainTriple,
+    CompatChain,
+    compat_chain,
+    compat_chain_encoders,
+)
+from repspace.workflows.analyze import (
     LayerDimensions,
     QualityTrack,
     SpaceDimension,
@@ -60,6 +68,12 @@ __all__ = [
     "pca_dimension",
     "space_quality",
     "view_alignment",
+    "CHAIN_METHODS",
+    "ChainPair",
+    "ChainTriple",
+    "CompatChain",
+    "compat_chain",
+    "compat_chain_encoders",
     "CompatHeadCheck",
     "CurvatureComparison",
     "SpaceCapacity",

@@ -101,6 +101,7 @@ def build_app() -> Any:
         analyze,
         analyze_concepts,
         analyze_compat,
+        analyze_chain,
         analyze_dimension,
         bench,
         compare,

@@ -21,6 +21,14 @@ from repspace.workflows.analyze.ricci import CurvatureComparison, SpaceCurvature
 from repspace.workflows.analyze.topics import SpaceTopics, topics_space
 from repspace.workflows.analyze.dimension import LayerDimensions, SpaceDimension, dimension_layers, dimension_space
 from repspace.workflows.analyze.track import QualityTrack, track_spaces
+from repspace.workflows.analyze.compat_chain import (
+    CHAIN_METHODS,
+    ChainPair,
+    ChainTriple,
+    CompatChain,
+    compat_chain,
+    compat_chain_encoders,
+)
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
@@ -29,3 +37,4 @@ __all__ += ["SpaceCircularity", "SpaceHierarchy", "SpaceParallelograms", "SpaceT
 __all__ += ["CompatHeadCheck", "SpaceDocProfiles", "compat_head_retrieval", "compat_head_spaces", "doc_profile_space"]
 __all__ += ["LayerDimensions", "QualityTrack", "SpaceDimension", "dimension_layers", "dimension_space",
             "track_spaces"]
+__all__ += ["CHAIN_METHODS", "ChainPair", "ChainTriple", "CompatChain", "compat_chain", "compat_chain_encoders"]
