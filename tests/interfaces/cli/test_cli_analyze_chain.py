@@ -59,3 +59,21 @@ def test_compat_chain_json_equals_the_library(capsys, beir):
 ])
 def test_bad_input_is_one_error_line(capsys, beir, args, fragment):
     one_error_line(run(capsys, "-q", "analyze", "compat-chain", "--data", str(beir), *args), 2, fragment)
+
+
+@pytest.mark.slow  # loads MiniLM: one forward pass over 287 documents and 30 queries
+def test_layers_of_one_encoder_are_the_versions(capsys, beir):
+    from repspace.engines.encoders import get_encoder
+    from repspace.engines.eval import load_beir, retrieval_from_vectors
+
+    code, out, err = run(capsys, "-q", "analyze", "compat-chain", "--data", str(beir), "--layers", "2,6",
+                         "--method", "raw", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    data = load_beir(beir)
+    enc = get_encoder("hf-layers:minilm")
+    q = enc.encode_layers(list(data.query_texts), layers=[2, 6])
+    docs = enc.encode_layers(list(data.corpus_texts), layers=[2, 6])
+    assert d["models"] == ["hf-layers:minilm@2", "hf-layers:minilm@6"] and d["info"]["layers"] == [2, 6]
+    for i, j in ((0, 0), (1, 0), (1, 1)):  # raw: layer i's queries on layer j's index, as the evaluator scores it
+        assert d["matrix"][i][j] == pytest.approx(retrieval_from_vectors(q[i], docs[j], data)["ndcg_at_10"], abs=1e-9)
