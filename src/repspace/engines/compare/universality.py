@@ -87,8 +87,11 @@ def _column_moments(M: sp.csc_matrix | np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _live(mean: np.ndarray, std: np.ndarray) -> np.ndarray:
-    """Columns whose spread is above the rounding of their values (a constant column is not live)."""
-    return std > 1e-12 * np.maximum(np.abs(mean), 1.0)
+    """Columns whose spread is above the rounding of their values (a constant column is not live).
+
+    A sparse column's variance is ``E[x²] − E[x]²``, whose rounding leaves a constant column a spread of up to
+    about ``1e-8·|mean|``: columns spread less than ``1e-6·|mean|`` count as constant."""
+    return (std > 0) & (std > 1e-6 * np.abs(mean))
 
 
 def feature_correlations(A: Any, B: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
