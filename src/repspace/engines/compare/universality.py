@@ -315,11 +315,11 @@ class FeatureUniversality:
         for name, res, rnd in (("decoder", self.decoder, self.random_decoder),
                                ("activations", self.activations, self.random_activations)):
             out[f"svcca_{name}"] = None if res is None else float(res.value)
-            has = res is not None and len(rnd) > 0
+            value = None if res is None else float(res.value)
+            has = value is not None and len(rnd) > 0
             out[f"{name}_random_mean"] = float(rnd.mean()) if has else None
             out[f"{name}_random_sd"] = float(rnd.std(ddof=1)) if has and len(rnd) > 1 else None
-            out[f"{name}_random_p"] = (float((1 + np.sum(rnd >= res.value)) / (1 + len(rnd)))  # type: ignore[union-attr]
-                                       if has else None)
+            out[f"{name}_random_p"] = float((1 + np.sum(rnd >= value)) / (1 + len(rnd))) if has else None
             out[name] = None if res is None else res.to_dict()
             out["n_random"] = max(out["n_random"], int(len(rnd)))
         return out

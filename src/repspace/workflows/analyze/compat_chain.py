@@ -1,4 +1,4 @@
-"""Compatibility over a chain of model updates ``m0 → m1 → … → m(T−1)`` (CoReS, S055; Shen et al. 2020's criteria).
+"""Compatibility over a chain of model updates ``m0 → m1 → … → m(T−1)`` (CoReS, S055; Shen et al.'s criteria).
 
 For a retrieval data set embedded by every model of the chain, :func:`compat_chain` fills the lower triangle of a
 ``T × T`` matrix: cell ``(i, j)``, ``j < i``, is the retrieval metric (nDCG@10) of model ``i``'s queries against
