@@ -27,6 +27,8 @@ from repspace.workflows.dictionary import (
     load_dictionary,
 )
 from repspace.workflows import dictionary_reading as _workflows_dictionary_reading
+from repspace.workflows import dictionary_universality as _workflows_dictionary_universality
+from repspace.workflows.dictionary_universality import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.dictionary_reading import *  # noqa: F403 - every name of its __all__
 from repspace.workflows import interpret as _workflows_interpret
 from repspace.workflows.interpret import *  # noqa: F403 - every name of its __all__
@@ -40,6 +42,7 @@ from repspace.workflows.transport import *  # noqa: F403 - every name of its __a
 __all__ = [
     *_engines_interpret.__all__,
     *_workflows_dictionary_reading.__all__,
+    *_workflows_dictionary_universality.__all__,
     *_workflows_interpret.__all__,
     *_workflows_interpret_axes.__all__,
     *_workflows_interpret_bases.__all__,

@@ -11,7 +11,9 @@ METRICS.md's JSON names:
   items, HNSW with measured recall above);
 * :func:`rsa`: Spearman correlation of the pairwise cosine distances;
 * :func:`procrustes`: the orthogonal Procrustes distance, in ``[0, √2]``;
-* :func:`svcca`: mean canonical correlation of the top singular directions.
+* :func:`svcca`: mean canonical correlation of the top singular directions;
+* :func:`feature_universality` and :func:`feature_flow`: two sparse dictionaries' features matched by activation
+  correlation and compared by SVCCA (Lan et al. 2024), and consecutive layers' features linked into a flow graph.
 
 :data:`MEASURES` declares, for each, whether larger means more similar, whether
 it is symmetric and what it is invariant to (as ReSi does); :func:`compare`
@@ -50,13 +52,29 @@ from repspace.engines.compare.neighbours import (
 from repspace.engines.compare.procrustes import procrustes
 from repspace.engines.compare.rsa import rsa
 from repspace.engines.compare.svcca import SVCCAResult, svcca
+from repspace.engines.compare.universality import (
+    MATCH_METHODS,
+    FeatureMatch,
+    FeatureUniversality,
+    feature_correlations,
+    feature_universality,
+    match_features,
+)
+from repspace.engines.compare.feature_flow import FLOW_MODES, FeatureFlow, FlowEdge, FlowStep, feature_flow
 
 __all__ = [
+    "FLOW_MODES",
     "INVARIANCES",
+    "MATCH_METHODS",
     "MEASURES",
     "ChangedItem",
     "ChangedItems",
     "Comparison",
+    "FeatureFlow",
+    "FeatureMatch",
+    "FeatureUniversality",
+    "FlowEdge",
+    "FlowStep",
     "Measure",
     "MutualKnn",
     "NeighbourhoodJaccard",
@@ -66,6 +84,10 @@ __all__ = [
     "cka_debiased",
     "cka_linear",
     "compare",
+    "feature_correlations",
+    "feature_flow",
+    "feature_universality",
+    "match_features",
     "mutual_knn",
     "neighbourhood_jaccard",
     "procrustes",

@@ -20,7 +20,8 @@ from repspace.interfaces.cli.options import Json, OptionGroup
 interpret_app = command_group("interpret", help=(
     "Read a space: what a probe decodes from it (with a control task), semantic, POLAR and rank axes, "
     "concept bases, concept erasure, group transport, token-state decomposition, sparse dictionaries "
-    "(matching pursuit, pair attribution, latent matching).\n\n"
+    "(matching pursuit, pair attribution, latent matching, feature universality across models, cross-layer "
+    "feature flow).\n\n"
     "Examples:\n\n"
     "  repspace interpret probe docs --label-field lang\n\n"
     "  repspace interpret axis glove --pos good,excellent --neg bad,terrible --save sentiment\n\n"

@@ -38,6 +38,14 @@ from repspace.workflows.analyze.features import (
 from repspace.workflows.analyze.simplex import SpaceSimplex, category_words, simplex_space
 from repspace.workflows.analyze.similarity_ci import SpaceSimilarityCI, similarity_ci_space
 from repspace.workflows.analyze.local_topology import SpaceLocalTopology, local_topology_space
+from repspace.workflows.analyze.compat_chain import (
+    CHAIN_METHODS,
+    ChainPair,
+    ChainTriple,
+    CompatChain,
+    compat_chain,
+    compat_chain_encoders,
+)
 
 __all__ = ["CurvatureComparison", "SpaceCapacity", "SpaceCurvature", "capacity_space", "ricci_space",
            "ricci_spaces"]
@@ -51,3 +59,4 @@ __all__ += ["SpaceFeatureAudit", "SpaceFeatureNorms", "SpaceIdealWords", "SpaceS
             "ideal_words_space", "read_norms", "simplex_space"]
 __all__ += ["SpaceSimilarityCI", "similarity_ci_space"]
 __all__ += ["SpaceLocalTopology", "local_topology_space"]
+__all__ += ["CHAIN_METHODS", "ChainPair", "ChainTriple", "CompatChain", "compat_chain", "compat_chain_encoders"]
