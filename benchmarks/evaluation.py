@@ -184,12 +184,13 @@ PARTS = {
     "multivector-space": "eval_multivector",
     "compat": "eval_compat",
     "analyze": "eval_analyze",
+    "universality": "eval_universality",
 }
 
 
 #: The sections whose ``measure`` can read its figures back from a stored run (``--stored``): their full run is
 #: too long for the shared machine (see each module).
-STORED_PARTS = ("long-documents",)
+STORED_PARTS = ("long-documents", "universality")
 
 
 def measure_parts(quick: bool, names: list[str] | None = None, stored: bool = False) -> dict[str, Any]:
