@@ -100,8 +100,9 @@ def render(res: dict[str, Any]) -> list[str]:
                      f"{p['svcca_decoder']:.3f} | {p['decoder_random_mean']:.3f} ± "
                      f"{p['decoder_random_sd'] or 0:.3f} | {p['decoder_random_p']:.3f} |")
     name = {i: f"L{x}" for i, x in enumerate(LAYERS)}
-    steps = "; ".join(f"{name.get(s['layer'], s['layer'])} → {name.get(s['next_layer'], s['next_layer'])}: {s['persists']} persist, {s['dies']} die, {s['born']} born "
-                      f"({s['n_edges']} edges)" for s in r["flow"]["steps"])
+    steps = "; ".join(f"{name.get(s['layer'], s['layer'])} → {name.get(s['next_layer'], s['next_layer'])}: "
+                      f"{s['persists']} persist, {s['dies']} die, {s['born']} born ({s['n_edges']} edges)"
+                      for s in r["flow"]["steps"])
     lines += ["", *textwrap.fill(f"Feature flow, activation correlation ≥ 0.5: {steps}.", width=WIDTH).splitlines()]
     lines += ["", *textwrap.fill(
         "Compatibility over the chain L2 → L4 → L6 on Cranfield (nDCG@10; row: the queries' model, column: the "
