@@ -40,6 +40,10 @@ GLOVE_GRIDS = {
               ["walking", "playing", "looking", "working", "talking", "moving", "calling", "opening", "jumping",
                "helping"]],
 }
+#: GloVe-V style intervals (S266): a profession set against male and female words.
+MALE = ["he", "him", "his", "man", "men", "father", "son", "brother"]
+FEMALE = ["she", "her", "hers", "woman", "women", "mother", "daughter", "sister"]
+SETS = {"doctor": ["doctor", "surgeon", "physician"], "nurse": ["nurse", "midwife", "nanny"]}
 #: WordNet 3.0's noun lexicographer files by number (03-28; lexnames(5WN): Debian's wordnet-base ships no
 #: lexnames file).
 NOUN_LEXFILES = ("Tops", "act", "animal", "artifact", "attribute", "body", "cognition", "communication", "event",
@@ -94,6 +98,8 @@ def measure(quick: bool) -> dict[str, Any]:
         feature_audit_space,
         ideal_words_encoder,
         ideal_words_grid,
+        local_topology_space,
+        similarity_ci_space,
         simplex_space,
         dimension_layers,
         dimension_space,
@@ -135,6 +141,10 @@ def measure(quick: bool) -> dict[str, Any]:
             out["simplex_glove"] = simplex_space(sp).to_dict()
         out["ideal_glove"] = {name: ideal_words_grid(sp, grid).to_dict() for name, grid in GLOVE_GRIDS.items()
                               if all(w in known for row in grid for w in row)}
+        out["similarity_ci_glove"] = {
+            name: similarity_ci_space(sp, a, MALE, FEMALE, spread_pairs=200_000 if name == "doctor" else None).to_dict()
+            for name, a in SETS.items() if all(w in known for w in a)}
+        out["local_topology_glove"] = local_topology_space(small, k=10).to_dict()
         out["days_glove"] = circular_space(sp, DAYS).to_dict()
         out["months_glove"] = circular_space(sp, MONTHS).to_dict()
         store.close()
@@ -236,6 +246,23 @@ def _rows(r: dict[str, Any]) -> list[list[str]]:
                  f"regularity {sx['regularity']:.2f}; held-out nearest vertex {sx['balanced_accuracy']:.3f} balanced "
                  f"(nearest mean {sx['centroid_balanced_accuracy']:.3f}, chance {sx['chance']:.2f})",
                  "categories form a simplex (no figure quoted)"]]
+    for name, sc in r["similarity_ci_glove"].items():
+        ci = sc["ci"]
+        dif = ci["difference"]
+        rows.append(["similarity intervals, bootstrap over items (S266)", f"GloVe, {' / '.join(SETS[name])} vs 8 male "
+                     "and 8 female words", f"cos(a, male) − cos(a, female) {dif['estimate']:+.3f} "
+                     f"[{dif['low']:+.3f}, {dif['high']:+.3f}] ({ci['level']:.0%}, {ci['resamples']} resamples); order "
+                     f"flips in {ci['flip_share']:.1%}", "percentile intervals equal scipy.stats.bootstrap's (test)"])
+    spread = r["similarity_ci_glove"].get("doctor", {}).get("spread")
+    if spread:
+        rows.append(["spread-out statistics of non-matching pairs", f"GloVe {r['glove_n']:,} words",
+                     f"mean cos {spread['mean']:.3f}, E[cos²] {spread['second_moment']:.4f}, d·E[cos²] "
+                     f"{spread['d_second_moment']:.2f}", "0, 1/d, 1 for directions spread out on the sphere"])
+    lt = r["local_topology_glove"]
+    feats = ", ".join(f"{f} {lt['features'][f]['q50']:.3f}" for f in ("kdist", "mean_kdist", "local_id", "entropy"))
+    rows.append(["local topology per item, k = 10 (S077, S083)", f"GloVe {lt['n']:,} words",
+                 f"medians over the items: {feats} (entropy of the softmax of the neighbours' cosines, τ 0.1)",
+                 "sklearn NearestNeighbors and the formulas written out (test)"])
     pts = r["limit"]["points"]
     got = ", ".join(f"n {x['n']}: d {x['critical_d']}" for x in pts)
     paper = ", ".join(f"n {x['n']}: d {x['paper_d']}" for x in pts)
