@@ -1,0 +1,165 @@
+"""Anchor discovery between two stored spaces: grow a seed set of parallel anchors, scored on held-out items.
+
+The two spaces are joined on item id; the shared items are shuffled (seeded)
+and split into the seed anchors (or the ids given), the candidates that may
+become anchors, the fitting items whose relative agreement the growth raises
+(:func:`repspace.engines.align.grow_anchors`), and held-out items on which the
+anchors are judged: relative agreement (the mean cosine between an item's two
+relative vectors) and retrieval of each held-out item's partner among all
+held-out targets in the shared relative space (``top1``, ``mean_rank``,
+:func:`repspace.engines.align.score_map`), with the seed alone, the grown
+set, and, as a control, the seed plus as many *random* candidates.
+
+Examples
+--------
+>>> from repspace.store import example_pair
+>>> a, b = example_pair(400, 400, 8)  # b: a rotated
+>>> r = grow_space_anchors(a.store, "a", "b", seed_anchors=4, grow=6, candidates=100, fit=100, test=100)
+>>> r.n_anchors, round(r.test["after"], 4)
+(10, 1.0)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from repspace.core.checks import check_strings, positive_int
+from repspace.core.errors import InputError
+from repspace.engines.align import MapScores, Relative, grow_anchors, relative_agreement, score_map
+from repspace.workflows.compare import joined
+
+if TYPE_CHECKING:
+    from repspace.core.store import Store
+
+__all__ = ["AnchorDiscovery", "grow_space_anchors"]
+
+
+@dataclass(frozen=True)
+class AnchorDiscovery:
+    """Anchors grown between two spaces and how the relative representation fares before and after.
+
+    ``fit`` and ``test`` hold the relative agreement on the fitting and the held-out items
+    (``before``: the seed anchors; ``after``: the grown set; ``test["random"]``: the seed plus as many random
+    candidates as were grown); ``retrieval`` holds :class:`~repspace.engines.align.MapScores` of the held-out
+    items' relative vectors under the same three anchor sets.
+
+    Examples
+    --------
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair(300, 300, 4)
+    >>> r = grow_space_anchors(a.store, "a", "b", seed_anchors=2, grow=2, candidates=50, fit=50, test=50)
+    >>> sorted(r.to_dict())[:5]
+    ['added', 'anchors', 'center', 'fit', 'n_added']
+    """
+
+    source: str
+    target: str
+    n_shared: int
+    n_seed: int
+    n_candidates: int
+    n_fit: int
+    n_test: int
+    center: bool
+    seed_ids: list[str]
+    added_ids: list[str]
+    trace: list[float]
+    stopped_early: bool
+    fit: dict[str, float]
+    test: dict[str, float]
+    retrieval: dict[str, MapScores] = field(default_factory=dict)
+
+    @property
+    def n_anchors(self) -> int:
+        """Seed plus grown anchors."""
+        return self.n_seed + len(self.added_ids)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (METRICS.md, "Anchor discovery")."""
+        return {"source": self.source, "target": self.target, "n_shared": self.n_shared, "n_seed": self.n_seed,
+                "n_added": len(self.added_ids), "n_candidates": self.n_candidates, "n_fit": self.n_fit,
+                "n_test": self.n_test, "center": self.center, "stopped_early": self.stopped_early,
+                "anchors": self.seed_ids + self.added_ids, "added": self.added_ids, "trace": self.trace,
+                "fit": self.fit, "test": self.test,
+                "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()}}
+
+
+def _default(value: int | None, fallback: int, name: str) -> int:
+    return fallback if value is None else positive_int(value, name)
+
+
+def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: int = 10,
+                       seed_ids: list[str] | None = None, grow: int = 50, candidates: int | None = None,
+                       fit: int | None = None, test: int | None = None, center: bool = False,
+                       seed: int = 0) -> AnchorDiscovery:
+    """Grow ``seed_anchors`` (or ``seed_ids``) by up to ``grow`` anchors chosen greedily among shared items.
+
+    Parameters
+    ----------
+    store : Store
+    source, target : str
+        Space names; items are paired by id.
+    seed_anchors : int
+        Shared items drawn at random as the seed (ignored with ``seed_ids``).
+    seed_ids : list of str, optional
+        The seed anchors by id (each held by both spaces).
+    grow : int
+        Anchors to add at most; seed plus ``grow`` must reach the smaller space's dimension.
+    candidates, fit, test : int, optional
+        Sizes of the candidate pool (default: up to 2,000 of what is left), of the items whose
+        agreement is raised and of the held-out ones (default each: a fifth of the shared items, at most 1,000).
+    center : bool
+        Centre relative vectors (:class:`~repspace.engines.align.Relative`).
+    seed : int
+        Of the shuffle (and of the random control).
+
+    Examples
+    --------
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair(300, 300, 4)
+    >>> r = grow_space_anchors(a.store, "a", "b", seed_ids=["i0", "i1"], grow=3, test=50)
+    >>> r.seed_ids, len(r.added_ids), r.fit["after"] >= r.fit["before"]
+    (['i0', 'i1'], 3, True)
+    """
+    grow = positive_int(grow, "grow")
+    src, tgt = store.space(source), store.space(target)
+    for sp in (src, tgt):
+        sp.metric.require_vector_space(f"growing anchors between {source!r} and {target!r}")
+    j = joined(src, tgt)
+    n = len(j.ids)
+    order = np.random.default_rng(seed).permutation(n)
+    if seed_ids is not None:
+        wanted = check_strings(seed_ids, "seed_ids", "an item id")
+        where = {item: i for i, item in enumerate(j.ids)}
+        missing = [s for s in wanted if s not in where]
+        if missing:
+            raise InputError(f"seed anchor {missing[0]!r} is not held by both {source!r} and {target!r}"
+                             f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
+        s_rows = np.array([where[s] for s in dict.fromkeys(wanted)], np.int64)
+        rest = order[~np.isin(order, s_rows)]
+    else:
+        k = positive_int(seed_anchors, "seed_anchors")
+        s_rows, rest = order[:k], order[k:]
+    n_test = _default(test, min(1000, max(1, n // 5)), "test")
+    n_fit = _default(fit, min(1000, max(1, n // 5)), "fit")
+    n_cand = _default(candidates, min(2000, max(0, rest.size - n_test - n_fit)), "candidates")
+    if n_test + n_fit + n_cand > rest.size or n_cand < grow:
+        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {s_rows.size} seed anchors, "
+                         f"{max(n_cand, grow)} candidates, {n_fit} fitting and {n_test} held-out items")
+    held, fit_rows, cand = rest[:n_test], rest[n_test:n_test + n_fit], rest[n_test + n_fit:n_test + n_fit + n_cand]
+    x, y = j.x, j.y
+    g = grow_anchors(x, y, s_rows, cand, fit_rows, grow=grow, center=center)
+    random_rows = np.random.default_rng(seed + 1).choice(cand, size=g.added.size, replace=False)
+    sets = {"before": g.seed, "after": g.anchors, "random": np.concatenate([g.seed, random_rows])}
+    test_agreement, retrieval = {}, {}
+    for name, rows in sets.items():
+        test_agreement[name] = relative_agreement(x[held], y[held], x[rows], y[rows], center=center)
+        rel = Relative(center=center).fit(x[rows], y[rows])
+        retrieval[name] = score_map(rel.transform_source(x[held]), rel.transform_target(y[held]))
+    return AnchorDiscovery(
+        source, target, n, int(s_rows.size), int(n_cand), int(n_fit), int(n_test), bool(center),
+        [j.ids[i] for i in g.seed.tolist()], [j.ids[i] for i in g.added.tolist()],
+        [float(v) for v in g.trace], g.stopped_early,
+        {"before": float(g.trace[0]), "after": float(g.trace[-1])}, test_agreement, retrieval)
