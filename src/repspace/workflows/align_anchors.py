@@ -15,7 +15,7 @@ Examples
 >>> from repspace.store import example_pair
 >>> a, b = example_pair(400, 400, 8)  # b: a rotated
 >>> r = grow_space_anchors(a.store, "a", "b", seed_anchors=4, grow=6, candidates=100, fit=100, test=100)
->>> r.n_anchors, round(r.test["after"], 4)
+>>> r.n_anchors, round(r.test["agreement"]["after"], 4)
 (10, 1.0)
 """
 
@@ -41,10 +41,11 @@ __all__ = ["AnchorDiscovery", "grow_space_anchors"]
 class AnchorDiscovery:
     """Anchors grown between two spaces and how the relative representation fares before and after.
 
-    ``fit`` and ``test`` hold the relative agreement on the fitting and the held-out items
-    (``before``: the seed anchors; ``after``: the grown set; ``test["random"]``: the seed plus as many random
-    candidates as were grown); ``retrieval`` holds :class:`~repspace.engines.align.MapScores` of the held-out
-    items' relative vectors under the same three anchor sets.
+    ``fit`` holds the objective on the fitting items (``before``: the seed anchors; ``after``: the grown set);
+    ``test["agreement"]`` and ``test["gap"]`` both measures on the held-out items with the seed (``before``),
+    the grown set (``after``) and the seed plus as many random candidates as were grown (``random``);
+    ``retrieval`` holds :class:`~repspace.engines.align.MapScores` of the held-out items' relative vectors
+    under the same three anchor sets.
 
     Examples
     --------
@@ -63,12 +64,13 @@ class AnchorDiscovery:
     n_fit: int
     n_test: int
     center: bool
+    objective: str
     seed_ids: list[str]
     added_ids: list[str]
     trace: list[float]
     stopped_early: bool
     fit: dict[str, float]
-    test: dict[str, float]
+    test: dict[str, dict[str, float]]
     retrieval: dict[str, MapScores] = field(default_factory=dict)
 
     @property
@@ -80,7 +82,7 @@ class AnchorDiscovery:
         """The JSON shape (METRICS.md, "Anchor discovery")."""
         return {"source": self.source, "target": self.target, "n_shared": self.n_shared, "n_seed": self.n_seed,
                 "n_added": len(self.added_ids), "n_candidates": self.n_candidates, "n_fit": self.n_fit,
-                "n_test": self.n_test, "center": self.center, "stopped_early": self.stopped_early,
+                "n_test": self.n_test, "center": self.center, "objective": self.objective, "stopped_early": self.stopped_early,
                 "anchors": self.seed_ids + self.added_ids, "added": self.added_ids, "trace": self.trace,
                 "fit": self.fit, "test": self.test,
                 "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()}}
@@ -92,8 +94,8 @@ def _default(value: int | None, fallback: int, name: str) -> int:
 
 def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: int = 10,
                        seed_ids: list[str] | None = None, grow: int = 50, candidates: int | None = None,
-                       fit: int | None = None, test: int | None = None, center: bool = False,
-                       seed: int = 0) -> AnchorDiscovery:
+                       fit: int | None = None, test: int | None = None, center: bool = True,
+                       objective: str = "gap", seed: int = 0) -> AnchorDiscovery:
     """Grow ``seed_anchors`` (or ``seed_ids``) by up to ``grow`` anchors chosen greedily among shared items.
 
     Parameters
@@ -111,7 +113,11 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
         Sizes of the candidate pool (default: up to 2,000 of what is left), of the items whose
         agreement is raised and of the held-out ones (default each: a fifth of the shared items, at most 1,000).
     center : bool
-        Centre relative vectors (:class:`~repspace.engines.align.Relative`).
+        Centre relative vectors (:class:`~repspace.engines.align.Relative`). On by default here: GloVe
+        against MiniLM words, the centred ``gap`` growth is the one that beats random anchors by most on
+        held-out retrieval (EVALUATION.md figures in docs/RESEARCH.md).
+    objective : ``gap`` or ``agreement``
+        What the growth raises on the fitting items (:func:`~repspace.engines.align.relative_agreement`).
     seed : int
         Of the shuffle (and of the random control).
 
@@ -150,16 +156,18 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
                          f"{max(n_cand, grow)} candidates, {n_fit} fitting and {n_test} held-out items")
     held, fit_rows, cand = rest[:n_test], rest[n_test:n_test + n_fit], rest[n_test + n_fit:n_test + n_fit + n_cand]
     x, y = j.x, j.y
-    g = grow_anchors(x, y, s_rows, cand, fit_rows, grow=grow, center=center)
+    g = grow_anchors(x, y, s_rows, cand, fit_rows, grow=grow, center=center, objective=objective)
     random_rows = np.random.default_rng(seed + 1).choice(cand, size=g.added.size, replace=False)
     sets = {"before": g.seed, "after": g.anchors, "random": np.concatenate([g.seed, random_rows])}
-    test_agreement, retrieval = {}, {}
+    test_agreement, test_gap, retrieval = {}, {}, {}
     for name, rows in sets.items():
         test_agreement[name] = relative_agreement(x[held], y[held], x[rows], y[rows], center=center)
+        test_gap[name] = relative_agreement(x[held], y[held], x[rows], y[rows], center=center, objective="gap")
         rel = Relative(center=center).fit(x[rows], y[rows])
         retrieval[name] = score_map(rel.transform_source(x[held]), rel.transform_target(y[held]))
     return AnchorDiscovery(
-        source, target, n, int(s_rows.size), int(n_cand), int(n_fit), int(n_test), bool(center),
+        source, target, n, int(s_rows.size), int(n_cand), int(n_fit), int(n_test), bool(center), objective,
         [j.ids[i] for i in g.seed.tolist()], [j.ids[i] for i in g.added.tolist()],
         [float(v) for v in g.trace], g.stopped_early,
-        {"before": float(g.trace[0]), "after": float(g.trace[-1])}, test_agreement, retrieval)
+        {"before": float(g.trace[0]), "after": float(g.trace[-1])}, {"agreement": test_agreement, "gap": test_gap},
+        retrieval)

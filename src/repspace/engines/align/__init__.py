@@ -34,7 +34,7 @@ Examples
 (1.0, 1.0)
 """
 
-from repspace.engines.align.anchors import AnchorGrowth, grow_anchors, relative_agreement
+from repspace.engines.align.anchors import ANCHOR_OBJECTIVES, AnchorGrowth, grow_anchors, relative_agreement
 from repspace.engines.align.cca import CCAResult, fit_cca
 from repspace.engines.align.concepts import concept_scores, probe_accuracy, zero_shot_labels
 from repspace.engines.align.maps import DEFAULT_ALPHAS, Procrustes, RidgeMap
@@ -44,6 +44,7 @@ from repspace.engines.align.subspace import SUBSPACE_MAPS, SubspaceMap
 from repspace.engines.align.unsupervised import Unsupervised, similarity_profiles
 
 __all__ = [
+    "ANCHOR_OBJECTIVES",
     "DEFAULT_ALPHAS",
     "SUBSPACE_MAPS",
     "AnchorGrowth",

@@ -1,22 +1,25 @@
-"""Growing a seed set of parallel anchors for relative representations, greedily, by their agreement.
+"""Growing a seed set of parallel anchors for relative representations, greedily, by an objective.
 
 Relative representations (Moschella et al. 2023, S051) put two spaces into one
 space of cosines to ``K`` paired anchors. Which items serve as anchors matters
 (Cannistraci et al. 2023, "Bootstrapping parallel anchors", S095: from a small
 seed set, optimise for more). Here the candidates are items known in both
 spaces, and the optimisation is a greedy forward selection: starting from the
-seed anchors, add the candidate pair that most raises the **relative
-agreement** of a set of fitting pairs, the mean cosine between an item's two
-relative vectors (one per space); stop after ``grow`` additions or when no
-candidate raises it. The agreement on the fitting pairs therefore never falls;
-what it does on held-out pairs is the real test (the workflow reports it).
+seed anchors, add the candidate pair that most raises an objective on a set of
+fitting pairs (:func:`relative_agreement`): the mean cosine between an item's
+two relative vectors (``agreement``), or that minus the mean cosine over all
+(source, target) pairs (``gap``, the default: the agreement alone is raised
+most by anchors that make every profile alike, which helps no retrieval); stop
+after ``grow`` additions or when no candidate raises it. The objective on the
+fitting pairs therefore never falls; what it does on held-out pairs is the
+real test (the workflow reports it).
 
 Each step scores every candidate at once: adding anchor ``c`` appends one
 coordinate ``(a_c, b_c)`` (its cosines in each space) to every fitting pair's
-two relative vectors, so the new cosine follows from running sums
-(``Σ r_x r_y``, ``Σ r_x²``, ``Σ r_y²``, and ``Σ r_x``, ``Σ r_y`` when
-centred) without recomputing any vector: ``O(n_fit × n_candidates)`` per step
-after one ``O(n_fit × n_candidates × d)`` product.
+two relative vectors, so the new cosines follow from running sums
+(``Σ r_x r_y``, ``Σ r_x²``, ``Σ r_y²``, ``Σ r_x``, ``Σ r_y``) and, for ``gap``,
+one product of the current relative vectors with the new inverse norms,
+without recomputing any vector.
 """
 
 from __future__ import annotations
@@ -27,12 +30,15 @@ from typing import Any
 import numpy as np
 
 from repspace.core.arrays import unit_rows
-from repspace.core.checks import check_scalar
+from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.engines.align._base import check_pairs
 from repspace.engines.align.relative import Relative
 
-__all__ = ["AnchorGrowth", "grow_anchors", "relative_agreement"]
+__all__ = ["ANCHOR_OBJECTIVES", "AnchorGrowth", "grow_anchors", "relative_agreement"]
+
+#: What :func:`grow_anchors` may raise (:func:`relative_agreement`).
+ANCHOR_OBJECTIVES = ("gap", "agreement")
 
 #: Fitting pairs × candidates held as float64 per space (2 × 128 MiB at most).
 MAX_SCORE_ENTRIES = 16 * 1024 * 1024
@@ -40,12 +46,18 @@ MAX_SCORE_ENTRIES = 16 * 1024 * 1024
 _COLUMNS = 1024
 
 
-def relative_agreement(X: Any, Y: Any, anchors_X: Any, anchors_Y: Any, *, center: bool = False) -> float:
-    """Mean over paired rows of ``cos(r_X(x_i), r_Y(y_i))``, the relative vectors against paired anchors.
+def relative_agreement(X: Any, Y: Any, anchors_X: Any, anchors_Y: Any, *, center: bool = False,
+                       objective: str = "agreement") -> float:
+    """How well paired rows agree in the relative space of paired anchors: the objective :func:`grow_anchors` raises.
 
-    ``r_X(x) = [cos(x, a₁), …, cos(x, a_K)]`` (:func:`~repspace.engines.align.relative_representation`);
-    with ``center`` each relative vector first loses its own mean (the cosine is then Pearson's r between
-    the two profiles). A zero relative vector has cosine 0 with everything.
+    With ``û_i``, ``v̂_i`` the unit relative vectors of row ``i`` in the two spaces (cosines to the ``K``
+    anchors, :func:`~repspace.engines.align.relative_representation`; with ``center`` each first loses its
+    own mean, so the cosine is Pearson's r between the two profiles; a zero vector stays zero):
+
+    - ``agreement``: ``(1/n) Σ_i û_i·v̂_i``, the mean cosine between each row's two relative vectors;
+    - ``gap``: the agreement minus ``(1/n²) Σ_i Σ_j û_i·v̂_j``, the mean cosine over all ``n²`` (source,
+      target) pairs: how much nearer each row is to its own partner than to the average target, which an
+      anchor set that makes every profile alike cannot raise.
 
     Examples
     --------
@@ -56,12 +68,26 @@ def relative_agreement(X: Any, Y: Any, anchors_X: Any, anchors_Y: Any, *, center
     >>> R, _ = np.linalg.qr(rng.normal(size=(4, 4)))
     >>> round(relative_agreement(X, X @ R, X[:6], X[:6] @ R), 6)
     1.0
+    >>> 0 < relative_agreement(X, X @ R, X[:6], X[:6] @ R, objective="gap") < 1
+    True
     """
-    rel = Relative(center=center).fit(anchors_X, anchors_Y)
+    check_choice(objective, "objective", ANCHOR_OBJECTIVES)
+    rel = Relative().fit(anchors_X, anchors_Y)
     x, y = check_pairs(X, Y, min_rows=1, owner="relative_agreement")
-    rx = unit_rows(rel.transform_source(x).astype(np.float64))
-    ry = unit_rows(rel.transform_target(y).astype(np.float64))
-    return float(np.mean(np.sum(rx * ry, axis=1)))
+    rx = rel.transform_source(x).astype(np.float64)
+    ry = rel.transform_target(y).astype(np.float64)
+    return _objective(rx, ry, objective, center)
+
+
+def _objective(RX: np.ndarray, RY: np.ndarray, objective: str, center: bool) -> float:
+    """:func:`relative_agreement` from the relative vectors (uncentred cosines), directly."""
+    if center:
+        RX, RY = RX - RX.mean(1, keepdims=True), RY - RY.mean(1, keepdims=True)
+    ux, uy = unit_rows(RX), unit_rows(RY)
+    value = float(np.mean(np.sum(ux * uy, axis=1)))
+    if objective == "gap":
+        value -= float(ux.sum(0) @ uy.sum(0)) / RX.shape[0] ** 2
+    return value
 
 
 @dataclass(frozen=True)
@@ -123,19 +149,42 @@ def _cosines(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.clip(unit_rows(np.asarray(A, np.float64)) @ unit_rows(np.asarray(B, np.float64)).T, -1.0, 1.0)
 
 
-def _agreement(D: np.ndarray, Qx: np.ndarray, Qy: np.ndarray, Sx: np.ndarray, Sy: np.ndarray, k: int,
-               center: bool) -> np.ndarray:
-    """Mean cosine over rows (axis 0) from the running sums; any trailing axes are candidates."""
+def _inverse(v: np.ndarray) -> np.ndarray:
+    return np.divide(1.0, v, out=np.zeros_like(v), where=v > 0)
+
+
+def _candidate_scores(RX: np.ndarray, RY: np.ndarray, a: np.ndarray, b: np.ndarray, objective: str,
+                      center: bool) -> np.ndarray:
+    """:func:`_objective` after appending each candidate's column (``a[:, c]``, ``b[:, c]``), from running sums.
+
+    ``RX``, ``RY``: the fit rows' current (uncentred) relative vectors, ``(n, K)``; ``a``, ``b``: their
+    cosines to the candidates in each space, ``(n, C)``. Returns ``(C,)``.
+    """
+    n, k1 = RX.shape[0], RX.shape[1] + 1
+    D, Qx, Qy = (RX * RY).sum(1)[:, None], (RX * RX).sum(1)[:, None], (RY * RY).sum(1)[:, None]
     if center:
-        D, Qx, Qy = D - Sx * Sy / k, Qx - Sx * Sx / k, Qy - Sy * Sy / k
-    den = np.sqrt(np.maximum(Qx, 0.0) * np.maximum(Qy, 0.0))
-    cos = np.divide(D, den, out=np.zeros(np.broadcast(D, den).shape), where=den > 0)
-    return cos.mean(axis=0)
+        mx, my = (RX.sum(1)[:, None] + a) / k1, (RY.sum(1)[:, None] + b) / k1
+        dot = D + a * b - k1 * mx * my
+        wx = _inverse(np.sqrt(np.maximum(Qx + a * a - k1 * mx * mx, 0.0)))
+        wy = _inverse(np.sqrt(np.maximum(Qy + b * b - k1 * my * my, 0.0)))
+    else:
+        dot = D + a * b
+        wx, wy = _inverse(np.sqrt(Qx + a * a)), _inverse(np.sqrt(Qy + b * b))
+    score = (dot * wx * wy).mean(axis=0)
+    if objective == "gap":  # Σ_i û_i per candidate: (K, C) for the old coordinates, (C,) for the new one
+        px, py = RX.T @ wx, RY.T @ wy
+        if center:
+            px, py = px - (mx * wx).sum(0), py - (my * wy).sum(0)
+            nx, ny = ((a - mx) * wx).sum(0), ((b - my) * wy).sum(0)
+        else:
+            nx, ny = (a * wx).sum(0), (b * wy).sum(0)
+        score -= ((px * py).sum(0) + nx * ny) / n ** 2
+    return score
 
 
-def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: int,
-                 center: bool = False) -> AnchorGrowth:
-    """Add, one at a time, the candidate anchor pair that most raises the relative agreement of ``fit``.
+def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: int, center: bool = False,
+                 objective: str = "gap") -> AnchorGrowth:
+    """Add, one at a time, the candidate anchor pair that most raises the objective on the ``fit`` rows.
 
     Parameters
     ----------
@@ -152,6 +201,9 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
         Anchors to add at most (``≥ 1``, at most ``len(candidates)``).
     center : bool
         Centre each relative vector (as :class:`~repspace.engines.align.Relative`).
+    objective : ``gap`` or ``agreement``
+        What is raised (:func:`relative_agreement`): the agreement of each row with its partner beyond its
+        mean agreement with every target (default), or that agreement alone.
 
     Raises
     ------
@@ -179,6 +231,7 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
                  "candidates")
     f = _indices(np.fromiter(fit, np.int64) if isinstance(fit, range) else fit, n, "fit")
     check_scalar(grow, "grow", int, low=1)
+    check_choice(objective, "objective", ANCHOR_OBJECTIVES)
     if s.size < (2 if center else 1):
         raise InputError(f"grow_anchors needs at least {2 if center else 1} seed anchor(s)"
                          f"{' with center (one centred cosine is always 0)' if center else ''}, got {s.size}")
@@ -195,29 +248,27 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
     if f.size * c.size > MAX_SCORE_ENTRIES:
         raise InputError(f"{f.size:,} fit rows × {c.size:,} candidates is over {MAX_SCORE_ENTRIES:,} scores; "
                          "use fewer of either")
-    RX, RY = _cosines(x[f], x[s]), _cosines(y[f], y[s])
-    D, Qx, Qy = (RX * RY).sum(1), (RX * RX).sum(1), (RY * RY).sum(1)
-    Sx, Sy = RX.sum(1), RY.sum(1)
+    RX, RY = np.empty((f.size, s.size + grow)), np.empty((f.size, s.size + grow))
+    RX[:, :s.size], RY[:, :s.size] = _cosines(x[f], x[s]), _cosines(y[f], y[s])
     CX, CY = _cosines(x[f], x[c]), _cosines(y[f], y[c])
     k = s.size
-    trace = [float(_agreement(D, Qx, Qy, Sx, Sy, k, center))]
+    trace = [_objective(RX[:, :k], RY[:, :k], objective, center)]
     used = np.zeros(c.size, bool)
     added: list[int] = []
     for _ in range(grow):
         best, best_j = -np.inf, -1
         for lo in range(0, c.size, _COLUMNS):
-            a, b = CX[:, lo:lo + _COLUMNS], CY[:, lo:lo + _COLUMNS]
-            col = _agreement(D[:, None] + a * b, Qx[:, None] + a * a, Qy[:, None] + b * b, Sx[:, None] + a,
-                             Sy[:, None] + b, k + 1, center)
+            col = _candidate_scores(RX[:, :k], RY[:, :k], CX[:, lo:lo + _COLUMNS], CY[:, lo:lo + _COLUMNS],
+                                    objective, center)
             col[used[lo:lo + _COLUMNS]] = -np.inf
             j = int(np.argmax(col))
             if col[j] > best:
                 best, best_j = float(col[j]), lo + j
         if not best > trace[-1]:
             break
-        a, b = CX[:, best_j], CY[:, best_j]
-        D, Qx, Qy, Sx, Sy, k = D + a * b, Qx + a * a, Qy + b * b, Sx + a, Sy + b, k + 1
+        RX[:, k], RY[:, k] = CX[:, best_j], CY[:, best_j]
+        k += 1
         used[best_j] = True
         added.append(int(c[best_j]))
-        trace.append(float(_agreement(D, Qx, Qy, Sx, Sy, k, center)))
+        trace.append(best)
     return AnchorGrowth(s, np.asarray(added, np.int64), np.asarray(trace), len(added) < grow)
