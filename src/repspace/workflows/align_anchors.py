@@ -82,7 +82,8 @@ class AnchorDiscovery:
         """The JSON shape (METRICS.md, "Anchor discovery")."""
         return {"source": self.source, "target": self.target, "n_shared": self.n_shared, "n_seed": self.n_seed,
                 "n_added": len(self.added_ids), "n_candidates": self.n_candidates, "n_fit": self.n_fit,
-                "n_test": self.n_test, "center": self.center, "objective": self.objective, "stopped_early": self.stopped_early,
+                "n_test": self.n_test, "center": self.center, "objective": self.objective,
+                "stopped_early": self.stopped_early,
                 "anchors": self.seed_ids + self.added_ids, "added": self.added_ids, "trace": self.trace,
                 "fit": self.fit, "test": self.test,
                 "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()}}

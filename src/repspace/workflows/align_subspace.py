@@ -69,9 +69,9 @@ class SubspaceAlignment:
                 "full_csls": self.full_csls.to_dict(), "subspaces": self.subspaces}
 
 
-def subspace_align_spaces(store: Store, source: str, target: str, *, ranks: Sequence[int] = (), method: str = "procrustes",
-                          basis_x: Any = None, basis_y: Any = None, pairs: int | None = None, test: int | None = None,
-                          seed: int = 0) -> SubspaceAlignment:
+def subspace_align_spaces(store: Store, source: str, target: str, *, ranks: Sequence[int] = (),
+                          method: str = "procrustes", basis_x: Any = None, basis_y: Any = None,
+                          pairs: int | None = None, test: int | None = None, seed: int = 0) -> SubspaceAlignment:
     """Fit maps between projections of ``source`` and ``target`` on subspaces; score them beside the full map.
 
     Parameters

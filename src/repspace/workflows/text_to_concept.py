@@ -35,7 +35,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,6 +59,8 @@ TEXT_TO_CONCEPT_MAPS = ("ridge", "procrustes")
 class TextToConcept:
     """Zero-shot accuracy of a source space through a text encoder's space, beside a probe on the source.
 
+    ``test_ids`` (the held-out labelled items, not in :meth:`to_dict`) say which items the accuracies are on.
+
     Examples
     --------
     >>> r = TextToConcept("a", "b", "y", {"neg": "neg", "pos": "pos"}, "ridge", 90, 50, 50, 0.9, 0.95, 0.5,
@@ -81,6 +83,7 @@ class TextToConcept:
     target_accuracy: float | None
     n_target_test: int
     alpha: float | None = None
+    test_ids: list[str] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape (METRICS.md, "Text-to-concept")."""
@@ -200,4 +203,4 @@ def text_to_concept_spaces(store: Store, source: str, target: str, *, label_fiel
         target_acc = float(np.mean(pred == np.array([lab for _, lab in rows])))
     return TextToConcept(source, target, label_field, texts, method, int(fit_rows.size), int((~test).sum()),
                          int(test.sum()), zero_shot, probe, float(counts.max() / counts.sum()), target_acc, len(rows),
-                         float(model.alpha_) if method == "ridge" else None)
+                         float(model.alpha_) if method == "ridge" else None, sorted(test_ids))
