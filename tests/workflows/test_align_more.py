@@ -39,10 +39,10 @@ def test_anchor_growth_is_judged_by_the_objective_recomputed_from_the_ids(pair):
     g, im = pair.space("glove"), pair.space("image")
     anchors = r.seed_ids + r.added_ids
     ax, ay = g.vectors_of(anchors), im.vectors_of(anchors)
-    # the held-out items are the shared ones in none of the other roles: recompute "after" over every shared
-    # item that is no anchor, and it must sit near the held-out figure (both are means over the same kind)
     assert r.test["gap"]["after"] > r.test["gap"]["random"] + 0.02
     assert r.retrieval["after"].mean_rank < r.retrieval["random"].mean_rank
+    # the gap of the grown anchors over every shared item that is no anchor, recomputed from the ids: near the
+    # held-out figure (the 300 held-out items are a random fifth of these)
     others = [f"w{i}" for i in range(100, 1500) if f"w{i}" not in set(anchors)]
     whole = relative_agreement(g.vectors_of(others), im.vectors_of(others), ax, ay, center=True, objective="gap")
     assert abs(whole - r.test["gap"]["after"]) < 0.05

@@ -227,9 +227,7 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
         if not np.isfinite(arr).all():
             raise InputError(f"grow_anchors: {name} holds NaN or infinite values")
     s = _indices(seed, n, "seed")
-    c = _indices(np.fromiter(candidates, np.int64) if isinstance(candidates, range) else candidates, n,
-                 "candidates")
-    f = _indices(np.fromiter(fit, np.int64) if isinstance(fit, range) else fit, n, "fit")
+    c, f = _indices(candidates, n, "candidates"), _indices(fit, n, "fit")
     check_scalar(grow, "grow", int, low=1)
     check_choice(objective, "objective", ANCHOR_OBJECTIVES)
     if s.size < (2 if center else 1):
