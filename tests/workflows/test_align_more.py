@@ -162,3 +162,21 @@ def test_text_to_concept_bad_input_is_one_line(capsys, labelled_pair):
         assert main([*base, *bad]) != 0
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.slow  # loads MiniLM
+def test_glove_against_minilm_words_grown_anchors_retrieve_better_than_random_ones(store):
+    """The real-data figure of docs/RESEARCH.md at 2,000 words: measured top1 0.19 grown vs 0.11 random (seed 0)."""
+    from _data_subsets import glove_words
+
+    from repspace.engines.encoders import get_encoder
+
+    words, vectors = glove_words(2200)
+    keep = [i for i, w in enumerate(words) if w.isalpha()][:2000]
+    words = [words[i] for i in keep]
+    store.create_space("glove", dim=50).add(words, vectors[keep])
+    store.create_space("minilm", dim=384).add(words, get_encoder("minilm").encode(words, batch_size=256))
+    r = grow_space_anchors(store, "glove", "minilm", seed_anchors=10, grow=60)
+    assert r.test["gap"]["after"] > r.test["gap"]["random"] + 0.05
+    assert r.retrieval["after"].top1 > r.retrieval["random"].top1 + 0.04
+    assert r.retrieval["after"].mean_rank < 0.8 * r.retrieval["random"].mean_rank

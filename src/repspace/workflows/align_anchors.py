@@ -28,6 +28,7 @@ import numpy as np
 
 from repspace.core.checks import check_strings, positive_int
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress
 from repspace.engines.align import MapScores, Relative, grow_anchors, relative_agreement, score_map
 from repspace.workflows.compare import joined
 
@@ -96,7 +97,7 @@ def _default(value: int | None, fallback: int, name: str) -> int:
 def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: int = 10,
                        seed_ids: list[str] | None = None, grow: int = 50, candidates: int | None = None,
                        fit: int | None = None, test: int | None = None, center: bool = True,
-                       objective: str = "gap", seed: int = 0) -> AnchorDiscovery:
+                       objective: str = "gap", seed: int = 0, progress: Progress | None = None) -> AnchorDiscovery:
     """Grow ``seed_anchors`` (or ``seed_ids``) by up to ``grow`` anchors chosen greedily among shared items.
 
     Parameters
@@ -121,6 +122,8 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
         What the growth raises on the fitting items (:func:`~repspace.engines.align.relative_agreement`).
     seed : int
         Of the shuffle (and of the random control).
+    progress : callable, optional
+        ``progress("grow anchors", added, grow)`` after each added anchor.
 
     Examples
     --------
@@ -157,7 +160,8 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
                          f"{max(n_cand, grow)} candidates, {n_fit} fitting and {n_test} held-out items")
     held, fit_rows, cand = rest[:n_test], rest[n_test:n_test + n_fit], rest[n_test + n_fit:n_test + n_fit + n_cand]
     x, y = j.x, j.y
-    g = grow_anchors(x, y, s_rows, cand, fit_rows, grow=grow, center=center, objective=objective)
+    g = grow_anchors(x, y, s_rows, cand, fit_rows, grow=grow, center=center, objective=objective,
+                     progress=progress)
     random_rows = np.random.default_rng(seed + 1).choice(cand, size=g.added.size, replace=False)
     sets = {"before": g.seed, "after": g.anchors, "random": np.concatenate([g.seed, random_rows])}
     test_agreement, test_gap, retrieval = {}, {}, {}

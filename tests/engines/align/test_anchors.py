@@ -71,7 +71,9 @@ def test_glove_growth_raises_held_out_retrieval_over_random_anchors(glove_vector
     Y = np.tanh(X @ rng.normal(size=(50, 64)) / 4) + 0.05 * rng.normal(size=(2000, 64))
     order = rng.permutation(2000)
     seed, cand, fit, held = order[:10], order[10:810], order[810:1210], order[1210:1710]
-    g = grow_anchors(X, Y, seed, cand, fit, grow=60, center=True)
+    calls = []
+    g = grow_anchors(X, Y, seed, cand, fit, grow=60, center=True, progress=lambda *a: calls.append(a))
+    assert calls == [("grow anchors", i + 1, 60) for i in range(g.added.size)]
     rand = np.concatenate([seed, rng.choice(cand, g.added.size, replace=False)])
     grown = relative_agreement(X[held], Y[held], X[g.anchors], Y[g.anchors], center=True, objective="gap")
     random = relative_agreement(X[held], Y[held], X[rand], Y[rand], center=True, objective="gap")

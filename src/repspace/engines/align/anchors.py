@@ -32,6 +32,7 @@ import numpy as np
 from repspace.core.arrays import unit_rows
 from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
+from repspace.core.progress import Progress
 from repspace.engines.align._base import check_pairs
 from repspace.engines.align.relative import Relative
 
@@ -183,7 +184,7 @@ def _candidate_scores(RX: np.ndarray, RY: np.ndarray, a: np.ndarray, b: np.ndarr
 
 
 def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: int, center: bool = False,
-                 objective: str = "gap") -> AnchorGrowth:
+                 objective: str = "gap", progress: Progress | None = None) -> AnchorGrowth:
     """Add, one at a time, the candidate anchor pair that most raises the objective on the ``fit`` rows.
 
     Parameters
@@ -204,6 +205,8 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
     objective : ``gap`` or ``agreement``
         What is raised (:func:`relative_agreement`): the agreement of each row with its partner beyond its
         mean agreement with every target (default), or that agreement alone.
+    progress : callable, optional
+        ``progress("grow anchors", added, grow)`` after each step.
 
     Raises
     ------
@@ -269,4 +272,6 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
         used[best_j] = True
         added.append(int(c[best_j]))
         trace.append(best)
+        if progress is not None:
+            progress("grow anchors", len(added), grow)
     return AnchorGrowth(s, np.asarray(added, np.int64), np.asarray(trace), len(added) < grow)

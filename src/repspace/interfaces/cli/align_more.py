@@ -16,7 +16,7 @@ from rich.table import Table
 
 from repspace.core.errors import InputError
 from repspace.interfaces.cli._app import app
-from repspace.interfaces.cli._common import comma_list, note, open_store, out, print_json
+from repspace.interfaces.cli._common import comma_list, note, open_store, out, print_json, progress_bar
 from repspace.interfaces.cli.options import Json
 
 Source = Annotated[str, typer.Argument(help="The space to map from.")]
@@ -81,9 +81,10 @@ def align_anchors_cmd(
     from repspace.workflows.align_anchors import grow_space_anchors
 
     ids = comma_list(seed_ids) if seed_ids is not None else None
-    r = grow_space_anchors(open_store(create=False), source, target, seed_anchors=seed_anchors, seed_ids=ids,
-                           grow=grow, candidates=candidates, fit=fit, test=test, center=center,
-                           objective=objective, seed=seed)
+    with progress_bar(json) as bar:
+        r = grow_space_anchors(open_store(create=False), source, target, seed_anchors=seed_anchors, seed_ids=ids,
+                               grow=grow, candidates=candidates, fit=fit, test=test, center=center,
+                               objective=objective, seed=seed, progress=bar)
     d = r.to_dict()
     if json:
         print_json(d)
