@@ -7,7 +7,9 @@ Usage: ``.venv/bin/python benchmarks/eval_align_more.py [--quick]``; writes ``be
   (``minilm``, 384-d). :func:`~repspace.align.grow_space_anchors` from 10 random seed anchors, ``--grow 90``,
   default splits (candidates up to 2,000, fit and held-out a fifth each, at most 1,000), for the centred ``gap``
   objective (the default) and the uncentred ``agreement``; held-out agreement, gap, top1 and mean rank for the
-  seed, the grown set, and the seed plus as many random candidates.
+  seed, the grown set, and the seed plus as many random candidates. Then
+  :func:`~repspace.align.discover_space_anchors` (candidates given unpaired) from 100 seed anchors (1 round of
+  30 pairs) and from 300 (2 rounds of 50): precision of the found pairs and the same held-out figures.
 - Sentences: the first :data:`N_SENTENCES` distinct STS-B train/dev sentences plus the 200 Pang & Lee polarity
   sentences of gensim's test data (labelled ``pos``/``neg``), encoded by the static model2vec model (``static``,
   64-d) and by MiniLM. Anchors between them as above; :func:`~repspace.align.subspace_align_spaces` static →
@@ -61,7 +63,7 @@ def _sentences(n: int) -> tuple[list[str], list[str], list[dict[str, Any]]]:
 
 
 def _anchors(store: Any, a: str, b: str) -> dict[str, Any]:
-    from repspace.align import grow_space_anchors
+    from repspace.align import discover_space_anchors, grow_space_anchors
 
     out = {}
     for objective, center in (("gap", True), ("agreement", False)):
@@ -70,6 +72,12 @@ def _anchors(store: Any, a: str, b: str) -> dict[str, Any]:
         out[f"{objective}{'_centred' if center else ''}"] = {
             "seconds": round(time.perf_counter() - t0, 1), "n_added": d["n_added"], "fit": d["fit"],
             "test": d["test"], "stopped_early": d["stopped_early"],
+            "retrieval": {k: {"top1": v["top1"], "mean_rank": v["mean_rank"]} for k, v in d["retrieval"].items()}}
+    for n_seed, rounds, per_round in ((100, 1, 30), (300, 2, 50)):
+        d = discover_space_anchors(store, a, b, seed_anchors=n_seed, rounds=rounds, per_round=per_round).to_dict()
+        out[f"discover_seed{n_seed}"] = {
+            "n_found": d["n_found"], "precision": d["precision"], "round_precision": d["round_precision"],
+            "test": d["test"],
             "retrieval": {k: {"top1": v["top1"], "mean_rank": v["mean_rank"]} for k, v in d["retrieval"].items()}}
     return out
 

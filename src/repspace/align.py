@@ -18,17 +18,24 @@ True
 from repspace.engines import align as _align
 from repspace.engines.align import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.align import Alignment, align_spaces
-from repspace.workflows.align_anchors import AnchorDiscovery, grow_space_anchors
+from repspace.workflows.align_anchors import (
+    AnchorBootstrap,
+    AnchorDiscovery,
+    discover_space_anchors,
+    grow_space_anchors,
+)
 from repspace.workflows.align_subspace import SubspaceAlignment, subspace_align_spaces
 from repspace.workflows.text_to_concept import TextToConcept, text_to_concept_spaces
 
 __all__ = [
     *_align.__all__,
     "Alignment",
+    "AnchorBootstrap",
     "AnchorDiscovery",
     "SubspaceAlignment",
     "TextToConcept",
     "align_spaces",
+    "discover_space_anchors",
     "grow_space_anchors",
     "subspace_align_spaces",
     "text_to_concept_spaces",

@@ -11,7 +11,13 @@ from scipy.spatial.distance import cdist
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.preprocessing import StandardScaler
 
-from repspace.align import grow_space_anchors, relative_agreement, subspace_align_spaces, text_to_concept_spaces
+from repspace.align import (
+    discover_space_anchors,
+    grow_space_anchors,
+    relative_agreement,
+    subspace_align_spaces,
+    text_to_concept_spaces,
+)
 from repspace.interfaces.cli import main
 
 
@@ -63,6 +69,28 @@ def test_anchor_cli_json_equals_the_workflow_and_bad_input_is_one_line(capsys, p
         assert main([*args, *bad]) != 0
         err = capsys.readouterr().err.strip()
         assert message in err and len(err.splitlines()) == 1, err
+
+
+def test_discovered_pairs_are_scored_by_their_ids_and_the_cli_prints_the_same(capsys, store, glove_vectors):
+    """A rotated copy of GloVe: from 40 seed pairs the unpaired candidates' pairs are found, each checked by id."""
+    x = np.asarray(glove_vectors[:1000], np.float32)
+    R, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(50, 50)))
+    ids = [f"w{i}" for i in range(1000)]
+    store.create_space("a", dim=50).add(ids, x)
+    store.create_space("b", dim=50).add(ids, (x @ R).astype(np.float32))
+    r = discover_space_anchors(store, "a", "b", seed_anchors=40, rounds=2, per_round=60, candidates=500, test=200)
+    assert r.n_found == 120 and r.precision == np.mean([a == b for a, b in r.found]) == 1.0
+    assert r.retrieval["after"].top1 == r.retrieval["oracle"].top1 >= r.retrieval["before"].top1
+    args = ["--store", str(store.path), "align-discover", "a", "b", "--seed-anchors", "40", "--rounds", "2",
+            "--per-round", "60", "--candidates", "500", "--test", "200"]
+    assert main([*args, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d == json.loads(json.dumps(r.to_dict()))
+    assert d["round_precision"] == [{"round": 1, "n_found": 60, "precision": 1.0},
+                                    {"round": 2, "n_found": 60, "precision": 1.0}]
+    assert main([*args, "--candidates", "5000"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert "not enough for 40 seed anchors, 5000 candidates" in err and len(err.splitlines()) == 1, err
 
 
 def test_subspace_maps_equal_scipy_on_the_split_and_full_rank_the_full_map(pair):

@@ -29,13 +29,20 @@ import numpy as np
 from repspace.core.checks import check_strings, positive_int
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
-from repspace.engines.align import MapScores, Relative, grow_anchors, relative_agreement, score_map
+from repspace.engines.align import (
+    MapScores,
+    Relative,
+    discover_anchors,
+    grow_anchors,
+    relative_agreement,
+    score_map,
+)
 from repspace.workflows.compare import joined
 
 if TYPE_CHECKING:
     from repspace.core.store import Store
 
-__all__ = ["AnchorDiscovery", "grow_space_anchors"]
+__all__ = ["AnchorBootstrap", "AnchorDiscovery", "discover_space_anchors", "grow_space_anchors"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,22 @@ def _default(value: int | None, fallback: int, name: str) -> int:
     return fallback if value is None else positive_int(value, name)
 
 
+def _seed_rows(ids: list[str], seed_anchors: int, seed_ids: list[str] | None, order: np.ndarray, source: str,
+               target: str) -> tuple[np.ndarray, np.ndarray]:
+    """The seed rows (by id, or the first ``seed_anchors`` of ``order``) and the other rows in ``order``."""
+    if seed_ids is None:
+        k = positive_int(seed_anchors, "seed_anchors")
+        return order[:k], order[k:]
+    wanted = check_strings(seed_ids, "seed_ids", "an item id")
+    where = {item: i for i, item in enumerate(ids)}
+    missing = [s for s in wanted if s not in where]
+    if missing:
+        raise InputError(f"seed anchor {missing[0]!r} is not held by both {source!r} and {target!r}"
+                         f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
+    rows = np.array([where[s] for s in dict.fromkeys(wanted)], np.int64)
+    return rows, order[~np.isin(order, rows)]
+
+
 def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: int = 10,
                        seed_ids: list[str] | None = None, grow: int = 50, candidates: int | None = None,
                        fit: int | None = None, test: int | None = None, center: bool = True,
@@ -139,19 +162,8 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
         sp.metric.require_vector_space(f"growing anchors between {source!r} and {target!r}")
     j = joined(src, tgt)
     n = len(j.ids)
-    order = np.random.default_rng(seed).permutation(n)
-    if seed_ids is not None:
-        wanted = check_strings(seed_ids, "seed_ids", "an item id")
-        where = {item: i for i, item in enumerate(j.ids)}
-        missing = [s for s in wanted if s not in where]
-        if missing:
-            raise InputError(f"seed anchor {missing[0]!r} is not held by both {source!r} and {target!r}"
-                             f"{f' (and {len(missing) - 1} more)' if len(missing) > 1 else ''}")
-        s_rows = np.array([where[s] for s in dict.fromkeys(wanted)], np.int64)
-        rest = order[~np.isin(order, s_rows)]
-    else:
-        k = positive_int(seed_anchors, "seed_anchors")
-        s_rows, rest = order[:k], order[k:]
+    s_rows, rest = _seed_rows(j.ids, seed_anchors, seed_ids, np.random.default_rng(seed).permutation(n),
+                              source, target)
     n_test = _default(test, min(1000, max(1, n // 5)), "test")
     n_fit = _default(fit, min(1000, max(1, n // 5)), "fit")
     n_cand = _default(candidates, min(2000, max(0, rest.size - n_test - n_fit)), "candidates")
@@ -176,3 +188,123 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
         [float(v) for v in g.trace], g.stopped_early,
         {"before": float(g.trace[0]), "after": float(g.trace[-1])}, {"agreement": test_agreement, "gap": test_gap},
         retrieval)
+
+
+@dataclass(frozen=True)
+class AnchorBootstrap:
+    """Anchors discovered among unpaired shared items (their pairing withheld), and what they are worth.
+
+    ``precision`` is the share of discovered pairs that are one item (known here from the ids); ``test`` and
+    ``retrieval`` are as in :class:`AnchorDiscovery`, for the seed alone (``before``), the seed plus the
+    discovered pairs (``after``) and the seed plus the true partners of the discovered source items
+    (``oracle``: what a perfect matching of the same items would give).
+
+    Examples
+    --------
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair(300, 300, 4)
+    >>> r = discover_space_anchors(a.store, "a", "b", seed_anchors=4, rounds=1, per_round=20, test=50)
+    >>> r.n_found, r.precision
+    (20, 1.0)
+    """
+
+    source: str
+    target: str
+    n_shared: int
+    n_seed: int
+    n_candidates: int
+    n_test: int
+    center: bool
+    seed_ids: list[str]
+    found: list[tuple[str, str]]
+    rounds: list[int]
+    precision: float
+    test: dict[str, dict[str, float]]
+    retrieval: dict[str, MapScores] = field(default_factory=dict)
+
+    @property
+    def n_found(self) -> int:
+        """Pairs discovered."""
+        return len(self.found)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape (METRICS.md, "Anchor discovery")."""
+        per_round = {}
+        for r, (a, b) in zip(self.rounds, self.found, strict=True):
+            n, right = per_round.get(r, (0, 0))
+            per_round[r] = (n + 1, right + (a == b))
+        return {"source": self.source, "target": self.target, "n_shared": self.n_shared, "n_seed": self.n_seed,
+                "n_candidates": self.n_candidates, "n_test": self.n_test, "center": self.center,
+                "seed_ids": self.seed_ids, "n_found": self.n_found, "precision": self.precision,
+                "round_precision": [{"round": r, "n_found": n, "precision": right / n}
+                                    for r, (n, right) in sorted(per_round.items())],
+                "found": [list(p) for p in self.found], "test": self.test,
+                "retrieval": {k: v.to_dict() for k, v in self.retrieval.items()}}
+
+
+def discover_space_anchors(store: Store, source: str, target: str, *, seed_anchors: int = 10,
+                           seed_ids: list[str] | None = None, rounds: int = 3, per_round: int = 50,
+                           candidates: int | None = None, test: int | None = None, center: bool = True,
+                           seed: int = 0) -> AnchorBootstrap:
+    """Discover anchor pairs among shared items given *unpaired*, from a seed (S095), and judge them held out.
+
+    The candidates of the target are shuffled apart from the source's, so their pairing is withheld from
+    :func:`~repspace.engines.align.discover_anchors`; the ids then say which discovered pairs are right.
+
+    Parameters
+    ----------
+    store : Store
+    source, target : str
+    seed_anchors, seed_ids : as :func:`grow_space_anchors`
+    rounds, per_round : int
+        Rounds of discovery, and pairs adopted per round at most.
+    candidates, test : int, optional
+        Candidate items (default: up to 2,000 of what is not held out) and held-out items (default: a
+        fifth of the shared items, at most 1,000).
+    center : bool
+    seed : int
+        Of the shuffles.
+
+    Examples
+    --------
+    ``b`` is ``a`` rotated: from 4 seed pairs, two rounds find 30 pairs, every one right.
+
+    >>> from repspace.store import example_pair
+    >>> a, b = example_pair(300, 300, 4)
+    >>> r = discover_space_anchors(a.store, "a", "b", seed_anchors=4, rounds=2, per_round=15, test=50)
+    >>> r.n_found, r.precision, r.retrieval["after"].top1 >= r.retrieval["before"].top1
+    (30, 1.0, True)
+    """
+    src, tgt = store.space(source), store.space(target)
+    for sp in (src, tgt):
+        sp.metric.require_vector_space(f"discovering anchors between {source!r} and {target!r}")
+    j = joined(src, tgt)
+    n = len(j.ids)
+    s_rows, rest = _seed_rows(j.ids, seed_anchors, seed_ids, np.random.default_rng(seed).permutation(n),
+                              source, target)
+    n_test = _default(test, min(1000, max(1, n // 5)), "test")
+    n_cand = _default(candidates, min(2000, max(0, rest.size - n_test)), "candidates")
+    if n_test + n_cand > rest.size or n_cand < 1:
+        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {s_rows.size} seed anchors, "
+                         f"{max(n_cand, 1)} candidates and {n_test} held-out items")
+    held, cand = rest[:n_test], rest[n_test:n_test + n_cand]
+    shuffled = np.random.default_rng(seed + 1).permutation(cand)  # the target's candidates, pairing withheld
+    x, y = j.x, j.y
+    m = discover_anchors(x[cand], y[shuffled], x[s_rows], y[s_rows], rounds=rounds, per_round=per_round,
+                         center=center)
+    fx, fy = cand[m.pairs[:, 0]], shuffled[m.pairs[:, 1]]
+    sets = {"before": (s_rows, s_rows), "after": (np.concatenate([s_rows, fx]), np.concatenate([s_rows, fy])),
+            "oracle": (np.concatenate([s_rows, fx]), np.concatenate([s_rows, fx]))}
+    test_scores: dict[str, dict[str, float]] = {"agreement": {}, "gap": {}}
+    retrieval = {}
+    for name, (rx, ry) in sets.items():
+        for objective in ("agreement", "gap"):
+            test_scores[objective][name] = relative_agreement(x[held], y[held], x[rx], y[ry], center=center,
+                                                              objective=objective)
+        rel = Relative(center=center).fit(x[rx], y[ry])
+        retrieval[name] = score_map(rel.transform_source(x[held]), rel.transform_target(y[held]))
+    found = [(j.ids[a], j.ids[b]) for a, b in zip(fx.tolist(), fy.tolist(), strict=True)]
+    precision = float(np.mean(fx == fy)) if fx.size else 0.0
+    return AnchorBootstrap(source, target, n, int(s_rows.size), int(n_cand), int(n_test), bool(center),
+                           [j.ids[i] for i in s_rows.tolist()], found, m.rounds.tolist(), precision, test_scores,
+                           retrieval)

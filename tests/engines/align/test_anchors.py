@@ -96,3 +96,47 @@ def test_bad_input_is_one_clear_error(kwargs, message):
     with pytest.raises(InputError) as e:
         grow_anchors(X, Y[:, :5], **args)
     assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_one_round_of_discovery_is_the_mutual_nearest_neighbours_by_scipy_cdist():
+    """Round 1 against a brute-force mutual-neighbour search on centred relative vectors (scipy's cdist)."""
+    from scipy.spatial.distance import cdist
+
+    from repspace.engines.align import discover_anchors
+
+    X, Y = _spaces(120, seed=2)
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(np.arange(10, 120))
+    m = discover_anchors(X[10:], Y[perm], X[:10], Y[:10], rounds=1, per_round=1000)
+    rx, ry = 1 - cdist(X[10:], X[:10], "cosine"), 1 - cdist(Y[perm], Y[:10], "cosine")
+    rx, ry = rx - rx.mean(1, keepdims=True), ry - ry.mean(1, keepdims=True)
+    sim = 1 - cdist(rx, ry, "cosine")
+    expected = {(i, int(np.argmax(sim[i]))) for i in range(len(rx)) if np.argmax(sim[:, np.argmax(sim[i])]) == i}
+    assert set(map(tuple, m.pairs.tolist())) == expected
+    np.testing.assert_allclose(m.scores, [sim[i, j] for i, j in m.pairs], atol=1e-12)
+    assert np.all(np.diff(m.scores) <= 0)  # adopted best first
+
+
+def test_discovery_recovers_a_planted_rotation_of_shuffled_glove(glove_vectors):
+    from repspace.engines.align import discover_anchors
+
+    X = np.asarray(glove_vectors[:1200], np.float64)
+    rng = np.random.default_rng(0)
+    R, _ = np.linalg.qr(rng.normal(size=(50, 50)))
+    perm = rng.permutation(np.arange(60, 1200))
+    Y = X[perm] @ R + 0.01 * rng.normal(size=(1140, 50))
+    m = discover_anchors(X[60:], Y, X[:60], X[:60] @ R, rounds=3, per_round=100)
+    assert len(m.pairs) == 300 and m.rounds.tolist() == [1] * 100 + [2] * 100 + [3] * 100
+    assert np.mean(perm[m.pairs[:, 1]] - 60 == m.pairs[:, 0]) == 1.0
+
+
+def test_discovery_bad_input_is_one_clear_error():
+    from repspace.engines.align import discover_anchors
+
+    X, Y = _spaces(40)
+    for call, message in ((lambda: discover_anchors(X, Y, X[:1], Y[:1]), "at least 2 pairs"),
+                          (lambda: discover_anchors(X, Y, Y[:3], X[:3]), "must live in the spaces of X and Y"),
+                          (lambda: discover_anchors(X, Y, X[:3], Y[:3], rounds=0), "rounds")):
+        with pytest.raises(InputError) as e:
+            call()
+        assert message in str(e.value) and "\n" not in str(e.value)

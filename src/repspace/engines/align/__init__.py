@@ -16,6 +16,7 @@ fitted map without pickle. Arithmetic is float64; outputs are float32.
 :func:`fit_cca`                regularised CCA between two spaces over shared items (closed form, float64)
 :func:`score_map`              ``top1``, ``mean_cosine``, ``mean_rank`` on held-out pairs, ± CSLS
 :func:`grow_anchors`           greedily add the anchor pair that most raises the relative agreement (S095)
+:func:`discover_anchors`       new anchor pairs among unpaired items: mutual neighbours of relative vectors (S095)
 :class:`SubspaceMap`           Procrustes / ridge between projections on subspaces of each side (S150)
 :func:`zero_shot_labels`       text-to-concept: labels of mapped rows by cosine to encoded label texts (S280)
 =============================  ================================================================
@@ -34,7 +35,14 @@ Examples
 (1.0, 1.0)
 """
 
-from repspace.engines.align.anchors import ANCHOR_OBJECTIVES, AnchorGrowth, grow_anchors, relative_agreement
+from repspace.engines.align.anchors import (
+    ANCHOR_OBJECTIVES,
+    AnchorGrowth,
+    AnchorMatches,
+    discover_anchors,
+    grow_anchors,
+    relative_agreement,
+)
 from repspace.engines.align.cca import CCAResult, fit_cca
 from repspace.engines.align.concepts import concept_scores, probe_accuracy, zero_shot_labels
 from repspace.engines.align.maps import DEFAULT_ALPHAS, Procrustes, RidgeMap
@@ -48,6 +56,7 @@ __all__ = [
     "DEFAULT_ALPHAS",
     "SUBSPACE_MAPS",
     "AnchorGrowth",
+    "AnchorMatches",
     "CCAResult",
     "MapScores",
     "Procrustes",
@@ -56,6 +65,7 @@ __all__ = [
     "SubspaceMap",
     "Unsupervised",
     "concept_scores",
+    "discover_anchors",
     "fit_cca",
     "grow_anchors",
     "probe_accuracy",

@@ -29,14 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from repspace.core.arrays import unit_rows
+from repspace.core.arrays import as_matrix, unit_rows
 from repspace.core.checks import check_choice, check_scalar
 from repspace.core.errors import InputError
 from repspace.core.progress import Progress
 from repspace.engines.align._base import check_pairs
 from repspace.engines.align.relative import Relative
 
-__all__ = ["ANCHOR_OBJECTIVES", "AnchorGrowth", "grow_anchors", "relative_agreement"]
+__all__ = ["ANCHOR_OBJECTIVES", "AnchorGrowth", "AnchorMatches", "discover_anchors", "grow_anchors",
+           "relative_agreement"]
 
 #: What :func:`grow_anchors` may raise (:func:`relative_agreement`).
 ANCHOR_OBJECTIVES = ("gap", "agreement")
@@ -275,3 +276,106 @@ def grow_anchors(X: Any, Y: Any, seed: Any, candidates: Any, fit: Any, *, grow: 
         if progress is not None:
             progress("grow anchors", len(added), grow)
     return AnchorGrowth(s, np.asarray(added, np.int64), np.asarray(trace), len(added) < grow)
+
+
+#: Source × target candidates compared at once by :func:`discover_anchors` (float64, 128 MiB).
+MAX_MATCH_ENTRIES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AnchorMatches:
+    """Pairs :func:`discover_anchors` found between unpaired candidates, in the order it adopted them.
+
+    Attributes
+    ----------
+    pairs : (m, 2) int64
+        ``(row of X, row of Y)`` per discovered anchor pair.
+    scores : (m,) float64
+        The cosine of the two rows' relative vectors when the pair was adopted.
+    rounds : (m,) int64
+        The round (from 1) that adopted each pair.
+
+    Examples
+    --------
+    >>> m = AnchorMatches(np.array([[0, 2]]), np.array([0.9]), np.array([1]))
+    >>> m.to_dict()
+    {'pairs': [[0, 2]], 'scores': [0.9], 'rounds': [1]}
+    """
+
+    pairs: np.ndarray
+    scores: np.ndarray
+    rounds: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"pairs", "scores", "rounds"}`` as lists."""
+        return {"pairs": self.pairs.tolist(), "scores": self.scores.tolist(), "rounds": self.rounds.tolist()}
+
+
+def discover_anchors(X: Any, Y: Any, seed_X: Any, seed_Y: Any, *, rounds: int = 3, per_round: int = 50,
+                     center: bool = True) -> AnchorMatches:
+    """New parallel anchors among *unpaired* items: mutual nearest neighbours of their relative vectors.
+
+    A simple form of bootstrapping parallel anchors (Cannistraci et al. 2023, S095): each round puts every
+    candidate of ``X`` and of ``Y`` into the relative space of the anchors known so far (the seed pairs,
+    then the pairs adopted in earlier rounds; centred profiles by default), pairs each row with its nearest
+    row of the other side by cosine, and adopts the ``per_round`` mutual nearest pairs of highest cosine whose
+    rows are not yet used. The paper optimises the matching; this takes its greedy, mutual-neighbour form.
+
+    Parameters
+    ----------
+    X, Y : (n_x, d_x), (n_y, d_y) arrays
+        Candidates of each space, in no corresponding order.
+    seed_X, seed_Y : (s, d_x), (s, d_y) arrays
+        The seed anchors, row ``k`` of each the same item.
+    rounds, per_round : int
+    center : bool
+        Centre each relative vector (needs 2 seed anchors or more).
+
+    Examples
+    --------
+    A rotated, shuffled copy: every discovered pair is right.
+
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 8))
+    >>> R, _ = np.linalg.qr(rng.normal(size=(8, 8)))
+    >>> perm = rng.permutation(300)
+    >>> m = discover_anchors(X[20:], (X[20:] @ R)[perm[perm < 280]], X[:20], X[:20] @ R, rounds=2, per_round=40)
+    >>> bool(np.all(perm[perm < 280][m.pairs[:, 1]] == m.pairs[:, 0])), len(m.pairs)
+    (True, 80)
+    """
+    x, y = as_matrix(X, "X"), as_matrix(Y, "Y")
+    sx, sy = check_pairs(seed_X, seed_Y, min_rows=2 if center else 1, owner="discover_anchors")
+    if sx.shape[1] != x.shape[1] or sy.shape[1] != y.shape[1]:
+        raise InputError("the seed anchors must live in the spaces of X and Y (same dimensions)")
+    check_scalar(rounds, "rounds", int, low=1)
+    check_scalar(per_round, "per_round", int, low=1)
+    if x.shape[0] * y.shape[0] > MAX_MATCH_ENTRIES:
+        raise InputError(f"{x.shape[0]:,} × {y.shape[0]:,} candidates is over {MAX_MATCH_ENTRIES:,} comparisons; "
+                         "use fewer candidates")
+    ux, uy = unit_rows(np.asarray(x, np.float64)), unit_rows(np.asarray(y, np.float64))
+    ax, ay = unit_rows(np.asarray(sx, np.float64)), unit_rows(np.asarray(sy, np.float64))
+    used_x, used_y = np.zeros(x.shape[0], bool), np.zeros(y.shape[0], bool)
+    pairs: list[tuple[int, int]] = []
+    scores: list[float] = []
+    when: list[int] = []
+    for r in range(1, rounds + 1):
+        rx, ry = np.clip(ux @ ax.T, -1, 1), np.clip(uy @ ay.T, -1, 1)
+        if center:
+            rx, ry = rx - rx.mean(1, keepdims=True), ry - ry.mean(1, keepdims=True)
+        sim = unit_rows(rx) @ unit_rows(ry).T
+        sim[used_x, :], sim[:, used_y] = -np.inf, -np.inf
+        if not np.isfinite(sim).any():
+            break
+        best_y, best_x = np.argmax(sim, axis=1), np.argmax(sim, axis=0)
+        rows = np.flatnonzero((best_x[best_y] == np.arange(x.shape[0])) & ~used_x)
+        rows = rows[np.argsort(-sim[rows, best_y[rows]], kind="stable")][:per_round]
+        if rows.size == 0:
+            break
+        for i in rows.tolist():
+            j = int(best_y[i])
+            pairs.append((i, j))
+            scores.append(float(sim[i, j]))
+            when.append(r)
+        used_x[rows], used_y[best_y[rows]] = True, True
+        ax, ay = np.vstack([ax, ux[rows]]), np.vstack([ay, uy[best_y[rows]]])
+    return AnchorMatches(np.asarray(pairs, np.int64).reshape(-1, 2), np.asarray(scores), np.asarray(when, np.int64))

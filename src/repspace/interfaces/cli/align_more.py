@@ -1,4 +1,4 @@
-"""``repspace align-anchors|align-subspace|text-to-concept``: more ways to compare and join two spaces.
+"""``repspace align-anchors|align-discover|align-subspace|text-to-concept``: more ways to compare and join two spaces.
 
 Beside ``repspace align`` (one command, which takes SOURCE TARGET itself, so it cannot also be a group): each
 command parses its options, calls one workflow of the align capability and prints its result (a table, or
@@ -100,6 +100,54 @@ def align_anchors_cmd(
     out.print(t)
     note(f"{objective} on the fitting items: {d['fit']['before']:.4f} → {d['fit']['after']:.4f}"
          + ("; stopped early: no candidate raised it" if d["stopped_early"] else ""))
+
+
+@app.command("align-discover")
+def align_discover_cmd(
+    source: Source,
+    target: Target,
+    seed_anchors: Annotated[int, typer.Option(help="Shared items drawn at random as the seed anchors.")] = 10,
+    seed_ids: Annotated[Optional[str], typer.Option(help="The seed anchors by id, comma-separated (instead of "
+                                                         "--seed-anchors).")] = None,
+    rounds: Annotated[int, typer.Option(help="Rounds of discovery.")] = 3,
+    per_round: Annotated[int, typer.Option(help="Pairs adopted per round at most.")] = 50,
+    candidates: Annotated[Optional[int], typer.Option(help="Shared items given unpaired (default: up to "
+                                                           "2,000).")] = None,
+    test: Annotated[Optional[int], typer.Option(help="Held-out items to judge on (default: a fifth, at most "
+                                                     "1,000).")] = None,
+    center: Annotated[bool, typer.Option("--center/--no-center", help="Centre each relative vector.")] = True,
+    seed: Seed = 0,
+    json: Json = False,
+) -> None:
+    """Discover anchor pairs among shared items given without their pairing, from a seed (bootstrapping).
+
+    Each round pairs the candidates that are mutual nearest neighbours in the relative space of the anchors
+    known so far. The ids tell how many found pairs are right (precision); held-out items judge the seed
+    alone, the seed plus the found pairs, and the seed plus the right partners of the same items (oracle).
+
+    Examples:
+
+      repspace align-discover glove minilm-words --seed-anchors 20 --rounds 3 --per-round 50
+    """
+    from repspace.workflows.align_anchors import discover_space_anchors
+
+    ids = comma_list(seed_ids) if seed_ids is not None else None
+    r = discover_space_anchors(open_store(create=False), source, target, seed_anchors=seed_anchors, seed_ids=ids,
+                               rounds=rounds, per_round=per_round, candidates=candidates, test=test, center=center,
+                               seed=seed)
+    d = r.to_dict()
+    if json:
+        print_json(d)
+        return
+    t = Table("anchors", "count", "agreement (held out)", "gap (held out)", "top1", "mean rank",
+              title=f"{source} ↔ {target}: {d['n_found']} pairs found among {d['n_candidates']:,} unpaired "
+                    f"candidates from {d['n_seed']} seed ({d['precision']:.1%} right)")
+    counts = {"before": d["n_seed"], "after": d["n_seed"] + d["n_found"], "oracle": d["n_seed"] + d["n_found"]}
+    for name, label in (("before", "seed"), ("after", "seed + found"), ("oracle", "seed + right partners")):
+        s = d["retrieval"][name]
+        t.add_row(label, str(counts[name]), f"{d['test']['agreement'][name]:.4f}", f"{d['test']['gap'][name]:.4f}",
+                  f"{s['top1']:.3f}", f"{s['mean_rank']:.1f}")
+    out.print(t)
 
 
 @app.command("align-subspace")
