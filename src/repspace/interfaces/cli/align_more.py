@@ -234,8 +234,9 @@ def text_to_concept_cmd(
 
     Examples:
 
-      repspace text-to-concept static minilm --label-field label --label-text pos=positive --label-text
-      neg=negative --template "a {} movie review"
+      repspace text-to-concept static minilm --label-field label --template "a {} movie review"
+
+      repspace text-to-concept static minilm --label-field label --label-text pos=positive --method procrustes
     """
     from repspace.workflows.text_to_concept import text_to_concept_spaces
 
