@@ -1,4 +1,5 @@
-"""Translate one space into another: Procrustes, ridge maps, CCA, relative representations, unsupervised alignment.
+"""Translate one space into another: Procrustes, ridge maps, CCA, relative representations, unsupervised alignment,
+anchor discovery, subspace-restricted maps and text-to-concept.
 
 The maps are scikit-learn style estimators over paired rows (:class:`Procrustes`,
 :class:`RidgeMap`, :class:`Unsupervised`); :func:`align_spaces` fits one between
@@ -17,9 +18,25 @@ True
 from repspace.engines import align as _align
 from repspace.engines.align import *  # noqa: F403 - every name of its __all__
 from repspace.workflows.align import Alignment, align_spaces
+from repspace.workflows.align_anchors import (
+    AnchorBootstrap,
+    AnchorDiscovery,
+    discover_space_anchors,
+    grow_space_anchors,
+)
+from repspace.workflows.align_subspace import SubspaceAlignment, subspace_align_spaces
+from repspace.workflows.text_to_concept import TextToConcept, text_to_concept_spaces
 
 __all__ = [
     *_align.__all__,
     "Alignment",
+    "AnchorBootstrap",
+    "AnchorDiscovery",
+    "SubspaceAlignment",
+    "TextToConcept",
     "align_spaces",
+    "discover_space_anchors",
+    "grow_space_anchors",
+    "subspace_align_spaces",
+    "text_to_concept_spaces",
 ]

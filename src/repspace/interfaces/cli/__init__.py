@@ -98,6 +98,7 @@ def build_app() -> Any:
     """The Typer app with every command registered (each command module adds its own on import)."""
     from repspace.interfaces.cli import (  # noqa: F401 - imported to register their commands
         align,
+        align_more,
         analyze,
         analyze_concepts,
         analyze_compat,
