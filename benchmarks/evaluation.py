@@ -185,6 +185,7 @@ PARTS = {
     "compat": "eval_compat",
     "analyze": "eval_analyze",
     "universality": "eval_universality",
+    "align": "eval_align_more",
 }
 
 
