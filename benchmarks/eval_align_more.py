@@ -118,8 +118,8 @@ def _anchor_rows(what: str, a: dict[str, Any]) -> list[str]:
         g = a[key]
         r = g["retrieval"]
         rows.append(f"| {what} | {label}: {g['n_added']} added | {r['before']['top1']:.3f} / "
-                    f"{r['before']['mean_rank']:.0f} | {r['random']['top1']:.3f} / {r['random']['mean_rank']:.0f} | {r['after']['top1']:.3f} / "
-                    f"{r['after']['mean_rank']:.0f} |")
+                    f"{r['before']['mean_rank']:.0f} | {r['random']['top1']:.3f} / {r['random']['mean_rank']:.0f} | "
+                    f"{r['after']['top1']:.3f} / {r['after']['mean_rank']:.0f} |")
     for key in ("discover_seed100", "discover_seed300"):
         g = a[key]
         r = g["retrieval"]
