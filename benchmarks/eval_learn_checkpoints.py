@@ -77,6 +77,28 @@ def figure(result: dict[str, Any], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def measure(quick: bool) -> dict[str, Any]:
+    """For ``benchmarks/evaluation.py`` (the learn parts): the series (5 epochs with ``quick``, else 20), its figure
+    written beside the results."""
+    result = run(5 if quick else 20)
+    if not quick:
+        figure(result, BENCH_DIR / "results" / "learn-checkpoints.png")
+    return result
+
+
+def render(result: dict[str, Any]) -> list[str]:
+    """The table of the series, one row per epoch."""
+    cols = [k for k in result["epochs"][0] if k != "space"]
+    lines = [f"{result['corpus']}, vocabulary {result['vocabulary']:,}; skip-gram, "
+             + ", ".join(f"{k} {v}" for k, v in result["settings"].items() if k != "sg")
+             + "; each epoch stored as a space and tracked by `repspace analyze track` (figure: "
+             "[learn-checkpoints.png](benchmarks/results/learn-checkpoints.png)).", "",
+             "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in result["epochs"]:
+        lines.append("| " + " | ".join(f"{r[c]:,.4g}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |")
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=20)

@@ -225,6 +225,7 @@ LEARN_PARTS = {
     "eval_learn_poincare": "Poincare embeddings of the WordNet mammal closure",
     "eval_learn_retrofit": "Retrofitting GloVe 6B 50d to WordNet synonyms",
     "eval_learn_heads": "Heads on frozen all-MiniLM-L6-v2, trained on STS-B train",
+    "eval_learn_checkpoints": "A checkpoint series: word2vec on the Lee corpus after every epoch (`--checkpoints`)",
 }
 
 
@@ -602,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS],
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS, *LEARN_PARTS],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
     ap.add_argument("--stored", action="store_true",
                     help=f"with --only {' / '.join(STORED_PARTS)}: read its figures back from its stored run")
@@ -616,6 +617,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in PARTS:  # one section of the parts: the others stay as stored
             parts = doc["evaluation"].setdefault("parts", {})
             parts.update(measure_parts(args.quick, [args.only], stored=args.stored)["parts"])
+        elif args.only in LEARN_PARTS:  # one learn script: the others stay as stored
+            import importlib
+
+            doc["evaluation"].setdefault("learn", {})[args.only] = importlib.import_module(args.only).measure(args.quick)
         else:
             part = {"lexical": measure_lexical, "multivector": measure_multivector, "repairs": measure_repairs,
                     "upgrade": lambda q: measure_upgrade(q, _beir_data(q)), "learn": measure_learn}[args.only]
