@@ -603,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--render-only", action="store_true", help="rewrite EVALUATION.md from the stored results")
-    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS, *LEARN_PARTS],
+    ap.add_argument("--only", choices=["lexical", "multivector", "repairs", "upgrade", "learn", *PARTS,
+                                       *LEARN_PARTS],
                     help="measure only this part, into the stored results (with --quick: into results-quick/)")
     ap.add_argument("--stored", action="store_true",
                     help=f"with --only {' / '.join(STORED_PARTS)}: read its figures back from its stored run")
