@@ -49,6 +49,32 @@ __all__ = ["METHODS", "Alignment", "align_spaces"]
 METHODS = ("procrustes", "ridge", "relative", "unsupervised")
 
 
+
+def held_out_size(n: int) -> int:
+    """The held-out items of ``n`` shared ones when none is asked for: a fifth, at least 1, at most 1,000."""
+    return min(1000, max(1, n // 5))
+
+
+def split_pairs(n: int, source: str, target: str, *, pairs: int | None, test: int | None, seed: int,
+                min_train: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``n`` shared items split at random (``seed``) into ``pairs`` to fit on (default: all but the
+    held-out ones) and ``test`` held out (default :func:`held_out_size`); one error line when they do not fit.
+
+    Examples
+    --------
+    >>> train, held = split_pairs(10, "a", "b", pairs=None, test=None, seed=0, min_train=2)
+    >>> len(train), len(held), sorted([*train, *held]) == list(range(10))
+    (8, 2, True)
+    """
+    n_test = held_out_size(n) if test is None else positive_int(test, "test")
+    n_train = n - n_test if pairs is None else positive_int(pairs, "pairs")
+    if n_train + n_test > n or n_train < min_train:
+        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {n_train} pairs to fit on "
+                         f"and {n_test} to test on")
+    order = np.random.default_rng(seed).permutation(n)
+    return order[:n_train], order[n_train:n_train + n_test]
+
+
 @dataclass(frozen=True)
 class Alignment:
     """A map between two spaces and how well it does on held-out pairs.
@@ -129,13 +155,8 @@ def align_spaces(store: Store, source: str, target: str, *, method: str = "procr
         sp.metric.require_vector_space(f"aligning {sp.name!r} ({method})")
     j = joined(src, tgt)
     n = len(j.ids)
-    n_test = min(1000, max(1, n // 5)) if test is None else positive_int(test, "test")
-    n_train = n - n_test if pairs is None else positive_int(pairs, "pairs")
-    if n_train + n_test > n or n_train < 2:
-        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {n_train} pairs to fit on "
-                         f"and {n_test} to test on")
-    order = np.random.default_rng(seed).permutation(n)
-    train, held = order[:n_train], order[n_train:n_train + n_test]
+    train, held = split_pairs(n, source, target, pairs=pairs, test=test, seed=seed, min_train=2)
+    n_train, n_test = len(train), len(held)
     x, y = j.x.astype(np.float64), j.y.astype(np.float64)
     if method == "relative":
         rel = Relative().fit(x[train], y[train])

@@ -37,6 +37,7 @@ from repspace.engines.align import (
     relative_agreement,
     score_map,
 )
+from repspace.workflows.align import held_out_size
 from repspace.workflows.compare import joined
 
 if TYPE_CHECKING:
@@ -101,6 +102,19 @@ def _default(value: int | None, fallback: int, name: str) -> int:
     return fallback if value is None else positive_int(value, name)
 
 
+def _joined_seeds(store: Store, source: str, target: str, doing: str, seed_anchors: int, seed_ids: list[str] | None,
+                  seed: int) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The two spaces' shared items (:func:`~repspace.workflows.compare.joined`), the seed rows and the other
+    rows in a random order (``seed``): what growing and discovering anchors both start from."""
+    src, tgt = store.space(source), store.space(target)
+    for sp in (src, tgt):
+        sp.metric.require_vector_space(f"{doing} anchors between {source!r} and {target!r}")
+    j = joined(src, tgt)
+    s_rows, rest = _seed_rows(j.ids, seed_anchors, seed_ids, np.random.default_rng(seed).permutation(len(j.ids)),
+                              source, target)
+    return j, s_rows, rest
+
+
 def _seed_rows(ids: list[str], seed_anchors: int, seed_ids: list[str] | None, order: np.ndarray, source: str,
                target: str) -> tuple[np.ndarray, np.ndarray]:
     """The seed rows (by id, or the first ``seed_anchors`` of ``order``) and the other rows in ``order``."""
@@ -157,15 +171,10 @@ def grow_space_anchors(store: Store, source: str, target: str, *, seed_anchors: 
     (['i0', 'i1'], True, True)
     """
     grow = positive_int(grow, "grow")
-    src, tgt = store.space(source), store.space(target)
-    for sp in (src, tgt):
-        sp.metric.require_vector_space(f"growing anchors between {source!r} and {target!r}")
-    j = joined(src, tgt)
+    j, s_rows, rest = _joined_seeds(store, source, target, "growing", seed_anchors, seed_ids, seed)
     n = len(j.ids)
-    s_rows, rest = _seed_rows(j.ids, seed_anchors, seed_ids, np.random.default_rng(seed).permutation(n),
-                              source, target)
-    n_test = _default(test, min(1000, max(1, n // 5)), "test")
-    n_fit = _default(fit, min(1000, max(1, n // 5)), "fit")
+    n_test = _default(test, held_out_size(n), "test")
+    n_fit = _default(fit, held_out_size(n), "fit")
     n_cand = _default(candidates, min(2000, max(0, rest.size - n_test - n_fit)), "candidates")
     if n_test + n_fit + n_cand > rest.size or n_cand < grow:
         raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {s_rows.size} seed anchors, "
@@ -275,14 +284,9 @@ def discover_space_anchors(store: Store, source: str, target: str, *, seed_ancho
     >>> r.n_found, r.precision, r.retrieval["after"].top1 >= r.retrieval["before"].top1
     (30, 1.0, True)
     """
-    src, tgt = store.space(source), store.space(target)
-    for sp in (src, tgt):
-        sp.metric.require_vector_space(f"discovering anchors between {source!r} and {target!r}")
-    j = joined(src, tgt)
+    j, s_rows, rest = _joined_seeds(store, source, target, "discovering", seed_anchors, seed_ids, seed)
     n = len(j.ids)
-    s_rows, rest = _seed_rows(j.ids, seed_anchors, seed_ids, np.random.default_rng(seed).permutation(n),
-                              source, target)
-    n_test = _default(test, min(1000, max(1, n // 5)), "test")
+    n_test = _default(test, held_out_size(n), "test")
     n_cand = _default(candidates, min(2000, max(0, rest.size - n_test)), "candidates")
     if n_test + n_cand > rest.size or n_cand < 1:
         raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {s_rows.size} seed anchors, "

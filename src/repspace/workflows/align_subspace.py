@@ -28,6 +28,7 @@ import numpy as np
 from repspace.core.checks import check_choice, positive_int
 from repspace.core.errors import InputError
 from repspace.engines.align import SUBSPACE_MAPS, MapScores, Procrustes, RidgeMap, SubspaceMap, score_map
+from repspace.workflows.align import split_pairs
 from repspace.workflows.compare import joined
 
 if TYPE_CHECKING:
@@ -109,13 +110,8 @@ def subspace_align_spaces(store: Store, source: str, target: str, *, ranks: Sequ
         sp.metric.require_vector_space(f"aligning {sp.name!r} on subspaces")
     j = joined(src, tgt)
     n = len(j.ids)
-    n_test = min(1000, max(1, n // 5)) if test is None else positive_int(test, "test")
-    n_train = n - n_test if pairs is None else positive_int(pairs, "pairs")
-    if n_train + n_test > n or n_train < 3:
-        raise InputError(f"{source!r} and {target!r} share {n} item(s): not enough for {n_train} pairs to fit on "
-                         f"and {n_test} to test on")
-    order = np.random.default_rng(seed).permutation(n)
-    train, held = order[:n_train], order[n_train:n_train + n_test]
+    train, held = split_pairs(n, source, target, pairs=pairs, test=test, seed=seed, min_train=3)
+    n_train, n_test = len(train), len(held)
     x, y = j.x.astype(np.float64), j.y.astype(np.float64)
     full = (Procrustes() if method == "procrustes" else RidgeMap()).fit(x[train], y[train])
     fa = full.transform(x[held])

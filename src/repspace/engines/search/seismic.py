@@ -424,7 +424,7 @@ class SeismicIndex:
     def _rescored(self, found: np.ndarray, q: SparseQuery, keep: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows ``found`` scored exactly (:meth:`scores`), the best ``keep`` by score, ties to the lower
         row: one compiled call (:func:`~repspace.engines.search._row_scores.rescored`), where the same steps in
-        numpy took a dozen calls, about 7 us of a one-query search."""
+        numpy took a dozen calls (10 rows of 20k, warm: 6.5-7.3 us against 4.2-4.4 us)."""
         from repspace.engines.search._row_scores import rescored
 
         keep = min(keep, len(found))

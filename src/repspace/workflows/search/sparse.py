@@ -194,11 +194,12 @@ def plain_sparse_query(space: Space, query: Mapping[Any, Any]) -> SparseQuery | 
         return None
     ids = _feature_ids(space, query)
     # Sorted and checked in Python: for the tens of weights of a query, half the time of the numpy calls
-    idx, weights = ids, values
-    if not all(map(operator.lt, ids, ids[1:])):  # (keys in ascending order need no sort)
+    idx, weights, distinct = ids, values, True
+    if not all(map(operator.lt, ids, ids[1:])):  # keys in ascending order need no sort, and are distinct
         order = sorted(range(len(ids)), key=ids.__getitem__)
         idx, weights = [ids[i] for i in order], [values[i] for i in order]
-    if idx[0] < 0 or idx[-1] >= space.dim or not all(map(operator.lt, idx, idx[1:])) or not all(weights):
+        distinct = all(map(operator.lt, idx, idx[1:]))
+    if idx[0] < 0 or idx[-1] >= space.dim or not distinct or not all(weights):
         return sparse_query(idx, weights, space.dim)  # the checks again, for their message or the zeros dropped
     idx, weights = np.array(idx, dtype=np.int64), np.array(weights, dtype=np.float64)
     return SparseQuery(idx, weights)  # what sparse_query returns for it, without its general checks
